@@ -1,0 +1,97 @@
+# rove: one entry point for set-up, the demo, the tests and the benchmark.
+#
+#   make demo    set up, run scenarios/demo.toml, write results/demo/report.html
+#   make test    set up, run the Rust tests and the Python tests
+#   make bench   set up, print wall time, events/s and peak memory of bench/*.toml
+#
+# Every target first does all set-up on a fresh Debian machine (as root), idempotently:
+#   1. system packages, only if something is missing (python3 venv support, a C toolchain, cargo);
+#   2. a virtualenv .venv with maturin and the Python dependencies (stamp: .venv/.deps-stamp);
+#   3. the native extension rove._core built in release mode into the venv, rebuilt when any
+#      Rust source or manifest changes (stamp: .venv/.build-stamp).
+# When everything is in place the set-up costs well under a second.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# cargo is normally installed by rustup into ~/.cargo/bin.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+ROVE := $(VENV)/bin/rove
+# pyo3's build script must see the venv's interpreter, whoever calls cargo.
+export PYO3_PYTHON := $(abspath $(VPY))
+
+# Keep in step with pyproject.toml ([project] dependencies and the `test` extra).
+PY_DEPS := 'maturin>=1.5,<2' numpy pandas pyarrow matplotlib tqdm tomli-w 'tomli>=1.1; python_version < "3.11"' pytest hypothesis
+PIP := $(VPY) -m pip --disable-pip-version-check -q
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+RUST_SRCS := Cargo.toml $(wildcard Cargo.lock) \
+	$(shell find crates \( -name '*.rs' -o -name Cargo.toml -o -name '*.toml' \) -type f 2>/dev/null)
+DEPS_STAMP := $(VENV)/.deps-stamp
+BUILD_STAMP := $(VENV)/.build-stamp
+
+.PHONY: help setup sysdeps demo test test-rust test-python bench clean
+
+help:
+	@echo "make demo    set up, run scenarios/demo.toml and write results/demo/report.html"
+	@echo "make test    set up, run cargo test and pytest"
+	@echo "make bench   set up, print wall time, events/s and peak RSS of bench/*.toml"
+	@echo "make clean   remove build products (keeps .venv)"
+
+# (a) System packages, installed only when something is actually missing.
+sysdeps:
+	@missing=""; \
+	command -v $(PYTHON) >/dev/null 2>&1 || missing="$$missing python3"; \
+	$(PYTHON) -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	command -v cc >/dev/null 2>&1 || missing="$$missing build-essential"; \
+	command -v cargo >/dev/null 2>&1 || missing="$$missing cargo rustc"; \
+	if [ -n "$$missing" ]; then \
+		echo "rove: installing system packages:$$missing"; \
+		$(SUDO) apt-get update -qq; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# (b) The virtualenv with maturin and the Python dependencies.
+$(DEPS_STAMP): pyproject.toml | sysdeps
+	@[ -x $(VPY) ] || { echo "rove: creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "rove: installing Python dependencies into $(VENV)"
+	$(PIP) install --upgrade pip
+	$(PIP) install $(PY_DEPS)
+	@touch $@
+
+# (c) The native extension, in release mode, installed editable into the venv.
+$(BUILD_STAMP): $(DEPS_STAMP) $(RUST_SRCS)
+	@echo "rove: building the native extension (release)"
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
+	@touch $@
+
+setup: $(BUILD_STAMP)
+
+demo: $(BUILD_STAMP)
+	$(ROVE) run scenarios/demo.toml -o results/demo
+	$(ROVE) report results/demo
+	@echo
+	@echo "report: $(CURDIR)/results/demo/report.html"
+
+test: test-rust test-python
+
+# Release mode: the extension build above already compiled the crates in release, and the
+# scenario tests run whole simulations, which are several times faster optimised.
+test-rust: $(BUILD_STAMP)
+	cargo test --workspace --release
+
+test-python: $(BUILD_STAMP)
+	$(VPY) -m pytest -q tests
+
+bench: $(BUILD_STAMP)
+	cargo build --release -p rove-world --bin rove-bench
+	$(VPY) bench/run_bench.py bench/*.toml
+
+clean:
+	rm -rf build results target/wheels python/rove/_core*.so $(BUILD_STAMP)

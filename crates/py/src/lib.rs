@@ -1,0 +1,226 @@
+//! `rove._core`: the thin Python face of the simulator. Parsing, running and summarising all
+//! happen in Rust; this module converts arguments in and columns out. Numeric columns leave as
+//! `(dtype, bytes)` pairs that numpy reads without copying element by element.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use rove_scenario::{trace, ParseOptions, ScenarioError as CoreError};
+use rove_world::record::ns_to_ms;
+use rove_world::{load, summarize, World};
+use std::path::Path;
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario, trace or parameter is invalid.");
+
+fn scenario_err(e: CoreError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+fn load_world(text: &str, source: &str, base_dir: Option<&str>, overrides: &[(String, String)], seed: Option<u64>) -> PyResult<World> {
+    let opts = ParseOptions { source, base_dir: base_dir.map(Path::new), overrides, seed, ..Default::default() };
+    load(text, &opts).map_err(scenario_err)
+}
+
+/// Parses and validates a scenario (building its world, so algorithm parameters are checked
+/// too) and returns an outline of it.
+#[pyfunction]
+#[pyo3(signature = (text, source, base_dir, overrides, seed))]
+fn validate<'py>(
+    py: Python<'py>,
+    text: &str,
+    source: &str,
+    base_dir: Option<&str>,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let world = load_world(text, source, base_dir, &overrides, seed)?;
+    let s = &world.scenario;
+    let d = PyDict::new(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("duration_s", s.duration_ns as f64 / 1e9)?;
+    d.set_item("seed", s.seed)?;
+    d.set_item("links", s.links.iter().map(|l| l.name.clone()).collect::<Vec<_>>())?;
+    let flows = PyList::empty(py);
+    for f in &s.flows {
+        let fd = PyDict::new(py);
+        fd.set_item("name", &f.name)?;
+        fd.set_item("cc", &f.cc)?;
+        flows.append(fd)?;
+    }
+    d.set_item("flows", flows)?;
+    Ok(d)
+}
+
+#[pyclass(module = "rove._core")]
+struct Simulation {
+    world: World,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    #[pyo3(signature = (text, source, base_dir, overrides, seed))]
+    fn new(text: &str, source: &str, base_dir: Option<&str>, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<Self> {
+        Ok(Simulation { world: load_world(text, source, base_dir, &overrides, seed)? })
+    }
+
+    #[getter]
+    fn duration_ns(&self) -> u64 {
+        self.world.duration_ns()
+    }
+
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.world.now()
+    }
+
+    #[getter]
+    fn events(&self) -> u64 {
+        self.world.events()
+    }
+
+    /// Advances the simulation to `t_ns` (capped at the duration), without holding the GIL.
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64) {
+        let world = &mut self.world;
+        py.allow_threads(|| world.run_until(t_ns));
+    }
+
+    /// Runs to the end if needed and returns the summary and the time series.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let world = &mut self.world;
+        py.allow_threads(|| world.run());
+        let summary = serde_json::to_string(&summarize(world)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let d = PyDict::new(py);
+        d.set_item("summary_json", summary)?;
+        d.set_item("timeseries", flow_columns(py, world)?)?;
+        d.set_item("queue", link_columns(py, world)?)?;
+        Ok(d)
+    }
+}
+
+/// Little-endian bytes of a numeric column, as `(dtype, bytes)`.
+trait Column: Copy {
+    const DTYPE: &'static str;
+    fn extend_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! column {
+    ($t:ty, $d:expr) => {
+        impl Column for $t {
+            const DTYPE: &'static str = $d;
+            fn extend_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    };
+}
+column!(f64, "<f8");
+column!(u64, "<u8");
+column!(u32, "<u4");
+
+fn numeric<'py, T: Column>(py: Python<'py>, values: impl ExactSizeIterator<Item = T>) -> (&'static str, Bound<'py, PyBytes>) {
+    let mut buf = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
+    for v in values {
+        v.extend_le(&mut buf);
+    }
+    (T::DTYPE, PyBytes::new(py, &buf))
+}
+
+fn flow_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDict>> {
+    let s = &world.recorder.flows;
+    let d = PyDict::new(py);
+    d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
+    d.set_item("flow", s.flow.iter().map(|&i| world.flows[i as usize].name.as_str()).collect::<Vec<_>>())?;
+    d.set_item("cc", s.flow.iter().map(|&i| world.flows[i as usize].cc_name.as_str()).collect::<Vec<_>>())?;
+    d.set_item("cwnd_pkts", numeric(py, s.cwnd_pkts.iter().copied()))?;
+    d.set_item("ssthresh_pkts", numeric(py, s.ssthresh_pkts.iter().copied()))?;
+    d.set_item("inflight_pkts", numeric(py, s.inflight_pkts.iter().copied()))?;
+    d.set_item("pacing_rate_bps", numeric(py, s.pacing_rate_bps.iter().copied()))?;
+    d.set_item("srtt_ms", numeric(py, s.srtt_ms.iter().copied()))?;
+    d.set_item("min_rtt_ms", numeric(py, s.min_rtt_ms.iter().copied()))?;
+    d.set_item("delivery_rate_bps", numeric(py, s.delivery_rate_bps.iter().copied()))?;
+    d.set_item("bytes_acked", numeric(py, s.bytes_acked.iter().copied()))?;
+    d.set_item("bytes_delivered", numeric(py, s.bytes_delivered.iter().copied()))?;
+    d.set_item("retrans_segs", numeric(py, s.retrans_segs.iter().copied()))?;
+    d.set_item("ca_state", s.ca_state.clone())?;
+    d.set_item("cc_state", s.cc_state.clone())?;
+    Ok(d)
+}
+
+fn link_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDict>> {
+    let s = &world.recorder.links;
+    let d = PyDict::new(py);
+    d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
+    d.set_item("link", s.link.iter().map(|&i| world.links[i as usize].name.as_str()).collect::<Vec<_>>())?;
+    d.set_item("backlog_bytes", numeric(py, s.backlog_bytes.iter().copied()))?;
+    d.set_item("backlog_pkts", numeric(py, s.backlog_pkts.iter().copied()))?;
+    d.set_item("drops", numeric(py, s.drops.iter().copied()))?;
+    d.set_item("queue_drops", numeric(py, s.queue_drops.iter().copied()))?;
+    d.set_item("loss_drops", numeric(py, s.loss_drops.iter().copied()))?;
+    d.set_item("departed_bytes", numeric(py, s.departed_bytes.iter().copied()))?;
+    // The list column: row i holds the sojourns recorded between samples i-1 and i.
+    let mut offsets: Vec<u64> = Vec::with_capacity(s.link.len() + 1);
+    let mut values: Vec<f64> = Vec::new();
+    offsets.push(0);
+    for i in 0..s.link.len() {
+        let samples = &world.links[s.link[i] as usize].stats.sojourn_ns[s.sojourn_from[i]..s.sojourn_to[i]];
+        values.extend(samples.iter().map(|&ns| ns_to_ms(ns)));
+        offsets.push(values.len() as u64);
+    }
+    let (_, off) = numeric(py, offsets.into_iter());
+    let (_, val) = numeric(py, values.into_iter());
+    d.set_item("sojourn_ms", ("list<f8>", off, val))?;
+    Ok(d)
+}
+
+/// Converts a Python value (str, bool, int, float, list, dict) to TOML.
+fn to_toml(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
+    if v.is_instance_of::<PyBool>() {
+        Ok(toml::Value::Boolean(v.extract()?))
+    } else if v.is_instance_of::<PyInt>() {
+        Ok(toml::Value::Integer(v.extract()?))
+    } else if v.is_instance_of::<PyFloat>() {
+        Ok(toml::Value::Float(v.extract()?))
+    } else if v.is_instance_of::<PyString>() {
+        Ok(toml::Value::String(v.extract()?))
+    } else if let Ok(list) = v.downcast::<PyList>() {
+        list.iter().map(|x| to_toml(&x)).collect::<PyResult<Vec<_>>>().map(toml::Value::Array)
+    } else if let Ok(dict) = v.downcast::<PyDict>() {
+        Ok(toml::Value::Table(dict_to_table(dict)?))
+    } else {
+        Err(PyTypeError::new_err(format!("cannot express {} in TOML", v.get_type().name()?)))
+    }
+}
+
+fn dict_to_table(d: &Bound<'_, PyDict>) -> PyResult<toml::Table> {
+    let mut t = toml::Table::new();
+    for (k, v) in d.iter() {
+        t.insert(k.extract::<String>()?, to_toml(&v)?);
+    }
+    Ok(t)
+}
+
+/// Generates a synthetic Mahimahi trace (millisecond timestamps).
+#[pyfunction]
+fn synth_trace(kind: &str, params: &Bound<'_, PyDict>, duration_ms: u32, seed: u64) -> PyResult<Vec<u32>> {
+    trace::synth(kind, &dict_to_table(params)?, duration_ms, seed).map_err(scenario_err)
+}
+
+/// Reads and validates a Mahimahi trace file.
+#[pyfunction]
+fn load_trace(path: &str) -> PyResult<Vec<u32>> {
+    trace::load_mahimahi(Path::new(path)).map_err(scenario_err)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("CC_NAMES", rove_world::cc_names())?;
+    m.add("SYNTH_KINDS", trace::synth_kinds().to_vec())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(synth_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(load_trace, m)?)?;
+    m.add_class::<Simulation>()?;
+    Ok(())
+}

@@ -1,0 +1,1400 @@
+//! From TOML text to a validated [`Scenario`].
+//!
+//! Three steps:
+//!
+//! 1. The text is parsed as TOML (syntax errors are reported as `line N`).
+//! 2. `--set KEY=VALUE` overrides are applied to the document, in order (errors: `--set KEY`).
+//! 3. The document is walked by hand, key by key, so that every error names the exact key path
+//!    (`links.down.rate`, `flows[1].path[0]`, `links.down.rate_steps[2].at`) and says what is
+//!    accepted. Unknown keys are errors at every level. Rate schedules are expanded, trace files
+//!    loaded and synthetic traces generated, so the result needs no further checking.
+//!
+//! The format itself is described in `docs/scenario-format.md`; this file follows it.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toml::{Table, Value};
+
+use crate::error::ScenarioError;
+use crate::seed::stream_seed;
+use crate::spec::{
+    FlowSpec, JitterDistribution, JitterSpec, LinkSpec, LossSpec, Nanos, Outage, QueueLimit,
+    QueueSpec, RateChange, Scenario, Serializer, NS_PER_MS,
+};
+use crate::trace;
+use crate::units::{self, format_time, Quantity};
+
+/// How to parse a scenario: where it came from, overrides, and what the engine knows.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOptions<'a> {
+    /// File the text came from; used in error messages and for the default scenario name.
+    /// `"<dict>"` or `"<string>"` for scenarios built in memory.
+    pub source: &'a str,
+    /// Directory that relative trace paths are resolved against (the scenario file's directory);
+    /// `None`: the current directory.
+    pub base_dir: Option<&'a Path>,
+    /// `--set KEY=VALUE` overrides, applied to the TOML document before validation, in order.
+    /// KEY is a dotted path (`seed`, `links.down.rate`, `flows.0.cc`; numbers index arrays);
+    /// VALUE is read as a TOML value when it is one (`10`, `0.5`, `true`, `[...]`, `{...}`,
+    /// `"quoted"`) and as a string otherwise (`20Mbps`).
+    pub overrides: &'a [(String, String)],
+    /// Seed override (`--seed N`), applied after the overrides.
+    pub seed: Option<u64>,
+    /// Congestion-control names the engine knows, for validating `flows[].cc`. An empty list
+    /// accepts any name (for tools that check the format without an engine).
+    pub known_cc: &'a [&'a str],
+}
+
+impl Default for ParseOptions<'_> {
+    fn default() -> Self {
+        ParseOptions {
+            source: "<string>",
+            base_dir: None,
+            overrides: &[],
+            seed: None,
+            known_cc: &[],
+        }
+    }
+}
+
+/// Default root seed (`seed` key).
+pub const DEFAULT_SEED: u64 = 1;
+/// Default `sample_interval`: 10 ms (DESIGN.md, results).
+pub const DEFAULT_SAMPLE_INTERVAL_NS: Nanos = 10 * NS_PER_MS;
+/// Default `buffer`: 1000 packets, Linux's default `txqueuelen`.
+pub const DEFAULT_BUFFER: QueueLimit = QueueLimit::Packets(1000);
+/// Default `codel_target`: 5 ms, RFC 8289 §4.3.
+pub const DEFAULT_CODEL_TARGET_NS: Nanos = 5 * NS_PER_MS;
+/// Default `codel_interval`: 100 ms, RFC 8289 §4.3.
+pub const DEFAULT_CODEL_INTERVAL_NS: Nanos = 100 * NS_PER_MS;
+/// Default `rwnd`: 6 MiB, the maximum of Linux's `tcp_rmem` (6291456 bytes).
+pub const DEFAULT_RWND_BYTES: u64 = 6 << 20;
+/// Default congestion control of a flow.
+pub const DEFAULT_CC: &str = "reno";
+/// Most rate changes one `rate_cycle` may expand to over a run (16 MB of schedule).
+pub const MAX_RATE_CHANGES: u64 = 1_000_000;
+/// Most flows a scenario may hold after `count` expansion.
+pub const MAX_FLOWS: u64 = 100_000;
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "duration",
+    "seed",
+    "sample_interval",
+    "links",
+    "flows",
+];
+const LINK_KEYS: &[&str] = &[
+    "rate",
+    "trace",
+    "trace_params",
+    "delay",
+    "queue",
+    "buffer",
+    "codel_target",
+    "codel_interval",
+    "loss",
+    "jitter",
+    "jitter_distribution",
+    "jitter_reorder",
+    "rate_steps",
+    "rate_cycle",
+    "outages",
+];
+const FLOW_KEYS: &[&str] = &[
+    "name",
+    "cc",
+    "cc_params",
+    "path",
+    "ack_path",
+    "start",
+    "size",
+    "count",
+    "rwnd",
+];
+const SERIALIZER_KEYS: &[&str] = &["rate", "rate_cycle", "trace"];
+const SYNTH_PREFIX: &str = "synth:";
+
+/// Parses and validates a scenario.
+pub fn parse(text: &str, opts: &ParseOptions) -> Result<Scenario, ScenarioError> {
+    let mut doc = parse_toml(text, opts.source)?;
+    for (key, value) in opts.overrides {
+        apply_override(&mut doc, key, value)
+            .map_err(|message| ScenarioError::new(opts.source, format!("--set {key}"), message))?;
+    }
+    Validator::new(opts).scenario(&doc)
+}
+
+/// Reads the scenario file at `path` and parses it, resolving trace paths against its directory.
+pub fn parse_file(
+    path: &Path,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    known_cc: &[&str],
+) -> Result<Scenario, ScenarioError> {
+    let source = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioError::new(
+            &source,
+            "file",
+            format!("cannot read the scenario file: {e}"),
+        )
+    })?;
+    let opts = ParseOptions {
+        source: &source,
+        base_dir: Some(path.parent().unwrap_or(Path::new(""))),
+        overrides,
+        seed,
+        known_cc,
+    };
+    parse(&text, &opts)
+}
+
+/// Parses TOML, turning a syntax error into `line N: invalid TOML: ...`.
+fn parse_toml(text: &str, file: &str) -> Result<Table, ScenarioError> {
+    text.parse::<Table>().map_err(|e| {
+        let location = match e.span() {
+            Some(span) => format!("line {}", line_of(text, span.start)),
+            None => "TOML".to_string(),
+        };
+        // toml's message may span lines ("invalid table header\nduplicate key `down` ..."):
+        // keep every part, on one line.
+        let parts: Vec<&str> = e
+            .message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        ScenarioError::new(
+            file,
+            location,
+            format!("invalid TOML: {}", parts.join(": ")),
+        )
+    })
+}
+
+/// 1-based line number of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+// ---------------------------------------------------------------------------------------------
+// Overrides
+// ---------------------------------------------------------------------------------------------
+
+/// Reads an override's VALUE: a TOML value when it is one (`10`, `0.5`, `true`, `[..]`, `{..}`,
+/// `"quoted"`), otherwise the text itself as a string (`20Mbps`, `cubic`).
+pub fn parse_value_literal(text: &str) -> Value {
+    format!("value = {text}")
+        .parse::<Table>()
+        .ok()
+        .filter(|t| t.len() == 1)
+        .and_then(|mut t| t.remove("value"))
+        .unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// Applies `KEY=VALUE` to the document. Missing tables on the way are created; arrays are
+/// indexed by number and an index past the end is an error. Returns the error message.
+pub fn apply_override(doc: &mut Table, key: &str, value: &str) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!(
+            "expected a dotted key like links.down.rate or flows.0.cc, got {key:?}"
+        ));
+    }
+    let mut root = Value::Table(std::mem::take(doc));
+    let result = set_path(&mut root, &parts, "", parse_value_literal(value));
+    if let Value::Table(table) = root {
+        *doc = table;
+    }
+    result
+}
+
+/// Sets `parts` below `node` (whose own dotted path is `walked`) to `value`.
+fn set_path(node: &mut Value, parts: &[&str], walked: &str, value: Value) -> Result<(), String> {
+    let Some((&head, rest)) = parts.split_first() else {
+        *node = value;
+        return Ok(());
+    };
+    let here = if walked.is_empty() {
+        head.to_string()
+    } else {
+        format!("{walked}.{head}")
+    };
+    match node {
+        Value::Table(table) => {
+            if rest.is_empty() {
+                table.insert(head.to_string(), value);
+                return Ok(());
+            }
+            let child = table
+                .entry(head)
+                .or_insert_with(|| Value::Table(Table::new()));
+            set_path(child, rest, &here, value)
+        }
+        Value::Array(items) => {
+            let len = items.len();
+            let index: usize = head.parse().map_err(|_| {
+                format!(
+                    "{walked} is an array; index it with a number like {walked}.0, not {head:?}"
+                )
+            })?;
+            let child = items.get_mut(index).ok_or_else(|| {
+                format!(
+                    "index {index} is out of range: {walked} has {len} entries (0 to {})",
+                    len.saturating_sub(1)
+                )
+            })?;
+            set_path(child, rest, &here, value)
+        }
+        other => Err(format!(
+            "{walked} is {}, so it has no key {head:?}",
+            describe(other)
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading values (shared with trace.rs). Readers return the message only; callers add the key.
+// ---------------------------------------------------------------------------------------------
+
+/// An error at a key path, before the file is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ValueError {
+    pub location: String,
+    pub message: String,
+}
+
+impl ValueError {
+    pub(crate) fn new(location: impl Into<String>, message: impl Into<String>) -> Self {
+        ValueError {
+            location: location.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A value as it should appear in a message: `"20 furlongs"`, `the number 20`, `an array`.
+pub(crate) fn describe(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("{s:?}"),
+        Value::Integer(i) => format!("the number {i}"),
+        Value::Float(f) => format!("the number {f}"),
+        Value::Boolean(b) => format!("the boolean {b}"),
+        Value::Datetime(d) => format!("the date-time {d}"),
+        Value::Array(_) => "an array".to_string(),
+        Value::Table(_) => "a table".to_string(),
+    }
+}
+
+/// `prefix.key`, quoting `key` when it is not a bare TOML key.
+pub(crate) fn join(prefix: &str, key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let key = if bare {
+        key.to_string()
+    } else {
+        format!("{key:?}")
+    };
+    if prefix.is_empty() {
+        key
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// `prefix[i]`.
+fn index(prefix: &str, i: usize) -> String {
+    format!("{prefix}[{i}]")
+}
+
+/// Rejects keys of `table` (at key path `path`) that are not in `accepted`.
+pub(crate) fn check_keys(table: &Table, path: &str, accepted: &[&str]) -> Result<(), ValueError> {
+    match table.keys().find(|k| !accepted.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(key) => {
+            let hint = closest(key, accepted)
+                .map(|c| format!(" (did you mean {c:?}?)"))
+                .unwrap_or_default();
+            Err(ValueError::new(
+                join(path, key),
+                format!(
+                    "unknown key {key:?}{hint}; accepted keys: {}",
+                    accepted.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+/// The accepted key nearest to a mistyped one, if it is near (edit distance ≤ 2).
+fn closest<'k>(key: &str, accepted: &[&'k str]) -> Option<&'k str> {
+    accepted
+        .iter()
+        .map(|&candidate| (edit_distance(key, candidate), candidate))
+        .filter(|&(distance, candidate)| distance <= 2 && distance < candidate.len())
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance, case-insensitive.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+fn read_quantity<T>(
+    value: &Value,
+    kind: Quantity,
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<T, String> {
+    match value {
+        Value::String(text) => parse(text),
+        other => Err(format!(
+            "expected {}, got {}; quantities are strings with units",
+            kind.expected(),
+            describe(other)
+        )),
+    }
+}
+
+pub(crate) fn read_time(value: &Value) -> Result<Nanos, String> {
+    read_quantity(value, Quantity::Time, units::parse_time)
+}
+
+pub(crate) fn read_rate(value: &Value) -> Result<u64, String> {
+    read_quantity(value, Quantity::Rate, units::parse_rate)
+}
+
+pub(crate) fn read_size(value: &Value) -> Result<u64, String> {
+    read_quantity(value, Quantity::Size, units::parse_size)
+}
+
+fn read_queue_limit(value: &Value) -> Result<QueueLimit, String> {
+    read_quantity(value, Quantity::QueueLimit, units::parse_queue_limit)
+}
+
+/// A finite number, integer or float.
+pub(crate) fn read_number(value: &Value) -> Result<f64, String> {
+    match value {
+        Value::Integer(i) => Ok(*i as f64),
+        Value::Float(f) if f.is_finite() => Ok(*f),
+        other => Err(format!("expected a number, got {}", describe(other))),
+    }
+}
+
+/// A probability: a number in [0, 1].
+fn read_probability(value: &Value) -> Result<f64, String> {
+    match read_number(value) {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "expected a probability in [0, 1], got {}",
+            describe(value)
+        )),
+    }
+}
+
+fn read_string(value: &Value) -> Result<String, String> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        other => Err(format!("expected a string, got {}", describe(other))),
+    }
+}
+
+/// A name: a non-empty string.
+fn read_name(value: &Value) -> Result<String, String> {
+    let name = read_string(value)?;
+    if name.trim().is_empty() {
+        return Err("a name must not be empty".to_string());
+    }
+    Ok(name)
+}
+
+fn read_bool(value: &Value) -> Result<bool, String> {
+    match value {
+        Value::Boolean(b) => Ok(*b),
+        other => Err(format!("expected true or false, got {}", describe(other))),
+    }
+}
+
+/// `seed`: an integer ≥ 0.
+fn read_seed(value: &Value) -> Result<u64, String> {
+    match value {
+        Value::Integer(i) if *i >= 0 => Ok(*i as u64),
+        other => Err(format!(
+            "expected a whole number ≥ 0, got {}",
+            describe(other)
+        )),
+    }
+}
+
+/// `count`: an integer ≥ 1.
+fn read_count(value: &Value) -> Result<u64, String> {
+    match value {
+        Value::Integer(i) if *i >= 1 => Ok(*i as u64),
+        other => Err(format!(
+            "expected a whole number ≥ 1, got {}",
+            describe(other)
+        )),
+    }
+}
+
+/// A flow's `size`: a size > 0, or `"inf"` (`None`).
+fn read_flow_size(value: &Value) -> Result<Option<u64>, String> {
+    match value {
+        Value::String(s) if s.trim().eq_ignore_ascii_case("inf") => Ok(None),
+        Value::Float(f) if *f == f64::INFINITY => Ok(None),
+        Value::String(_) => match read_size(value) {
+            Ok(0) => Err("must be greater than 0 (or \"inf\" for an unlimited flow)".to_string()),
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(message) => Err(format!("{message}; or \"inf\" for an unlimited flow")),
+        },
+        other => Err(format!(
+            "expected {} or \"inf\", got {}",
+            Quantity::Size.expected(),
+            describe(other)
+        )),
+    }
+}
+
+/// The scenario name used when the file gives none: the file stem of `source`.
+fn default_name(source: &str) -> String {
+    if source.starts_with('<') {
+        return "scenario".to_string();
+    }
+    Path::new(source)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| "scenario".to_string(), str::to_string)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------
+
+type Res<T> = Result<T, ScenarioError>;
+
+/// Walks a scenario document; holds what every error needs (the file) and a cache of trace files
+/// so that links sharing a trace share its memory.
+struct Validator<'a> {
+    opts: &'a ParseOptions<'a>,
+    traces: RefCell<HashMap<PathBuf, Arc<Vec<u32>>>>,
+}
+
+impl<'a> Validator<'a> {
+    fn new(opts: &'a ParseOptions<'a>) -> Self {
+        Validator {
+            opts,
+            traces: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn err(&self, location: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::new(self.opts.source, location, message)
+    }
+
+    fn keys(&self, table: &Table, path: &str, accepted: &[&str]) -> Res<()> {
+        check_keys(table, path, accepted).map_err(|e| self.err(e.location, e.message))
+    }
+
+    /// `table.key` read with `read`, or `None` when absent.
+    fn get<T>(
+        &self,
+        table: &Table,
+        path: &str,
+        key: &str,
+        read: impl Fn(&Value) -> Result<T, String>,
+    ) -> Res<Option<T>> {
+        table
+            .get(key)
+            .map(|v| read(v).map_err(|m| self.err(join(path, key), m)))
+            .transpose()
+    }
+
+    /// `table.key` read with `read`; absent is an error that says what it should look like.
+    fn require<T>(
+        &self,
+        table: &Table,
+        path: &str,
+        key: &str,
+        read: impl Fn(&Value) -> Result<T, String>,
+        looks_like: &str,
+    ) -> Res<T> {
+        self.get(table, path, key, read)?.ok_or_else(|| {
+            self.err(
+                join(path, key),
+                format!("missing required key {key:?} ({looks_like})"),
+            )
+        })
+    }
+
+    /// Rejects zero for a quantity that must be positive.
+    fn positive(&self, value: u64, location: impl FnOnce() -> String) -> Res<u64> {
+        if value == 0 {
+            return Err(self.err(location(), "must be greater than 0"));
+        }
+        Ok(value)
+    }
+
+    fn scenario(&self, doc: &Table) -> Res<Scenario> {
+        self.keys(doc, "", TOP_KEYS)?;
+        let name = self
+            .get(doc, "", "name", read_name)?
+            .unwrap_or_else(|| default_name(self.opts.source));
+        let duration_ns = self.require(doc, "", "duration", read_time, r#"a time like "30s""#)?;
+        self.positive(duration_ns, || "duration".to_string())?;
+        let file_seed = self.get(doc, "", "seed", read_seed)?;
+        let seed = self.opts.seed.or(file_seed).unwrap_or(DEFAULT_SEED);
+        let sample_interval_ns = self
+            .get(doc, "", "sample_interval", read_time)?
+            .unwrap_or(DEFAULT_SAMPLE_INTERVAL_NS);
+        self.positive(sample_interval_ns, || "sample_interval".to_string())?;
+        if sample_interval_ns > duration_ns {
+            return Err(self.err(
+                "sample_interval",
+                format!(
+                    "{} is longer than the run (duration = {}); it must not exceed the duration",
+                    format_time(sample_interval_ns),
+                    format_time(duration_ns)
+                ),
+            ));
+        }
+        let links = self.links(doc, duration_ns, seed)?;
+        let flows = self.flows(doc, &links, duration_ns)?;
+        Ok(Scenario {
+            name,
+            source: self.opts.source.to_string(),
+            duration_ns,
+            seed,
+            sample_interval_ns,
+            links,
+            flows,
+        })
+    }
+
+    // --- links --------------------------------------------------------------------------------
+
+    fn links(&self, doc: &Table, duration_ns: Nanos, seed: u64) -> Res<Vec<LinkSpec>> {
+        let looks_like = r#"a table of links like [links.down] with rate = "20Mbps""#;
+        let links = match doc.get("links") {
+            None => {
+                return Err(self.err(
+                    "links",
+                    format!("missing required key \"links\" ({looks_like})"),
+                ))
+            }
+            Some(Value::Table(links)) => links,
+            Some(other) => {
+                return Err(self.err(
+                    "links",
+                    format!("expected {looks_like}, got {}", describe(other)),
+                ))
+            }
+        };
+        if links.is_empty() {
+            return Err(self.err("links", "at least one link is required"));
+        }
+        links
+            .iter()
+            .map(|(name, value)| self.link(name, value, duration_ns, seed))
+            .collect()
+    }
+
+    fn link(&self, name: &str, value: &Value, duration_ns: Nanos, seed: u64) -> Res<LinkSpec> {
+        let path = join("links", name);
+        if name.trim().is_empty() {
+            return Err(self.err(path, "a link name must not be empty"));
+        }
+        let Value::Table(t) = value else {
+            return Err(self.err(
+                &path,
+                format!(
+                    "expected a table of link settings like [links.{name}] with rate = \"20Mbps\", got {}",
+                    describe(value)
+                ),
+            ));
+        };
+        self.keys(t, &path, LINK_KEYS)?;
+        Ok(LinkSpec {
+            name: name.to_string(),
+            serializer: self.serializer(name, t, &path, duration_ns, seed)?,
+            delay_ns: self.get(t, &path, "delay", read_time)?.unwrap_or(0),
+            queue: self.queue(t, &path)?,
+            loss: self.loss(t, &path)?,
+            jitter: self.jitter(t, &path)?,
+            outages: self.outages(t, &path)?,
+        })
+    }
+
+    /// Exactly one of `rate` (with optional `rate_steps`), `rate_cycle` and `trace`.
+    fn serializer(
+        &self,
+        name: &str,
+        t: &Table,
+        path: &str,
+        duration_ns: Nanos,
+        seed: u64,
+    ) -> Res<Serializer> {
+        let given: Vec<&str> = SERIALIZER_KEYS
+            .iter()
+            .copied()
+            .filter(|k| t.contains_key(*k))
+            .collect();
+        match given.as_slice() {
+            [] => {
+                return Err(self.err(
+                    path,
+                    "a link needs exactly one of rate, rate_cycle or trace; none is given",
+                ))
+            }
+            [first, second, ..] => {
+                return Err(self.err(
+                    join(path, second),
+                    format!(
+                        "{first} and {second} are both given; a link takes exactly one of rate, rate_cycle or trace"
+                    ),
+                ))
+            }
+            [_] => {}
+        }
+        if t.contains_key("rate_steps") && !t.contains_key("rate") {
+            return Err(self.err(
+                join(path, "rate_steps"),
+                "rate_steps applies only to a fixed-rate link (rate = ...); with rate_cycle or trace the rate is already set over time",
+            ));
+        }
+        if let Some(value) = t.get("rate_cycle") {
+            self.no_trace_params(t, path)?;
+            return self.rate_cycle(value, &join(path, "rate_cycle"), duration_ns);
+        }
+        if t.contains_key("trace") {
+            return self.trace(name, t, path, duration_ns, seed);
+        }
+        self.no_trace_params(t, path)?;
+        let rate_bps = self.require(t, path, "rate", read_rate, r#"a rate like "20Mbps""#)?;
+        self.positive(rate_bps, || join(path, "rate"))?;
+        let changes = match t.get("rate_steps") {
+            None => Vec::new(),
+            Some(steps) => self.rate_steps(steps, &join(path, "rate_steps"), duration_ns)?,
+        };
+        Ok(Serializer::Rate { rate_bps, changes })
+    }
+
+    fn no_trace_params(&self, t: &Table, path: &str) -> Res<()> {
+        if t.contains_key("trace_params") {
+            return Err(self.err(
+                join(path, "trace_params"),
+                "trace_params applies only to a synthetic trace (trace = \"synth:KIND\")",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `rate_steps = [{ at = TIME, rate = RATE }, ...]`: `at` > 0 and strictly increasing; steps
+    /// at or after the end of the run are dropped.
+    fn rate_steps(&self, value: &Value, path: &str, duration_ns: Nanos) -> Res<Vec<RateChange>> {
+        let looks_like = r#"an array of steps like [{ at = "10s", rate = "5Mbps" }]"#;
+        let Value::Array(items) = value else {
+            return Err(self.err(
+                path,
+                format!("expected {looks_like}, got {}", describe(value)),
+            ));
+        };
+        let mut changes = Vec::new();
+        let mut previous_at: Option<Nanos> = None;
+        for (i, item) in items.iter().enumerate() {
+            let item_path = index(path, i);
+            let Value::Table(step) = item else {
+                return Err(self.err(
+                    item_path,
+                    format!(
+                        r#"expected a step like {{ at = "10s", rate = "5Mbps" }}, got {}"#,
+                        describe(item)
+                    ),
+                ));
+            };
+            self.keys(step, &item_path, &["at", "rate"])?;
+            let at_ns = self.require(step, &item_path, "at", read_time, r#"a time like "10s""#)?;
+            let rate_bps = self.require(
+                step,
+                &item_path,
+                "rate",
+                read_rate,
+                r#"a rate like "5Mbps""#,
+            )?;
+            self.positive(rate_bps, || join(&item_path, "rate"))?;
+            if at_ns == 0 {
+                return Err(self.err(
+                    join(&item_path, "at"),
+                    "must be greater than 0: the link's rate applies from time 0",
+                ));
+            }
+            if let Some(previous) = previous_at.filter(|&p| at_ns <= p) {
+                return Err(self.err(
+                    join(&item_path, "at"),
+                    format!(
+                        "{} is not after the previous step's at ({}); at must be strictly increasing",
+                        format_time(at_ns),
+                        format_time(previous)
+                    ),
+                ));
+            }
+            previous_at = Some(at_ns);
+            if at_ns < duration_ns {
+                changes.push(RateChange { at_ns, rate_bps });
+            }
+        }
+        Ok(changes)
+    }
+
+    /// `rate_cycle = { period = TIME, rates = [RATE, ...] }`, expanded into rate changes at every
+    /// `period` up to the end of the run.
+    fn rate_cycle(&self, value: &Value, path: &str, duration_ns: Nanos) -> Res<Serializer> {
+        let Value::Table(cycle) = value else {
+            return Err(self.err(
+                path,
+                format!(
+                    r#"expected a table like {{ period = "2s", rates = ["20Mbps", "25Mbps"] }}, got {}"#,
+                    describe(value)
+                ),
+            ));
+        };
+        self.keys(cycle, path, &["period", "rates"])?;
+        let period_ns = self.require(cycle, path, "period", read_time, r#"a time like "2s""#)?;
+        self.positive(period_ns, || join(path, "period"))?;
+        let rates = self.rate_list(cycle, path)?;
+        let mut changes = Vec::new();
+        if rates.len() > 1 {
+            let boundaries = (duration_ns - 1) / period_ns;
+            if boundaries > MAX_RATE_CHANGES {
+                return Err(self.err(
+                    join(path, "period"),
+                    format!(
+                        "a period of {} makes {boundaries} rate changes over the run; at most {MAX_RATE_CHANGES} are supported",
+                        format_time(period_ns)
+                    ),
+                ));
+            }
+            let mut current = rates[0];
+            for k in 1..=boundaries {
+                let rate_bps = rates[(k % rates.len() as u64) as usize];
+                if rate_bps != current {
+                    changes.push(RateChange {
+                        at_ns: k * period_ns,
+                        rate_bps,
+                    });
+                    current = rate_bps;
+                }
+            }
+        }
+        Ok(Serializer::Rate {
+            rate_bps: rates[0],
+            changes,
+        })
+    }
+
+    /// `rates` of a `rate_cycle`: a non-empty array of rates > 0.
+    fn rate_list(&self, cycle: &Table, path: &str) -> Res<Vec<u64>> {
+        let rates_path = join(path, "rates");
+        let looks_like = r#"an array of rates like ["20Mbps", "25Mbps"]"#;
+        let items = match cycle.get("rates") {
+            None => {
+                return Err(self.err(
+                    rates_path,
+                    format!("missing required key \"rates\" ({looks_like})"),
+                ))
+            }
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(self.err(
+                    rates_path,
+                    format!("expected {looks_like}, got {}", describe(other)),
+                ))
+            }
+        };
+        if items.is_empty() {
+            return Err(self.err(rates_path, "must hold at least one rate"));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let at = index(&rates_path, i);
+                let rate = read_rate(item).map_err(|m| self.err(&at, m))?;
+                self.positive(rate, || at.clone())
+            })
+            .collect()
+    }
+
+    /// `trace = "PATH"` (a Mahimahi file, relative to the scenario's directory) or
+    /// `trace = "synth:KIND"` with `trace_params`.
+    fn trace(
+        &self,
+        name: &str,
+        t: &Table,
+        path: &str,
+        duration_ns: Nanos,
+        seed: u64,
+    ) -> Res<Serializer> {
+        let trace_path = join(path, "trace");
+        let spec = self.require(
+            t,
+            path,
+            "trace",
+            read_string,
+            r#"a file path or "synth:KIND""#,
+        )?;
+        let (ops, origin) = if let Some(kind) = spec.strip_prefix(SYNTH_PREFIX) {
+            let ops = self.synth_trace(name, kind, t, path, duration_ns, seed)?;
+            (Arc::new(ops), spec.clone())
+        } else {
+            self.no_trace_params(t, path)?;
+            if spec.trim().is_empty() {
+                return Err(self.err(
+                    trace_path,
+                    "expected a Mahimahi trace file path or \"synth:KIND\", got an empty string",
+                ));
+            }
+            let file = self.resolve(&spec);
+            let ops = self
+                .load_trace(&file)
+                .map_err(|e| self.err(&trace_path, trace_file_message(&e)))?;
+            (ops, file.display().to_string())
+        };
+        match ops.last().copied() {
+            Some(period_ms) if period_ms > 0 => Ok(Serializer::Trace {
+                opportunities_ms: ops,
+                period_ms,
+                origin,
+            }),
+            _ => Err(self.err(
+                trace_path,
+                "the trace's last timestamp must be greater than 0",
+            )),
+        }
+    }
+
+    fn synth_trace(
+        &self,
+        name: &str,
+        kind: &str,
+        t: &Table,
+        path: &str,
+        duration_ns: Nanos,
+        seed: u64,
+    ) -> Res<Vec<u32>> {
+        if !trace::synth_kinds().contains(&kind) {
+            return Err(self.err(
+                join(path, "trace"),
+                format!(
+                    "unknown synthetic trace kind {kind:?}; kinds are: {}",
+                    trace::synth_kinds().join(", ")
+                ),
+            ));
+        }
+        let no_params = Table::new();
+        let params = match t.get("trace_params") {
+            None => &no_params,
+            Some(Value::Table(params)) => params,
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "trace_params"),
+                    format!(
+                        r#"expected a table like {{ mean = "12Mbps" }}, got {}"#,
+                        describe(other)
+                    ),
+                ))
+            }
+        };
+        let duration_ms = u32::try_from(duration_ns.div_ceil(NS_PER_MS)).map_err(|_| {
+            self.err(
+                "duration",
+                format!(
+                    "{} is too long for a synthetic trace (at most 4294967295ms)",
+                    format_time(duration_ns)
+                ),
+            )
+        })?;
+        let link_seed = stream_seed(seed, &format!("links.{name}.trace"));
+        trace::synth(kind, params, duration_ms, link_seed)
+            .map_err(|e| e.within(path).in_file(self.opts.source))
+    }
+
+    fn resolve(&self, spec: &str) -> PathBuf {
+        let path = Path::new(spec);
+        match self.opts.base_dir {
+            Some(base) if path.is_relative() => base.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
+
+    fn load_trace(&self, file: &Path) -> Res<Arc<Vec<u32>>> {
+        if let Some(ops) = self.traces.borrow().get(file) {
+            return Ok(Arc::clone(ops));
+        }
+        let ops = Arc::new(trace::load_mahimahi(file)?);
+        self.traces
+            .borrow_mut()
+            .insert(file.to_path_buf(), Arc::clone(&ops));
+        Ok(ops)
+    }
+
+    // --- queue, loss, jitter, outages ---------------------------------------------------------
+
+    fn queue(&self, t: &Table, path: &str) -> Res<QueueSpec> {
+        let discipline = self.get(t, path, "queue", read_string)?;
+        let limit = self
+            .get(t, path, "buffer", read_queue_limit)?
+            .unwrap_or(DEFAULT_BUFFER);
+        if matches!(limit, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
+            return Err(self.err(
+                join(path, "buffer"),
+                "must be greater than 0 (a queue of size zero drops every packet)",
+            ));
+        }
+        match discipline.as_deref().unwrap_or("droptail") {
+            "droptail" => {
+                for key in ["codel_target", "codel_interval"] {
+                    if t.contains_key(key) {
+                        return Err(self.err(
+                            join(path, key),
+                            format!("{key} applies only to queue = \"codel\""),
+                        ));
+                    }
+                }
+                Ok(QueueSpec::DropTail { limit })
+            }
+            "codel" => {
+                let target_ns = self
+                    .get(t, path, "codel_target", read_time)?
+                    .unwrap_or(DEFAULT_CODEL_TARGET_NS);
+                self.positive(target_ns, || join(path, "codel_target"))?;
+                let interval_ns = self
+                    .get(t, path, "codel_interval", read_time)?
+                    .unwrap_or(DEFAULT_CODEL_INTERVAL_NS);
+                self.positive(interval_ns, || join(path, "codel_interval"))?;
+                Ok(QueueSpec::CoDel {
+                    limit,
+                    target_ns,
+                    interval_ns,
+                })
+            }
+            other => Err(self.err(
+                join(path, "queue"),
+                format!("unknown queue discipline {other:?}; accepted: droptail, codel"),
+            )),
+        }
+    }
+
+    /// `loss = P`, `loss = { model = "bernoulli", p = P }` or a Gilbert-Elliott table.
+    fn loss(&self, t: &Table, path: &str) -> Res<LossSpec> {
+        let loss_path = join(path, "loss");
+        let bernoulli = |p: f64| {
+            if p == 0.0 {
+                LossSpec::None
+            } else {
+                LossSpec::Bernoulli { p }
+            }
+        };
+        match t.get("loss") {
+            None => Ok(LossSpec::None),
+            Some(value @ (Value::Integer(_) | Value::Float(_))) => {
+                read_probability(value).map(bernoulli).map_err(|m| self.err(loss_path, m))
+            }
+            Some(Value::Table(model)) => self.loss_model(model, &loss_path, bernoulli),
+            Some(other) => Err(self.err(
+                loss_path,
+                format!(
+                    r#"expected a probability in [0, 1] or a table like {{ model = "gilbert-elliott", p_good_to_bad = 0.01, p_bad_to_good = 0.3 }}, got {}"#,
+                    describe(other)
+                ),
+            )),
+        }
+    }
+
+    fn loss_model(
+        &self,
+        model: &Table,
+        path: &str,
+        bernoulli: impl Fn(f64) -> LossSpec,
+    ) -> Res<LossSpec> {
+        let kind = self.require(
+            model,
+            path,
+            "model",
+            read_string,
+            r#""bernoulli" or "gilbert-elliott""#,
+        )?;
+        match kind.as_str() {
+            "bernoulli" => {
+                self.keys(model, path, &["model", "p"])?;
+                let p = self.require(
+                    model,
+                    path,
+                    "p",
+                    read_probability,
+                    "a probability in [0, 1]",
+                )?;
+                Ok(bernoulli(p))
+            }
+            "gilbert-elliott" => {
+                let keys = [
+                    "model",
+                    "p_good_to_bad",
+                    "p_bad_to_good",
+                    "loss_in_bad",
+                    "loss_in_good",
+                ];
+                self.keys(model, path, &keys)?;
+                let probability = "a probability in [0, 1]";
+                Ok(LossSpec::GilbertElliott {
+                    p_good_to_bad: self.require(
+                        model,
+                        path,
+                        "p_good_to_bad",
+                        read_probability,
+                        probability,
+                    )?,
+                    p_bad_to_good: self.require(
+                        model,
+                        path,
+                        "p_bad_to_good",
+                        read_probability,
+                        probability,
+                    )?,
+                    loss_in_good: self
+                        .get(model, path, "loss_in_good", read_probability)?
+                        .unwrap_or(0.0),
+                    loss_in_bad: self
+                        .get(model, path, "loss_in_bad", read_probability)?
+                        .unwrap_or(1.0),
+                })
+            }
+            other => Err(self.err(
+                join(path, "model"),
+                format!("unknown loss model {other:?}; accepted: bernoulli, gilbert-elliott"),
+            )),
+        }
+    }
+
+    fn jitter(&self, t: &Table, path: &str) -> Res<Option<JitterSpec>> {
+        let amount_ns = self.get(t, path, "jitter", read_time)?;
+        if amount_ns.is_none() {
+            for key in ["jitter_distribution", "jitter_reorder"] {
+                if t.contains_key(key) {
+                    return Err(self.err(
+                        join(path, key),
+                        format!("{key} applies only with jitter = TIME (the spread of the delay)"),
+                    ));
+                }
+            }
+        }
+        let distribution = match self
+            .get(t, path, "jitter_distribution", read_string)?
+            .as_deref()
+        {
+            None | Some("gaussian") => JitterDistribution::Gaussian,
+            Some("uniform") => JitterDistribution::Uniform,
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "jitter_distribution"),
+                    format!("unknown jitter distribution {other:?}; accepted: gaussian, uniform"),
+                ))
+            }
+        };
+        let reorder = self
+            .get(t, path, "jitter_reorder", read_bool)?
+            .unwrap_or(false);
+        Ok(amount_ns
+            .filter(|&amount| amount > 0)
+            .map(|amount_ns| JitterSpec {
+                amount_ns,
+                distribution,
+                reorder,
+            }))
+    }
+
+    /// `outages = [{ at = TIME, for = TIME }, ...]`, returned sorted by start; they must not
+    /// overlap (touching is fine: `[1s, 2s)` and `[2s, 3s)`).
+    fn outages(&self, t: &Table, path: &str) -> Res<Vec<Outage>> {
+        let Some(value) = t.get("outages") else {
+            return Ok(Vec::new());
+        };
+        let outages_path = join(path, "outages");
+        let Value::Array(items) = value else {
+            return Err(self.err(
+                outages_path,
+                format!(
+                    r#"expected an array like [{{ at = "10s", for = "2s" }}], got {}"#,
+                    describe(value)
+                ),
+            ));
+        };
+        let mut outages: Vec<(usize, Outage)> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let item_path = index(&outages_path, i);
+            let Value::Table(outage) = item else {
+                return Err(self.err(
+                    item_path,
+                    format!(
+                        r#"expected an outage like {{ at = "10s", for = "2s" }}, got {}"#,
+                        describe(item)
+                    ),
+                ));
+            };
+            self.keys(outage, &item_path, &["at", "for"])?;
+            let start_ns =
+                self.require(outage, &item_path, "at", read_time, r#"a time like "10s""#)?;
+            let length_ns =
+                self.require(outage, &item_path, "for", read_time, r#"a time like "2s""#)?;
+            self.positive(length_ns, || join(&item_path, "for"))?;
+            let end_ns = start_ns.checked_add(length_ns).ok_or_else(|| {
+                self.err(
+                    join(&item_path, "for"),
+                    "the outage ends too late to represent",
+                )
+            })?;
+            outages.push((i, Outage { start_ns, end_ns }));
+        }
+        outages.sort_by_key(|&(i, o)| (o.start_ns, i));
+        for pair in outages.windows(2) {
+            let (earlier, later) = (pair[0], pair[1]);
+            if later.1.start_ns < earlier.1.end_ns {
+                let (first, second) = if earlier.0 < later.0 {
+                    (earlier, later)
+                } else {
+                    (later, earlier)
+                };
+                return Err(self.err(
+                    index(&outages_path, second.0),
+                    format!(
+                        "overlaps outages[{}] ([{}, {})); outages must not overlap",
+                        first.0,
+                        format_time(first.1.start_ns),
+                        format_time(first.1.end_ns)
+                    ),
+                ));
+            }
+        }
+        Ok(outages.into_iter().map(|(_, o)| o).collect())
+    }
+
+    // --- flows --------------------------------------------------------------------------------
+
+    fn flows(&self, doc: &Table, links: &[LinkSpec], duration_ns: Nanos) -> Res<Vec<FlowSpec>> {
+        let looks_like = "an array of tables [[flows]], each with path and ack_path";
+        let items = match doc.get("flows") {
+            None => {
+                return Err(self.err(
+                    "flows",
+                    format!("missing required key \"flows\" ({looks_like})"),
+                ))
+            }
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(self.err(
+                    "flows",
+                    format!("expected {looks_like}, got {}", describe(other)),
+                ))
+            }
+        };
+        if items.is_empty() {
+            return Err(self.err("flows", "at least one flow is required"));
+        }
+        let link_names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+        let mut owner_of_name: HashMap<String, usize> = HashMap::new();
+        let mut flows = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let path = index("flows", i);
+            let Value::Table(t) = item else {
+                return Err(self.err(
+                    path,
+                    format!("expected a table [[flows]], got {}", describe(item)),
+                ));
+            };
+            self.keys(t, &path, FLOW_KEYS)?;
+            let flow = self.flow(t, &path, i, &link_names, duration_ns)?;
+            let count = self.get(t, &path, "count", read_count)?.unwrap_or(1);
+            if flows.len() as u64 + count > MAX_FLOWS {
+                return Err(self.err(
+                    join(&path, "count"),
+                    format!("the scenario would hold more than {MAX_FLOWS} flows"),
+                ));
+            }
+            for name in expanded_names(&flow.name, count) {
+                if let Some(&other) = owner_of_name.get(&name) {
+                    return Err(self.err(
+                        join(&path, "name"),
+                        format!(
+                            "duplicate flow name {name:?}: flows[{other}] has it too; flow names must be unique (with count = N, a flow named x stands for x.1 ... x.N)"
+                        ),
+                    ));
+                }
+                owner_of_name.insert(name.clone(), i);
+                flows.push(FlowSpec {
+                    name,
+                    ..flow.clone()
+                });
+            }
+        }
+        Ok(flows)
+    }
+
+    /// One `[[flows]]` entry, before `count` expansion.
+    fn flow(
+        &self,
+        t: &Table,
+        path: &str,
+        i: usize,
+        links: &[&str],
+        duration_ns: Nanos,
+    ) -> Res<FlowSpec> {
+        let name = self
+            .get(t, path, "name", read_name)?
+            .unwrap_or_else(|| format!("flow{i}"));
+        let cc = self
+            .get(t, path, "cc", read_string)?
+            .unwrap_or_else(|| DEFAULT_CC.to_string());
+        let known = self.opts.known_cc;
+        if !known.is_empty() && !known.contains(&cc.as_str()) {
+            return Err(self.err(
+                join(path, "cc"),
+                format!(
+                    "unknown congestion control {cc:?}; known: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let cc_params = match t.get("cc_params") {
+            None => Table::new(),
+            Some(Value::Table(params)) => params.clone(),
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "cc_params"),
+                    format!(
+                        "expected a table like {{ hystart = false }}, got {}",
+                        describe(other)
+                    ),
+                ))
+            }
+        };
+        let path_links = self.link_list(t, path, "path", links)?;
+        let ack_links = self.link_list(t, path, "ack_path", links)?;
+        let start_ns = self.get(t, path, "start", read_time)?.unwrap_or(0);
+        if start_ns >= duration_ns {
+            return Err(self.err(
+                join(path, "start"),
+                format!(
+                    "the flow starts at {}, at or after the end of the run (duration = {}), so it would never send",
+                    format_time(start_ns),
+                    format_time(duration_ns)
+                ),
+            ));
+        }
+        let size_bytes = self.get(t, path, "size", read_flow_size)?.flatten();
+        let rwnd_bytes = self
+            .get(t, path, "rwnd", read_size)?
+            .unwrap_or(DEFAULT_RWND_BYTES);
+        self.positive(rwnd_bytes, || join(path, "rwnd"))?;
+        Ok(FlowSpec {
+            name,
+            cc,
+            cc_params,
+            path: path_links,
+            ack_path: ack_links,
+            start_ns,
+            size_bytes,
+            rwnd_bytes,
+        })
+    }
+
+    /// `path` / `ack_path`: a non-empty array of existing link names, none twice; as indices.
+    fn link_list(&self, t: &Table, path: &str, key: &str, links: &[&str]) -> Res<Vec<usize>> {
+        let list_path = join(path, key);
+        let looks_like = r#"an array of link names like ["down"]"#;
+        let items = match t.get(key) {
+            None => {
+                return Err(self.err(
+                    list_path,
+                    format!("missing required key {key:?} ({looks_like})"),
+                ))
+            }
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(self.err(
+                    list_path,
+                    format!("expected {looks_like}, got {}", describe(other)),
+                ))
+            }
+        };
+        if items.is_empty() {
+            return Err(self.err(
+                list_path,
+                format!("must name at least one link ({looks_like})"),
+            ));
+        }
+        let mut indices = Vec::with_capacity(items.len());
+        for (j, item) in items.iter().enumerate() {
+            let item_path = index(&list_path, j);
+            let Value::String(link) = item else {
+                return Err(self.err(
+                    item_path,
+                    format!("expected a link name, got {}", describe(item)),
+                ));
+            };
+            let Some(link_index) = links.iter().position(|l| l == link) else {
+                return Err(self.err(
+                    item_path,
+                    format!("unknown link {link:?}; links are: {}", links.join(", ")),
+                ));
+            };
+            if indices.contains(&link_index) {
+                return Err(self.err(
+                    item_path,
+                    format!("link {link:?} appears twice in this path"),
+                ));
+            }
+            indices.push(link_index);
+        }
+        Ok(indices)
+    }
+}
+
+/// Names of `count` identical flows: `name` alone, or `name.1` ... `name.N`.
+fn expanded_names(name: &str, count: u64) -> Vec<String> {
+    if count == 1 {
+        vec![name.to_string()]
+    } else {
+        (1..=count).map(|k| format!("{name}.{k}")).collect()
+    }
+}
+
+/// A trace-file error as part of a scenario error's message.
+fn trace_file_message(e: &ScenarioError) -> String {
+    if e.location.starts_with("line ") {
+        format!("in trace file {:?}, {}: {}", e.file, e.location, e.message)
+    } else {
+        format!("in trace file {:?}: {}", e.file, e.message)
+    }
+}

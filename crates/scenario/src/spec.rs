@@ -1,0 +1,122 @@
+//! The validated, fully resolved form of a scenario: what both backends consume.
+//!
+//! Every value here is already in engine units (nanoseconds, bits per second, bytes) and every
+//! reference (a flow's path naming links, a trace file) is resolved, so a backend never has to
+//! report a scenario error of its own. Parsing and validation live in `parse.rs`.
+
+use std::sync::Arc;
+
+/// Simulated time and durations, in integer nanoseconds (DESIGN.md: "time is an integer").
+pub type Nanos = u64;
+
+pub const NS_PER_MS: Nanos = 1_000_000;
+pub const NS_PER_S: Nanos = 1_000_000_000;
+
+/// Bytes a Mahimahi delivery opportunity can carry (issue 2; mm-link uses 1504 with its TUN header).
+pub const TRACE_OPPORTUNITY_BYTES: u32 = 1500;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    /// Path of the scenario file, or "<dict>" / "<string>" when it came from memory. Errors name it.
+    pub source: String,
+    pub duration_ns: Nanos,
+    pub seed: u64,
+    /// Interval between time-series samples (key `sample_interval`, default 10 ms).
+    pub sample_interval_ns: Nanos,
+    /// Links in the order they appear in the file (TOML tables keep insertion order here).
+    pub links: Vec<LinkSpec>,
+    /// Flows after `count = N` expansion: N entries named `name`, or `name.1` .. `name.N` when N > 1.
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkSpec {
+    pub name: String,
+    pub serializer: Serializer,
+    /// One-way propagation delay.
+    pub delay_ns: Nanos,
+    pub queue: QueueSpec,
+    pub loss: LossSpec,
+    pub jitter: Option<JitterSpec>,
+    /// Scheduled outages: the link sends nothing in `[start, end)`; its queue still fills.
+    pub outages: Vec<Outage>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Serializer {
+    /// A fixed-rate serializer whose rate may change at scheduled times.
+    /// `changes` is sorted by time, strictly after 0, already expanded up to the run's duration.
+    Rate { rate_bps: u64, changes: Vec<RateChange> },
+    /// A Mahimahi trace: delivery opportunities at these millisecond offsets, repeating with
+    /// `period_ms` (the last timestamp, as mm-link does). Sorted, non-decreasing, period > 0.
+    Trace { opportunities_ms: Arc<Vec<u32>>, period_ms: u32, origin: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateChange {
+    pub at_ns: Nanos,
+    pub rate_bps: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueueSpec {
+    DropTail { limit: QueueLimit },
+    /// CoDel, RFC 8289. The limit bounds the queue like DropTail does (Linux codel's `limit`).
+    CoDel { limit: QueueLimit, target_ns: Nanos, interval_ns: Nanos },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QueueLimit {
+    Packets(u32),
+    Bytes(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LossSpec {
+    None,
+    /// Each packet is lost with probability `p`, independently.
+    Bernoulli { p: f64 },
+    /// Two-state Markov loss (Gilbert-Elliott), stepped once per packet.
+    GilbertElliott { p_good_to_bad: f64, p_bad_to_good: f64, loss_in_good: f64, loss_in_bad: f64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JitterSpec {
+    /// Gaussian: standard deviation; uniform: half-width (delay ± amount).
+    pub amount_ns: Nanos,
+    pub distribution: JitterDistribution,
+    /// false: a packet never overtakes one sent before it on this link (its delivery is held back),
+    /// true: packets may be reordered, as tc-netem does with jitter.
+    pub reorder: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JitterDistribution {
+    Gaussian,
+    Uniform,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outage {
+    pub start_ns: Nanos,
+    pub end_ns: Nanos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowSpec {
+    pub name: String,
+    /// Congestion control algorithm name, validated against the engine's registry by the caller
+    /// of `parse` (see `ParseOptions::known_cc`).
+    pub cc: String,
+    /// Algorithm parameters as written (`cc_params = { ... }`); the algorithm validates them.
+    pub cc_params: toml::Table,
+    /// Indices into `Scenario::links`, in order. Never empty.
+    pub path: Vec<usize>,
+    pub ack_path: Vec<usize>,
+    pub start_ns: Nanos,
+    /// Bytes to send; `None` for an unlimited (bulk) flow.
+    pub size_bytes: Option<u64>,
+    /// Receiver's advertised window in bytes (key `rwnd`).
+    pub rwnd_bytes: u64,
+}

@@ -1,0 +1,1053 @@
+//! Scenario parsing end to end: good scenarios resolve to the expected specs, bad ones fail with
+//! an error that names the key (or line) and says what is accepted.
+
+use std::path::{Path, PathBuf};
+
+use rove_scenario::{
+    parse, FlowSpec, JitterDistribution, JitterSpec, LossSpec, Outage, ParseOptions, QueueLimit,
+    QueueSpec, RateChange, Scenario, ScenarioError, Serializer, NS_PER_MS, NS_PER_S,
+};
+
+const KNOWN_CC: &[&str] = &["reno", "cubic", "bbr"];
+
+fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) -> ParseOptions<'a> {
+    ParseOptions {
+        source: "test.toml",
+        base_dir,
+        overrides,
+        seed: None,
+        known_cc: KNOWN_CC,
+    }
+}
+
+fn parse_ok(text: &str) -> Scenario {
+    parse(text, &options(&[], None)).unwrap_or_else(|e| panic!("unexpected error: {e}"))
+}
+
+fn parse_err_with(
+    text: &str,
+    overrides: &[(&str, &str)],
+    base_dir: Option<&Path>,
+) -> ScenarioError {
+    let overrides: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    match parse(text, &options(&overrides, base_dir)) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => {
+            let line = e.to_string();
+            assert!(!line.contains('\n'), "error is not one line: {line:?}");
+            assert!(line.starts_with("test.toml: "), "{line}");
+            e
+        }
+    }
+}
+
+/// Asserts that `text` fails at `location` with a message containing `phrase`.
+fn assert_error(text: &str, location: &str, phrase: &str) {
+    assert_error_with(text, &[], None, location, phrase);
+}
+
+fn assert_error_with(
+    text: &str,
+    overrides: &[(&str, &str)],
+    base_dir: Option<&Path>,
+    location: &str,
+    phrase: &str,
+) {
+    let e = parse_err_with(text, overrides, base_dir);
+    assert_eq!(e.location, location, "wrong location in: {e}");
+    assert!(e.message.contains(phrase), "expected {phrase:?} in: {e}");
+}
+
+/// A valid scenario whose `[links.down]` body is `down`.
+fn with_down(down: &str) -> String {
+    format!(
+        r#"duration = "10s"
+
+[links.down]
+{down}
+
+[links.up]
+rate = "20Mbps"
+
+[[flows]]
+path = ["down"]
+ack_path = ["up"]
+"#
+    )
+}
+
+/// A valid scenario whose single flow has the extra lines `flow`.
+fn with_flow(flow: &str) -> String {
+    format!(
+        r#"duration = "10s"
+
+[links.down]
+rate = "20Mbps"
+
+[links.up]
+rate = "20Mbps"
+
+[[flows]]
+{flow}
+"#
+    )
+}
+
+const PATHS: &str = r#"path = ["down"]
+ack_path = ["up"]"#;
+
+/// A scratch directory for trace files, unique per test.
+fn scratch_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rove-scenario-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+// ---------------------------------------------------------------------------------------------
+// Good scenarios
+// ---------------------------------------------------------------------------------------------
+
+const DEMO: &str = r#"
+name = "demo"
+duration = "30s"
+seed = 1
+
+[links.down]
+trace = "synth:cellular"      # or a Mahimahi file path, or: rate = "20Mbps"
+delay = "20ms"
+queue = "droptail"            # or "codel"
+buffer = "375KB"              # or "250pkt"
+loss = 0.0
+
+[links.up]
+rate = "100Mbps"
+delay = "20ms"
+
+[[flows]]
+name = "reno"
+cc = "reno"
+path = ["down"]
+ack_path = ["up"]
+
+[[flows]]
+name = "cubic"
+cc = "cubic"
+path = ["down"]
+ack_path = ["up"]
+start = "5s"
+"#;
+
+#[test]
+fn the_demo_parses() {
+    let s = parse_ok(DEMO);
+    assert_eq!(s.name, "demo");
+    assert_eq!(s.source, "test.toml");
+    assert_eq!(s.duration_ns, 30 * NS_PER_S);
+    assert_eq!(s.seed, 1);
+    assert_eq!(s.sample_interval_ns, 10 * NS_PER_MS);
+    let names: Vec<&str> = s.links.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["down", "up"]);
+
+    let down = &s.links[0];
+    match &down.serializer {
+        Serializer::Trace {
+            opportunities_ms,
+            period_ms,
+            origin,
+        } => {
+            assert_eq!(*period_ms, 30_000);
+            assert_eq!(origin, "synth:cellular");
+            assert_eq!(opportunities_ms.last(), Some(&30_000));
+            assert!(opportunities_ms.len() > 10_000);
+        }
+        other => panic!("expected a trace, got {other:?}"),
+    }
+    assert_eq!(down.delay_ns, 20 * NS_PER_MS);
+    assert_eq!(
+        down.queue,
+        QueueSpec::DropTail {
+            limit: QueueLimit::Bytes(375_000)
+        }
+    );
+    assert_eq!(down.loss, LossSpec::None);
+    assert_eq!(down.jitter, None);
+    assert!(down.outages.is_empty());
+
+    let up = &s.links[1];
+    assert_eq!(
+        up.serializer,
+        Serializer::Rate {
+            rate_bps: 100_000_000,
+            changes: vec![]
+        }
+    );
+    assert_eq!(
+        up.queue,
+        QueueSpec::DropTail {
+            limit: QueueLimit::Packets(1000)
+        }
+    );
+
+    assert_eq!(s.flows.len(), 2);
+    assert_eq!(
+        s.flows[0],
+        FlowSpec {
+            name: "reno".into(),
+            cc: "reno".into(),
+            cc_params: toml::Table::new(),
+            path: vec![0],
+            ack_path: vec![1],
+            start_ns: 0,
+            size_bytes: None,
+            rwnd_bytes: 6 * 1024 * 1024,
+        }
+    );
+    assert_eq!(s.flows[1].start_ns, 5 * NS_PER_S);
+    assert_eq!(s.flows[1].cc, "cubic");
+}
+
+#[test]
+fn defaults_fill_in() {
+    let s = parse_ok(&with_flow(PATHS));
+    assert_eq!(s.name, "test");
+    assert_eq!(s.seed, 1);
+    assert_eq!(s.flows[0].name, "flow0");
+    assert_eq!(s.flows[0].cc, "reno");
+    assert_eq!(s.flows[0].rwnd_bytes, 6_291_456);
+    assert_eq!(s.links[0].delay_ns, 0);
+
+    let from_dict = ParseOptions {
+        source: "<dict>",
+        ..ParseOptions::default()
+    };
+    assert_eq!(
+        parse(&with_flow(PATHS), &from_dict).unwrap().name,
+        "scenario"
+    );
+    let from_path = ParseOptions {
+        source: "scenarios/bbr-vs-cubic.toml",
+        ..ParseOptions::default()
+    };
+    assert_eq!(
+        parse(&with_flow(PATHS), &from_path).unwrap().name,
+        "bbr-vs-cubic"
+    );
+}
+
+#[test]
+fn links_keep_the_order_of_the_file() {
+    let s = parse_ok(
+        r#"duration = "1s"
+[links.zeta]
+rate = "1Mbps"
+[links.alpha]
+rate = "1Mbps"
+[links.mid]
+rate = "1Mbps"
+[[flows]]
+path = ["alpha", "mid"]
+ack_path = ["zeta"]
+"#,
+    );
+    let names: Vec<&str> = s.links.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["zeta", "alpha", "mid"]);
+    assert_eq!(s.flows[0].path, vec![1, 2]);
+    assert_eq!(s.flows[0].ack_path, vec![0]);
+}
+
+#[test]
+fn rate_cycle_expands_over_the_run() {
+    let text = with_down(r#"rate_cycle = { period = "2s", rates = ["20Mbps", "25Mbps"] }"#)
+        .replace(r#"duration = "10s""#, r#"duration = "7s""#);
+    let s = parse_ok(&text);
+    let change = |s: u64, mbps: u64| RateChange {
+        at_ns: s * NS_PER_S,
+        rate_bps: mbps * 1_000_000,
+    };
+    assert_eq!(
+        s.links[0].serializer,
+        Serializer::Rate {
+            rate_bps: 20_000_000,
+            changes: vec![change(2, 25), change(4, 20), change(6, 25)]
+        }
+    );
+    // A change exactly at the end of the run is not included.
+    let text = with_down(r#"rate_cycle = { period = "5s", rates = ["20Mbps", "25Mbps"] }"#);
+    let s = parse_ok(&text);
+    assert_eq!(
+        s.links[0].serializer,
+        Serializer::Rate {
+            rate_bps: 20_000_000,
+            changes: vec![change(5, 25)]
+        }
+    );
+    // One rate: no changes.
+    let s = parse_ok(&with_down(
+        r#"rate_cycle = { period = "1ms", rates = ["3Mbps"] }"#,
+    ));
+    assert_eq!(
+        s.links[0].serializer,
+        Serializer::Rate {
+            rate_bps: 3_000_000,
+            changes: vec![]
+        }
+    );
+}
+
+#[test]
+fn rate_steps_expand_up_to_the_end() {
+    let s = parse_ok(&with_down(
+        r#"rate = "10Mbps"
+rate_steps = [{ at = "1s", rate = "5Mbps" }, { at = "2.5s", rate = "15Mbps" }, { at = "10s", rate = "1Mbps" }]"#,
+    ));
+    assert_eq!(
+        s.links[0].serializer,
+        Serializer::Rate {
+            rate_bps: 10_000_000,
+            changes: vec![
+                RateChange {
+                    at_ns: NS_PER_S,
+                    rate_bps: 5_000_000
+                },
+                RateChange {
+                    at_ns: 2_500 * NS_PER_MS,
+                    rate_bps: 15_000_000
+                },
+            ]
+        }
+    );
+}
+
+#[test]
+fn queue_loss_jitter_and_outages() {
+    let s = parse_ok(&with_down(
+        r#"rate = "10Mbps"
+queue = "codel"
+buffer = "250pkt"
+loss = { model = "gilbert-elliott", p_good_to_bad = 0.01, p_bad_to_good = 0.3 }
+jitter = "5ms"
+jitter_distribution = "uniform"
+jitter_reorder = true
+outages = [{ at = "5s", for = "1s" }, { at = "1s", for = "2s" }, { at = "3s", for = "1s" }]"#,
+    ));
+    let down = &s.links[0];
+    assert_eq!(
+        down.queue,
+        QueueSpec::CoDel {
+            limit: QueueLimit::Packets(250),
+            target_ns: 5 * NS_PER_MS,
+            interval_ns: 100 * NS_PER_MS
+        }
+    );
+    assert_eq!(
+        down.loss,
+        LossSpec::GilbertElliott {
+            p_good_to_bad: 0.01,
+            p_bad_to_good: 0.3,
+            loss_in_good: 0.0,
+            loss_in_bad: 1.0
+        }
+    );
+    assert_eq!(
+        down.jitter,
+        Some(JitterSpec {
+            amount_ns: 5 * NS_PER_MS,
+            distribution: JitterDistribution::Uniform,
+            reorder: true
+        })
+    );
+    let outage = |a: u64, b: u64| Outage {
+        start_ns: a * NS_PER_S,
+        end_ns: b * NS_PER_S,
+    };
+    assert_eq!(down.outages, vec![outage(1, 3), outage(3, 4), outage(5, 6)]);
+
+    let s = parse_ok(&with_down(
+        r#"rate = "10Mbps"
+loss = { model = "bernoulli", p = 0.01 }
+jitter = "2ms""#,
+    ));
+    assert_eq!(s.links[0].loss, LossSpec::Bernoulli { p: 0.01 });
+    assert_eq!(
+        s.links[0].jitter.map(|j| (j.distribution, j.reorder)),
+        Some((JitterDistribution::Gaussian, false))
+    );
+    let s = parse_ok(&with_down(
+        "rate = \"10Mbps\"\nloss = 1\ncodel_target = \"1ms\"\nqueue = \"codel\"",
+    ));
+    assert_eq!(s.links[0].loss, LossSpec::Bernoulli { p: 1.0 });
+}
+
+#[test]
+fn count_expands_flows() {
+    let s = parse_ok(&with_flow(&format!(
+        "name = \"bulk\"\ncount = 3\nsize = \"10MB\"\n{PATHS}"
+    )));
+    let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["bulk.1", "bulk.2", "bulk.3"]);
+    assert!(s.flows.iter().all(|f| f.size_bytes == Some(10_000_000)));
+    let s = parse_ok(&with_flow(&format!("size = \"inf\"\ncount = 1\n{PATHS}")));
+    assert_eq!(s.flows[0].name, "flow0");
+    assert_eq!(s.flows[0].size_bytes, None);
+}
+
+#[test]
+fn overrides_apply_in_order_then_the_seed() {
+    let overrides: Vec<(String, String)> = [
+        ("flows.0.cc", "cubic"),
+        ("links.down.rate", "5Mbps"),
+        ("links.down.delay", "\"30ms\""),
+        ("seed", "7"),
+        ("flows.0.cc_params", "{ hystart = false }"),
+        ("name", "sweep-point"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let text = with_flow(PATHS);
+    let s = parse(&text, &options(&overrides, None)).unwrap();
+    assert_eq!(s.flows[0].cc, "cubic");
+    assert_eq!(
+        s.links[0].serializer,
+        Serializer::Rate {
+            rate_bps: 5_000_000,
+            changes: vec![]
+        }
+    );
+    assert_eq!(s.links[0].delay_ns, 30 * NS_PER_MS);
+    assert_eq!(s.seed, 7);
+    assert_eq!(s.name, "sweep-point");
+    assert_eq!(
+        s.flows[0].cc_params.get("hystart"),
+        Some(&toml::Value::Boolean(false))
+    );
+    let with_seed = ParseOptions {
+        seed: Some(9),
+        ..options(&overrides, None)
+    };
+    assert_eq!(parse(&text, &with_seed).unwrap().seed, 9);
+}
+
+#[test]
+fn trace_files_resolve_relative_to_the_scenario() {
+    let dir = scratch_dir("trace-files");
+    std::fs::write(dir.join("small.down"), "0\n1\n1\n3\n4\n").unwrap();
+    let text = with_down("trace = \"small.down\"");
+    let s = parse(&text, &options(&[], Some(&dir))).unwrap();
+    match &s.links[0].serializer {
+        Serializer::Trace {
+            opportunities_ms,
+            period_ms,
+            origin,
+        } => {
+            assert_eq!(opportunities_ms.as_slice(), &[0, 1, 1, 3, 4]);
+            assert_eq!(*period_ms, 4);
+            assert_eq!(Path::new(origin), dir.join("small.down"));
+        }
+        other => panic!("expected a trace, got {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn synthetic_traces_depend_on_seed_and_link_name() {
+    let text = r#"duration = "20s"
+[links.a]
+trace = "synth:cellular"
+[links.b]
+trace = "synth:cellular"
+[[flows]]
+path = ["a"]
+ack_path = ["b"]
+"#;
+    let ops = |s: &Scenario, i: usize| match &s.links[i].serializer {
+        Serializer::Trace {
+            opportunities_ms, ..
+        } => opportunities_ms.as_ref().clone(),
+        other => panic!("expected a trace, got {other:?}"),
+    };
+    let first = parse_ok(text);
+    let again = parse_ok(text);
+    assert_eq!(ops(&first, 0), ops(&again, 0));
+    assert_ne!(
+        ops(&first, 0),
+        ops(&first, 1),
+        "links must get different traces"
+    );
+    let reseeded = parse(
+        text,
+        &ParseOptions {
+            seed: Some(2),
+            ..options(&[], None)
+        },
+    )
+    .unwrap();
+    assert_ne!(ops(&first, 0), ops(&reseeded, 0));
+    // Adding a flow or another link does not change a link's trace.
+    let more = text.replace(
+        "[[flows]]",
+        "[links.c]\nrate = \"1Mbps\"\n[[flows]]\npath = [\"c\"]\nack_path = [\"b\"]\n[[flows]]",
+    );
+    assert_eq!(ops(&first, 0), ops(&parse_ok(&more), 0));
+}
+
+#[test]
+fn synthetic_trace_params_reach_the_generator() {
+    let s = parse_ok(&with_down(
+        "trace = \"synth:constant\"\ntrace_params = { rate = \"24Mbps\" }",
+    ));
+    match &s.links[0].serializer {
+        Serializer::Trace {
+            opportunities_ms,
+            period_ms,
+            ..
+        } => {
+            assert_eq!(*period_ms, 10_000);
+            assert_eq!(opportunities_ms.len(), 20_000);
+        }
+        other => panic!("expected a trace, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_real_tmobile_trace_loads_when_present() {
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi");
+    if !traces.join("TMobile-LTE-short.down").exists() {
+        println!("skipped: {} is absent", traces.display());
+        return;
+    }
+    let text = with_down("trace = \"TMobile-LTE-short.down\"");
+    let s = parse(&text, &options(&[], Some(&traces))).unwrap();
+    match &s.links[0].serializer {
+        Serializer::Trace {
+            opportunities_ms,
+            period_ms,
+            ..
+        } => {
+            assert!(opportunities_ms.len() > 100_000);
+            assert_eq!(Some(period_ms), opportunities_ms.last());
+        }
+        other => panic!("expected a trace, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad scenarios: each names the key and says what is accepted
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn unknown_top_level_key() {
+    assert_error(
+        &format!("colour = \"red\"\n{}", with_flow(PATHS)),
+        "colour",
+        "unknown key \"colour\"",
+    );
+    assert_error(
+        &with_flow(PATHS).replace("duration", "durration"),
+        "durration",
+        "did you mean \"duration\"",
+    );
+}
+
+#[test]
+fn unknown_link_key_lists_the_accepted_ones() {
+    assert_error(
+        &with_down("rate = \"20Mbps\"\nbandwith = \"5Mbps\""),
+        "links.down.bandwith",
+        "accepted keys: rate, trace, trace_params, delay",
+    );
+}
+
+#[test]
+fn unknown_flow_key() {
+    assert_error(
+        &with_flow(&format!("{PATHS}\nalgorithm = \"bbr\"")),
+        "flows[0].algorithm",
+        "unknown key",
+    );
+}
+
+#[test]
+fn wrong_unit() {
+    assert_error(
+        &with_down("rate = \"20 furlongs\""),
+        "links.down.rate",
+        r#"expected a rate like "20Mbps" (units: bps, Kbps, Mbps, Gbps, kbit, mbit, gbit), got "20 furlongs""#,
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\ndelay = \"20\""),
+        "links.down.delay",
+        "unit is missing",
+    );
+    assert_error(
+        &with_down("rate = 20"),
+        "links.down.rate",
+        "quantities are strings with units",
+    );
+}
+
+#[test]
+fn negative_rate() {
+    assert_error(
+        &with_down("rate = \"-5Mbps\""),
+        "links.down.rate",
+        "negative",
+    );
+}
+
+#[test]
+fn zero_rate() {
+    assert_error(
+        &with_down("rate = \"0Mbps\""),
+        "links.down.rate",
+        "greater than 0",
+    );
+}
+
+#[test]
+fn missing_link_in_path() {
+    assert_error(
+        &with_flow("path = [\"down\", \"x\"]\nack_path = [\"up\"]"),
+        "flows[0].path[1]",
+        "unknown link \"x\"; links are: down, up",
+    );
+}
+
+#[test]
+fn empty_path() {
+    assert_error(
+        &with_flow("path = []\nack_path = [\"up\"]"),
+        "flows[0].path",
+        "at least one link",
+    );
+    assert_error(
+        &with_flow("path = [\"down\"]"),
+        "flows[0].ack_path",
+        "missing required key",
+    );
+}
+
+#[test]
+fn link_twice_in_a_path() {
+    assert_error(
+        &with_flow("path = [\"down\", \"down\"]\nack_path = [\"up\"]"),
+        "flows[0].path[1]",
+        "appears twice",
+    );
+}
+
+#[test]
+fn both_rate_and_trace() {
+    assert_error(
+        &with_down("rate = \"20Mbps\"\ntrace = \"synth:constant\""),
+        "links.down.trace",
+        "rate and trace are both given",
+    );
+}
+
+#[test]
+fn neither_rate_nor_trace() {
+    assert_error(
+        &with_down("delay = \"5ms\""),
+        "links.down",
+        "exactly one of rate, rate_cycle or trace",
+    );
+}
+
+#[test]
+fn unknown_cc_lists_the_known_ones() {
+    assert_error(
+        &with_flow(&format!("cc = \"vegas\"\n{PATHS}")),
+        "flows[0].cc",
+        "unknown congestion control \"vegas\"; known: reno, cubic, bbr",
+    );
+}
+
+#[test]
+fn count_zero() {
+    assert_error(
+        &with_flow(&format!("count = 0\n{PATHS}")),
+        "flows[0].count",
+        "whole number ≥ 1",
+    );
+    assert_error(
+        &with_flow(&format!("count = 2.0\n{PATHS}")),
+        "flows[0].count",
+        "whole number ≥ 1",
+    );
+}
+
+#[test]
+fn duration_missing_or_zero() {
+    assert_error(
+        &with_flow(PATHS).replace("duration = \"10s\"", ""),
+        "duration",
+        "missing required key \"duration\"",
+    );
+    assert_error(
+        &with_flow(PATHS).replace("10s", "0s"),
+        "duration",
+        "greater than 0",
+    );
+}
+
+#[test]
+fn loss_above_one() {
+    assert_error(
+        &with_down("rate = \"20Mbps\"\nloss = 1.5"),
+        "links.down.loss",
+        "probability in [0, 1], got the number 1.5",
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\nloss = nan"),
+        "links.down.loss",
+        "probability in [0, 1]",
+    );
+}
+
+#[test]
+fn bad_loss_models() {
+    assert_error(
+        &with_down(
+            "rate = \"20Mbps\"\nloss = { model = \"gilbert-elliott\", p_good_to_bad = 0.1 }",
+        ),
+        "links.down.loss.p_bad_to_good",
+        "missing required key",
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\nloss = { model = \"markov\" }"),
+        "links.down.loss.model",
+        "accepted: bernoulli, gilbert-elliott",
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\nloss = { model = \"bernoulli\", p = 0.1, q = 0.2 }"),
+        "links.down.loss.q",
+        "accepted keys: model, p",
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\nloss = \"1%\""),
+        "links.down.loss",
+        "gilbert-elliott",
+    );
+}
+
+#[test]
+fn bad_jitter_distribution() {
+    assert_error(
+        &with_down("rate = \"20Mbps\"\njitter = \"5ms\"\njitter_distribution = \"pareto\""),
+        "links.down.jitter_distribution",
+        "accepted: gaussian, uniform",
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\njitter_reorder = true"),
+        "links.down.jitter_reorder",
+        "only with jitter",
+    );
+}
+
+#[test]
+fn overlapping_outages() {
+    assert_error(
+        &with_down("rate = \"20Mbps\"\noutages = [{ at = \"1s\", for = \"2s\" }, { at = \"2s\", for = \"1s\" }]"),
+        "links.down.outages[1]",
+        "overlaps outages[0] ([1s, 3s))",
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\noutages = [{ at = \"5s\", for = \"1s\" }, { at = \"1s\", for = \"20s\" }]"),
+        "links.down.outages[1]",
+        "overlaps outages[0]",
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\noutages = [{ at = \"5s\", for = \"0s\" }]"),
+        "links.down.outages[0].for",
+        "greater than 0",
+    );
+}
+
+#[test]
+fn rate_steps_not_increasing() {
+    assert_error(
+        &with_down(
+            "rate = \"20Mbps\"\nrate_steps = [{ at = \"1s\", rate = \"5Mbps\" }, { at = \"2s\", rate = \"6Mbps\" }, { at = \"2s\", rate = \"7Mbps\" }]",
+        ),
+        "links.down.rate_steps[2].at",
+        "strictly increasing",
+    );
+    assert_error(
+        &with_down("rate = \"20Mbps\"\nrate_steps = [{ at = \"0s\", rate = \"5Mbps\" }]"),
+        "links.down.rate_steps[0].at",
+        "greater than 0",
+    );
+}
+
+#[test]
+fn rate_steps_need_a_fixed_rate() {
+    assert_error(
+        &with_down("trace = \"synth:constant\"\nrate_steps = [{ at = \"1s\", rate = \"5Mbps\" }]"),
+        "links.down.rate_steps",
+        "only to a fixed-rate link",
+    );
+}
+
+#[test]
+fn bad_rate_cycle() {
+    assert_error(
+        &with_down("rate_cycle = { period = \"2s\", rates = [\"20Mbps\", \"0Mbps\"] }"),
+        "links.down.rate_cycle.rates[1]",
+        "greater than 0",
+    );
+    assert_error(
+        &with_down("rate_cycle = { period = \"1ns\", rates = [\"20Mbps\", \"10Mbps\"] }"),
+        "links.down.rate_cycle.period",
+        "at most",
+    );
+    assert_error(
+        &with_down("rate_cycle = { rates = [\"20Mbps\"] }"),
+        "links.down.rate_cycle.period",
+        "missing required key",
+    );
+}
+
+#[test]
+fn unreadable_trace_file() {
+    let dir = scratch_dir("unreadable");
+    assert_error_with(
+        &with_down("trace = \"missing.down\""),
+        &[],
+        Some(&dir),
+        "links.down.trace",
+        "cannot read",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_trace_files_name_file_and_line() {
+    let dir = scratch_dir("bad-traces");
+    let cases = [
+        ("empty.down", "\n", "no timestamps"),
+        (
+            "unsorted.down",
+            "1\n5\n3\n",
+            "line 3: timestamp 3 is smaller than the one before it (5)",
+        ),
+        (
+            "words.down",
+            "1\nabc\n",
+            "line 2: expected a non-negative integer",
+        ),
+        ("zero.down", "0\n0\n", "period of zero"),
+    ];
+    for (file, contents, phrase) in cases {
+        std::fs::write(dir.join(file), contents).unwrap();
+        let e = parse_err_with(&with_down(&format!("trace = \"{file}\"")), &[], Some(&dir));
+        assert_eq!(e.location, "links.down.trace", "{e}");
+        assert!(
+            e.message.contains(phrase) && e.message.contains(file),
+            "{file}: {e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn toml_syntax_error_reports_the_line() {
+    let text = "duration = \"10s\"\n\n[links.down]\nrate = \"20Mbps\"\ndelay = 20ms\n";
+    assert_error(text, "line 5", "invalid TOML");
+    let text = "duration = \"10s\"\nduration = \"20s\"\n";
+    assert_error(text, "line 2", "duplicate key");
+}
+
+#[test]
+fn set_to_an_unknown_key_fails_validation() {
+    assert_error_with(
+        &with_flow(PATHS),
+        &[("links.down.bandwidth", "5Mbps")],
+        None,
+        "links.down.bandwidth",
+        "unknown key",
+    );
+    assert_error_with(
+        &with_flow(PATHS),
+        &[("links.down.rate", "5 parsecs")],
+        None,
+        "links.down.rate",
+        "expected a rate",
+    );
+    // A new link created by --set needs a serializer like any other.
+    assert_error_with(
+        &with_flow(PATHS),
+        &[("links.extra.delay", "1ms")],
+        None,
+        "links.extra",
+        "exactly one of",
+    );
+}
+
+#[test]
+fn set_with_an_index_out_of_range() {
+    assert_error_with(
+        &with_flow(PATHS),
+        &[("flows.3.cc", "bbr")],
+        None,
+        "--set flows.3.cc",
+        "index 3 is out of range: flows has 1 entries",
+    );
+    assert_error_with(
+        &with_flow(PATHS),
+        &[("flows.first.cc", "bbr")],
+        None,
+        "--set flows.first.cc",
+        "index it with a number",
+    );
+    assert_error_with(
+        &with_flow(PATHS),
+        &[("duration.x", "1")],
+        None,
+        "--set duration.x",
+        "has no key \"x\"",
+    );
+    assert_error_with(
+        &with_flow(PATHS),
+        &[("links..rate", "1")],
+        None,
+        "--set links..rate",
+        "dotted key",
+    );
+}
+
+#[test]
+fn duplicate_flow_names() {
+    let text = format!(
+        "{}\n[[flows]]\nname = \"flow0\"\n{PATHS}\n",
+        with_flow(PATHS)
+    );
+    assert_error(
+        &text,
+        "flows[1].name",
+        "duplicate flow name \"flow0\": flows[0] has it too",
+    );
+    let text = format!(
+        "{}\n[[flows]]\nname = \"a.2\"\n{PATHS}\n",
+        with_flow(&format!("name = \"a\"\ncount = 2\n{PATHS}"))
+    );
+    assert_error(&text, "flows[1].name", "duplicate flow name \"a.2\"");
+}
+
+#[test]
+fn start_at_or_after_the_end() {
+    assert_error(
+        &with_flow(&format!("start = \"10s\"\n{PATHS}")),
+        "flows[0].start",
+        "never send",
+    );
+}
+
+#[test]
+fn bad_sample_interval() {
+    assert_error(
+        &format!("sample_interval = \"11s\"\n{}", with_flow(PATHS)),
+        "sample_interval",
+        "must not exceed the duration",
+    );
+    assert_error(
+        &format!("sample_interval = \"0ms\"\n{}", with_flow(PATHS)),
+        "sample_interval",
+        "greater than 0",
+    );
+}
+
+#[test]
+fn bad_synthetic_traces() {
+    assert_error(
+        &with_down("trace = \"synth:cellular\"\ntrace_params = { mean = \"fast\" }"),
+        "links.down.trace_params.mean",
+        "expected a rate",
+    );
+    assert_error(
+        &with_down("trace = \"synth:wifi\""),
+        "links.down.trace",
+        "kinds are: constant, steps, cellular",
+    );
+    assert_error(
+        &with_down("rate = \"5Mbps\"\ntrace_params = { rate = \"5Mbps\" }"),
+        "links.down.trace_params",
+        "only to a synthetic trace",
+    );
+}
+
+#[test]
+fn bad_queues() {
+    assert_error(
+        &with_down("rate = \"5Mbps\"\nqueue = \"red\""),
+        "links.down.queue",
+        "accepted: droptail, codel",
+    );
+    assert_error(
+        &with_down("rate = \"5Mbps\"\nbuffer = \"0pkt\""),
+        "links.down.buffer",
+        "greater than 0",
+    );
+    assert_error(
+        &with_down("rate = \"5Mbps\"\nbuffer = \"10 packets\""),
+        "links.down.buffer",
+        "pkt, pkts",
+    );
+    assert_error(
+        &with_down("rate = \"5Mbps\"\ncodel_target = \"1ms\""),
+        "links.down.codel_target",
+        "only to queue = \"codel\"",
+    );
+}
+
+#[test]
+fn bad_shapes() {
+    assert_error(
+        "duration = \"1s\"\n[[links]]\nrate = \"1Mbps\"\n[[flows]]\npath = [\"down\"]\nack_path = [\"down\"]\n",
+        "links",
+        "a table of links like [links.down]",
+    );
+    assert_error(
+        "duration = \"1s\"\n[links.a]\nrate = \"1Mbps\"\n",
+        "flows",
+        "missing required key \"flows\"",
+    );
+    assert_error(
+        "duration = \"1s\"\nflows = []\n[links.a]\nrate = \"1Mbps\"\n",
+        "flows",
+        "at least one flow",
+    );
+    assert_error(
+        "duration = \"1s\"\nlinks = {}\n[[flows]]\npath = [\"a\"]\nack_path = [\"a\"]\n",
+        "links",
+        "at least one link",
+    );
+    assert_error(
+        &format!("seed = -1\n{}", with_flow(PATHS)),
+        "seed",
+        "whole number ≥ 0",
+    );
+    assert_error(
+        &with_flow(&format!("size = \"0B\"\n{PATHS}")),
+        "flows[0].size",
+        "greater than 0",
+    );
+    assert_error(
+        &with_flow(&format!("size = 100\n{PATHS}")),
+        "flows[0].size",
+        "or \"inf\"",
+    );
+    assert_error(
+        &with_flow(&format!("name = \"\"\n{PATHS}")),
+        "flows[0].name",
+        "must not be empty",
+    );
+    assert_error(
+        &with_flow("path = \"down\"\nack_path = [\"up\"]"),
+        "flows[0].path",
+        "array of link names",
+    );
+}

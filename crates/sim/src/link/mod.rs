@@ -1,0 +1,278 @@
+//! The unidirectional link model, shared by the simulator and the kernel backend's emulator.
+//!
+//! A packet offered to a link meets, in order: random loss (Bernoulli or Gilbert-Elliott, drawn
+//! on entry as tc-netem does), the queue (DropTail or CoDel), the serializer (fixed rate with a
+//! schedule, or a Mahimahi trace), scheduled outages (the serializer stops, the queue keeps
+//! filling), then propagation delay plus optional jitter.
+//!
+//! The link owns no clock. `offer` and `service` take `now`; when the link needs to be serviced
+//! later it returns that time and the driver calls `service` then. At most one service call is
+//! outstanding at a time. Packets leave through `LinkOutput`s pushed to a caller-owned buffer,
+//! so nothing allocates per packet.
+
+mod impairment;
+pub mod queue;
+pub mod serializer;
+
+use crate::packet::PacketId;
+use crate::rng::Stream;
+use crate::Nanos;
+use impairment::{Loss, Propagation};
+use queue::{QueuedPacket, Queue};
+use rove_scenario::spec::{LinkSpec, Outage, Serializer as SerializerSpec};
+use serializer::{serialization_ns, RateSchedule, TraceCursor};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// Random loss on entry.
+    Loss,
+    /// The queue was full (tail drop).
+    QueueFull,
+    /// Dropped by the AQM (CoDel) at dequeue.
+    Aqm,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkOutput {
+    /// The packet reaches the far end of the link at `at`.
+    Deliver { id: PacketId, at: Nanos },
+    /// The packet is gone; the driver frees it.
+    Drop { id: PacketId, reason: DropReason },
+}
+
+/// Counters and samples a link accumulates; the recorder reads them.
+#[derive(Debug, Default, Clone)]
+pub struct LinkStats {
+    pub arrived_pkts: u64,
+    pub departed_bytes: u64,
+    pub departed_pkts: u64,
+    pub loss_drops: u64,
+    pub queue_drops: u64,
+    /// Sojourn time of every packet that left the queue, in order of departure.
+    pub sojourn_ns: Vec<Nanos>,
+}
+
+impl LinkStats {
+    pub fn drops(&self) -> u64 {
+        self.loss_drops + self.queue_drops
+    }
+}
+
+enum Serializer {
+    Rate(RateSchedule),
+    /// `in_service`: the head packet and its bytes not yet covered by opportunities.
+    Trace { cursor: TraceCursor, in_service: Option<(QueuedPacket, u32)> },
+}
+
+pub struct Link {
+    pub name: String,
+    spec: LinkSpec,
+    queue: Queue,
+    serializer: Serializer,
+    loss: Loss,
+    propagation: Propagation,
+    /// Fixed-rate serializer busy until this time.
+    busy_until: Nanos,
+    /// Index of the first outage that has not ended yet.
+    next_outage: usize,
+    /// Time of the service call the driver has been asked for, if any.
+    service_pending: Option<Nanos>,
+    pub stats: LinkStats,
+}
+
+impl Link {
+    pub fn new(spec: &LinkSpec, run_seed: u64) -> Self {
+        let serializer = match &spec.serializer {
+            SerializerSpec::Rate { rate_bps, changes } => Serializer::Rate(RateSchedule::new(*rate_bps, changes.clone())),
+            SerializerSpec::Trace { opportunities_ms, period_ms, .. } => Serializer::Trace {
+                cursor: TraceCursor::new(opportunities_ms.clone(), *period_ms),
+                in_service: None,
+            },
+        };
+        let label = |what: &str| format!("link:{}:{}", spec.name, what);
+        Link {
+            name: spec.name.clone(),
+            spec: spec.clone(),
+            queue: Queue::new(&spec.queue),
+            serializer,
+            loss: Loss::new(spec.loss, Stream::new(run_seed, &label("loss"))),
+            propagation: Propagation::new(spec.delay_ns, spec.jitter, Stream::new(run_seed, &label("jitter"))),
+            busy_until: 0,
+            next_outage: 0,
+            service_pending: None,
+            stats: LinkStats::default(),
+        }
+    }
+
+    pub fn spec(&self) -> &LinkSpec {
+        &self.spec
+    }
+
+    pub fn backlog_packets(&self) -> usize {
+        self.queue.len_packets()
+    }
+
+    pub fn backlog_bytes(&self) -> u64 {
+        self.queue.len_bytes()
+    }
+
+    /// Offers a packet to the link at `now`. Drops are pushed to `out`. Returns the time at which
+    /// the driver must call `service`, when the link was idle and now has work.
+    #[inline]
+    pub fn offer(&mut self, now: Nanos, id: PacketId, bytes: u32, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+        self.stats.arrived_pkts += 1;
+        if self.loss.drops_next() {
+            self.stats.loss_drops += 1;
+            out.push(LinkOutput::Drop { id, reason: DropReason::Loss });
+            return None;
+        }
+        if !self.queue.admits(bytes) {
+            self.stats.queue_drops += 1;
+            out.push(LinkOutput::Drop { id, reason: DropReason::QueueFull });
+            return None;
+        }
+        self.queue.push(QueuedPacket { id, bytes, enqueued_at: now });
+        if self.service_pending.is_some() {
+            return None;
+        }
+        let t = self.next_service_time(now);
+        self.service_pending = Some(t);
+        Some(t)
+    }
+
+    /// Runs the serializer at `now` (a time this link asked for). Returns the next service time,
+    /// if the link still has work.
+    pub fn service(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+        self.service_pending = None;
+        let outage_end = self.outage_end_at(now);
+        if outage_end > now {
+            // The link is down: look again when it comes back up.
+            self.service_pending = Some(self.next_service_time(outage_end));
+            return self.service_pending;
+        }
+        let more = match self.serializer {
+            Serializer::Rate(_) => self.serve_rate(now, out),
+            Serializer::Trace { .. } => self.serve_trace(now, out),
+        };
+        if more {
+            let t = self.next_service_time(now);
+            self.service_pending = Some(t);
+        }
+        self.service_pending
+    }
+
+    /// Fixed rate: start serializing the head packet. Returns whether more work remains.
+    #[inline]
+    fn serve_rate(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> bool {
+        let Serializer::Rate(schedule) = &mut self.serializer else { unreachable!() };
+        let rate_bps = schedule.rate_at(now);
+        let Some(p) = self.queue.dequeue(now, out, &mut self.stats.queue_drops) else {
+            return false;
+        };
+        let departs = now + serialization_ns(p.bytes, rate_bps);
+        self.busy_until = departs;
+        self.record_departure(now, &p);
+        let at = self.propagation.arrival(departs);
+        out.push(LinkOutput::Deliver { id: p.id, at });
+        !self.queue.is_empty()
+    }
+
+    /// Trace: spend the opportunities at `now` on the head of the queue. Returns whether more
+    /// work remains.
+    fn serve_trace(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> bool {
+        let Serializer::Trace { cursor, in_service } = &mut self.serializer else { unreachable!() };
+        cursor.seek(now);
+        if cursor.time_ns() != now {
+            // Asked too early (cannot happen with times this link gave out); try again later.
+            return true;
+        }
+        let mut credit = cursor.take_all_at_cursor() * TraceCursor::opportunity_bytes();
+        while credit > 0 {
+            let (p, remaining) = match in_service.take() {
+                Some(s) => s,
+                None => match self.queue.dequeue(now, out, &mut self.stats.queue_drops) {
+                    Some(p) => {
+                        self.stats.sojourn_ns.push(now - p.enqueued_at);
+                        (p, p.bytes)
+                    }
+                    None => break, // unused bytes of this opportunity are lost
+                },
+            };
+            let used = remaining.min(credit);
+            credit -= used;
+            if used < remaining {
+                *in_service = Some((p, remaining - used));
+                break;
+            }
+            self.stats.departed_bytes += p.bytes as u64;
+            self.stats.departed_pkts += 1;
+            let at = self.propagation.arrival(now);
+            out.push(LinkOutput::Deliver { id: p.id, at });
+        }
+        in_service.is_some() || !self.queue.is_empty()
+    }
+
+    fn record_departure(&mut self, now: Nanos, p: &QueuedPacket) {
+        self.stats.departed_bytes += p.bytes as u64;
+        self.stats.departed_pkts += 1;
+        self.stats.sojourn_ns.push(now - p.enqueued_at);
+    }
+
+    /// The earliest time at or after `now` the serializer can act: after the packet being
+    /// serialized, at the next trace opportunity, and outside outages.
+    fn next_service_time(&mut self, now: Nanos) -> Nanos {
+        let mut t = now;
+        loop {
+            t = match &mut self.serializer {
+                Serializer::Rate(_) => t.max(self.busy_until),
+                Serializer::Trace { cursor, .. } => {
+                    cursor.seek(t);
+                    cursor.time_ns()
+                }
+            };
+            let end = self.outage_end_at(t);
+            if end <= t {
+                return t;
+            }
+            t = end;
+        }
+    }
+
+    /// If `t` falls inside an outage, its end; otherwise `t`. Outages are sorted and disjoint,
+    /// and `t` never decreases between calls.
+    fn outage_end_at(&mut self, t: Nanos) -> Nanos {
+        let outages: &[Outage] = &self.spec.outages;
+        while let Some(o) = outages.get(self.next_outage) {
+            if o.end_ns <= t {
+                self.next_outage += 1;
+                continue;
+            }
+            return if o.start_ns <= t { o.end_ns } else { t };
+        }
+        t
+    }
+
+    /// Bytes the link could have carried in `[0, until)`, outages excluded.
+    pub fn capacity_bytes(&self, until: Nanos) -> f64 {
+        let in_window = |from: Nanos, to: Nanos| -> f64 {
+            match &self.spec.serializer {
+                SerializerSpec::Rate { rate_bps, changes } => RateSchedule::capacity_bytes(*rate_bps, changes, from, to),
+                SerializerSpec::Trace { opportunities_ms, period_ms, .. } => {
+                    TraceCursor::count_between(opportunities_ms, *period_ms, from, to) as f64
+                        * TraceCursor::opportunity_bytes() as f64
+                }
+            }
+        };
+        let mut total = in_window(0, until);
+        for o in &self.spec.outages {
+            let (a, b) = (o.start_ns.min(until), o.end_ns.min(until));
+            if b > a {
+                total -= in_window(a, b);
+            }
+        }
+        total.max(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,235 @@
+//! Serializers: how fast a link's bytes leave it.
+//!
+//! A fixed-rate serializer takes `bytes·8/rate` per packet, with scheduled rate changes applied
+//! to the next packet that starts. A trace serializer follows Mahimahi's mm-link: 1500-byte
+//! delivery opportunities at the trace's millisecond timestamps, repeating with the trace's last
+//! timestamp as period, unused opportunities lost.
+
+use crate::{Nanos, NS_PER_MS, NS_PER_S};
+use rove_scenario::spec::{RateChange, TRACE_OPPORTUNITY_BYTES};
+use std::sync::Arc;
+
+/// Nanoseconds to serialize `bytes` at `rate_bps`, rounded to the nearest nanosecond.
+/// 1500 bytes at 12 Mbps is exactly 1 ms.
+#[inline]
+pub fn serialization_ns(bytes: u32, rate_bps: u64) -> Nanos {
+    let bits_ns = bytes as u128 * 8 * NS_PER_S as u128;
+    ((bits_ns + rate_bps as u128 / 2) / rate_bps as u128) as Nanos
+}
+
+pub struct RateSchedule {
+    rate_bps: u64,
+    changes: Vec<RateChange>,
+    next_change: usize,
+}
+
+impl RateSchedule {
+    pub fn new(rate_bps: u64, changes: Vec<RateChange>) -> Self {
+        RateSchedule { rate_bps, changes, next_change: 0 }
+    }
+
+    /// The rate in force at `now` (time only moves forward).
+    #[inline]
+    pub fn rate_at(&mut self, now: Nanos) -> u64 {
+        while let Some(c) = self.changes.get(self.next_change) {
+            if c.at_ns > now {
+                break;
+            }
+            self.rate_bps = c.rate_bps;
+            self.next_change += 1;
+        }
+        self.rate_bps
+    }
+
+    /// Bytes the serializer could send in `[from, to)` at the scheduled rates (for utilization).
+    pub fn capacity_bytes(initial_bps: u64, changes: &[RateChange], from: Nanos, to: Nanos) -> f64 {
+        let mut total_bits = 0.0;
+        let mut rate = initial_bps;
+        let mut t = 0;
+        for c in changes.iter().chain(std::iter::once(&RateChange { at_ns: Nanos::MAX, rate_bps: 0 })) {
+            let (a, b) = (t.max(from), c.at_ns.min(to));
+            if b > a {
+                total_bits += rate as f64 * (b - a) as f64 / NS_PER_S as f64;
+            }
+            if c.at_ns >= to {
+                break;
+            }
+            rate = c.rate_bps;
+            t = c.at_ns;
+        }
+        total_bits / 8.0
+    }
+}
+
+/// A position in a repeating Mahimahi trace: opportunity `index` of repetition `cycle`.
+pub struct TraceCursor {
+    ops_ms: Arc<Vec<u32>>,
+    period_ms: u64,
+    cycle: u64,
+    index: usize,
+}
+
+impl TraceCursor {
+    pub fn new(ops_ms: Arc<Vec<u32>>, period_ms: u32) -> Self {
+        assert!(period_ms > 0 && !ops_ms.is_empty(), "validated by the scenario parser");
+        TraceCursor { ops_ms, period_ms: period_ms as u64, cycle: 0, index: 0 }
+    }
+
+    /// Time of the opportunity under the cursor.
+    #[inline]
+    pub fn time_ns(&self) -> Nanos {
+        (self.cycle * self.period_ms + self.ops_ms[self.index] as u64) * NS_PER_MS
+    }
+
+    #[inline]
+    fn step(&mut self) {
+        self.index += 1;
+        if self.index == self.ops_ms.len() {
+            self.index = 0;
+            self.cycle += 1;
+        }
+    }
+
+    /// Moves the cursor to the first opportunity at or after `t` (never backwards).
+    pub fn seek(&mut self, t: Nanos) {
+        for _ in 0..64 {
+            if self.time_ns() >= t {
+                return;
+            }
+            self.step();
+        }
+        // Far ahead: jump arithmetically. The first opportunity at time >= target_ms may be the
+        // last line of the previous repetition (its timestamp equals the period).
+        let target_ms = t.div_ceil(NS_PER_MS);
+        let (mut cycle, rem) = (target_ms / self.period_ms, target_ms % self.period_ms);
+        let mut index = self.ops_ms.partition_point(|&m| (m as u64) < rem);
+        if rem == 0 && cycle > 0 {
+            cycle -= 1;
+            index = self.ops_ms.partition_point(|&m| (m as u64) < self.period_ms);
+        }
+        if index == self.ops_ms.len() {
+            index = 0;
+            cycle += 1;
+        }
+        if (cycle, index) > (self.cycle, self.index) {
+            self.cycle = cycle;
+            self.index = index;
+        }
+    }
+
+    /// Consumes every opportunity at exactly the cursor's time and returns their number.
+    pub fn take_all_at_cursor(&mut self) -> u32 {
+        let t = self.time_ns();
+        let mut n = 0;
+        while self.time_ns() == t {
+            n += 1;
+            self.step();
+        }
+        n
+    }
+
+    /// Number of opportunities with times in `[from, to)`.
+    pub fn count_between(ops_ms: &[u32], period_ms: u32, from: Nanos, to: Nanos) -> u64 {
+        let period = period_ms as u64;
+        let below = |x: u64| ops_ms.partition_point(|&m| (m as u64) < x) as u64;
+        // Opportunities with time < t. Timestamps lie in [0, period], so only the repetition
+        // containing t and the one before it can be partly before t.
+        let count_before = |t: Nanos| -> u64 {
+            let t_ms = t.div_ceil(NS_PER_MS); // m·1ms < t  <=>  m < ceil(t / 1ms)
+            let c0 = t_ms / period;
+            let mut n = below(t_ms - c0 * period);
+            if c0 >= 1 {
+                n += (c0 - 1) * ops_ms.len() as u64 + below(t_ms - (c0 - 1) * period);
+            }
+            n
+        };
+        count_before(to).saturating_sub(count_before(from))
+    }
+
+    pub fn opportunity_bytes() -> u32 {
+        TRACE_OPPORTUNITY_BYTES
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_of_1500_bytes_at_12_mbps_takes_one_ms() {
+        assert_eq!(serialization_ns(1500, 12_000_000), 1_000_000);
+        assert_eq!(serialization_ns(1500, 100_000_000), 120_000);
+        assert_eq!(serialization_ns(52, 1_000_000_000), 416);
+    }
+
+    #[test]
+    fn rate_schedule_applies_changes_in_order() {
+        let mut s = RateSchedule::new(10, vec![RateChange { at_ns: 5, rate_bps: 20 }, RateChange { at_ns: 9, rate_bps: 30 }]);
+        assert_eq!(s.rate_at(0), 10);
+        assert_eq!(s.rate_at(4), 10);
+        assert_eq!(s.rate_at(5), 20);
+        assert_eq!(s.rate_at(100), 30);
+    }
+
+    #[test]
+    fn capacity_integrates_the_schedule() {
+        let ch = vec![RateChange { at_ns: NS_PER_S, rate_bps: 16_000_000 }];
+        // 1 s at 8 Mbps + 1 s at 16 Mbps = 1 MB + 2 MB
+        let c = RateSchedule::capacity_bytes(8_000_000, &ch, 0, 2 * NS_PER_S);
+        assert!((c - 3_000_000.0).abs() < 1e-6, "{c}");
+        let half = RateSchedule::capacity_bytes(8_000_000, &ch, NS_PER_S / 2, 2 * NS_PER_S);
+        assert!((half - 2_500_000.0).abs() < 1e-6, "{half}");
+    }
+
+    #[test]
+    fn cursor_repeats_with_the_last_timestamp_as_period() {
+        let mut c = TraceCursor::new(Arc::new(vec![0, 2, 5]), 5);
+        let mut times = vec![];
+        for _ in 0..7 {
+            times.push(c.time_ns() / NS_PER_MS);
+            c.step();
+        }
+        assert_eq!(times, vec![0, 2, 5, 5, 7, 10, 10]);
+    }
+
+    #[test]
+    fn seek_finds_the_first_opportunity_at_or_after() {
+        let ops = Arc::new(vec![0, 2, 5]);
+        for t_ms in [0u64, 1, 2, 3, 5, 6, 10, 11, 1000, 1003] {
+            let mut fast = TraceCursor::new(ops.clone(), 5);
+            fast.seek(t_ms * NS_PER_MS);
+            let mut slow = TraceCursor::new(ops.clone(), 5);
+            while slow.time_ns() < t_ms * NS_PER_MS {
+                slow.step();
+            }
+            assert_eq!((fast.cycle, fast.index), (slow.cycle, slow.index), "t = {t_ms} ms");
+        }
+    }
+
+    #[test]
+    fn take_all_counts_coinciding_opportunities() {
+        let mut c = TraceCursor::new(Arc::new(vec![1, 1, 1, 3]), 3);
+        assert_eq!(c.take_all_at_cursor(), 3);
+        // 3 ms: the last line and, one period on, nothing else at 3 ms (next is 4 ms).
+        assert_eq!(c.time_ns(), 3 * NS_PER_MS);
+        assert_eq!(c.take_all_at_cursor(), 1);
+        assert_eq!(c.time_ns(), 4 * NS_PER_MS);
+    }
+
+    #[test]
+    fn count_between_matches_enumeration() {
+        let ops = vec![0, 2, 5];
+        assert_eq!(TraceCursor::count_between(&ops, 5, 0, 11 * NS_PER_MS), 7); // 0,2,5,5,7,10,10
+        assert_eq!(TraceCursor::count_between(&[1], 1, 0, NS_PER_S), 1000);
+        let arc = Arc::new(ops.clone());
+        for to_ms in 0..40u64 {
+            let mut c = TraceCursor::new(arc.clone(), 5);
+            let mut n = 0;
+            while c.time_ns() < to_ms * NS_PER_MS {
+                n += 1;
+                c.step();
+            }
+            assert_eq!(TraceCursor::count_between(&ops, 5, 0, to_ms * NS_PER_MS), n, "to = {to_ms} ms");
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Congestion control: the trait every algorithm implements, and the registry that builds them.
+//!
+//! The hooks mirror Linux's `struct tcp_congestion_ops` (include/net/tcp.h), and the sender calls
+//! them where Linux does (tcp_input.c, tcp_output.c), so an algorithm ports from the kernel one
+//! hook at a time. To add an algorithm: write `cc/NAME.rs` implementing [`CongestionControl`] and
+//! add one line to [`REGISTRY`].
+
+mod reno;
+
+use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState};
+
+pub trait CongestionControl: Send {
+    /// Name as in the scenario's `cc` key (and Linux's `tcp_congestion_ops.name`).
+    fn name(&self) -> &'static str;
+
+    /// `init`: called once when the connection is established.
+    fn init(&mut self, _tp: &mut TcpState) {}
+
+    /// `ssthresh`: the slow-start threshold after a loss (required).
+    fn ssthresh(&mut self, tp: &TcpState) -> u32;
+
+    /// `cong_avoid`: grow cwnd on an ACK that acked or sacked `acked` packets. Not called for
+    /// algorithms that implement `cong_control`.
+    fn cong_avoid(&mut self, _tp: &mut TcpState, _acked: u32) {}
+
+    /// Whether this algorithm implements `cong_control` (Linux: `ops->cong_control != NULL`).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// `cong_control`: take over cwnd and pacing on every ACK, given the delivery-rate sample.
+    fn cong_control(&mut self, _tp: &mut TcpState, _rs: &RateSample) {}
+
+    /// `set_state`: called before the sender changes `tp.ca_state` to `new_state`.
+    fn set_state(&mut self, _tp: &mut TcpState, _new_state: CaState) {}
+
+    /// `cwnd_event`.
+    fn cwnd_event(&mut self, _tp: &mut TcpState, _event: CaEvent) {}
+
+    /// `pkts_acked`: called for ACKs that cumulatively acknowledge new data.
+    fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
+
+    /// `undo_cwnd`: the cwnd to restore when a reduction proves spurious.
+    fn undo_cwnd(&mut self, tp: &TcpState) -> u32 {
+        tp.snd_cwnd.max(tp.prior_cwnd)
+    }
+
+    /// The algorithm's own mode for the time series ("slow_start", "probe_bw", ...).
+    fn mode(&self, tp: &TcpState) -> &'static str {
+        if tp.in_slow_start() {
+            "slow_start"
+        } else {
+            "cong_avoid"
+        }
+    }
+}
+
+type Builder = fn(&toml::Table) -> Result<Box<dyn CongestionControl>, ParamError>;
+
+/// Every algorithm rove knows: (name, constructor from `cc_params`).
+pub const REGISTRY: &[(&str, Builder)] = &[("reno", reno::Reno::build)];
+
+/// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamError {
+    pub key: String,
+    pub message: String,
+}
+
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(n, _)| *n).collect()
+}
+
+/// Builds algorithm `name` with its parameters. `None` when the name is unknown.
+pub fn build(name: &str, params: &toml::Table) -> Option<Result<Box<dyn CongestionControl>, ParamError>> {
+    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b(params))
+}
+
+/// Rejects every key of `params` not in `known` (each algorithm calls this first).
+pub fn reject_unknown(params: &toml::Table, known: &[&str]) -> Result<(), ParamError> {
+    for key in params.keys() {
+        if !known.contains(&key.as_str()) {
+            let accepted = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            return Err(ParamError { key: key.clone(), message: format!("unknown parameter; accepted: {accepted}") });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! TCP for rove: a sender and a receiver whose machinery follows Linux (net/ipv4/tcp_*.c), and
+//! congestion control algorithms behind [`cc::CongestionControl`], a trait whose hooks mirror
+//! `struct tcp_congestion_ops`.
+//!
+//! Sequence numbers count segments (every segment carries `MSS` payload bytes but the last of a
+//! finite flow); cwnd and the scoreboard counters are in packets, as in Linux.
+//!
+//! The endpoints never touch a clock or a socket: they are driven through [`Wire`], which gives
+//! them the time, takes their packets and arms their timers. The simulator implements it; so can
+//! any other driver.
+
+pub mod cc;
+pub mod minmax;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+pub mod state;
+
+pub use rove_sim::packet::Packet;
+use rove_sim::Nanos;
+
+/// Payload bytes per segment: a 1500-byte MTU less IPv4 (20), TCP (20) and the timestamp
+/// option (12), as Linux's mss_cache on Ethernet with timestamps.
+pub const MSS: u32 = 1448;
+/// Header bytes of a data segment or a bare ACK: IPv4 + TCP + timestamp option (aligned).
+pub const HEADER_BYTES: u32 = 52;
+/// SYN and SYN-ACK: IPv4 + TCP + MSS, SACK-permitted, timestamps, window scale (20 option bytes).
+pub const SYN_BYTES: u32 = 60;
+
+/// Bytes on the wire of an ACK carrying `blocks` SACK blocks (TCPOLEN_SACK_BASE_ALIGNED + 8 per block).
+pub fn ack_wire_bytes(blocks: usize) -> u32 {
+    HEADER_BYTES + if blocks > 0 { 4 + 8 * blocks as u32 } else { 0 }
+}
+
+/// The timers an endpoint can arm. Each endpoint keeps its own deadline per timer; an armed
+/// timer that fires early (the deadline moved later) is simply re-armed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Timer {
+    /// Retransmission timeout (also the SYN retransmission timer).
+    Rto,
+    /// RACK reordering timer (ICSK_TIME_REO_TIMEOUT).
+    Reorder,
+    /// Internal pacing: the next segment may leave at this time.
+    Pacing,
+    /// Receiver's delayed-ACK timer.
+    DelayedAck,
+}
+
+impl Timer {
+    pub const COUNT: usize = 4;
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What an endpoint needs from whoever drives it.
+pub trait Wire {
+    fn now(&self) -> Nanos;
+    /// Puts a packet on the endpoint's outgoing path. The driver fills in routing fields.
+    fn transmit(&mut self, packet: Packet);
+    /// Asks to be called back (`on_timer`) at or after `at`.
+    fn arm(&mut self, timer: Timer, at: Nanos);
+}
+
+/// Payload sizes of a flow's segments: all `MSS` but the last of a finite flow.
+#[derive(Debug, Clone, Copy)]
+pub struct Segments {
+    /// Total bytes to send, `None` for unlimited.
+    pub size_bytes: Option<u64>,
+}
+
+impl Segments {
+    /// Number of segments, `u64::MAX` for an unlimited flow.
+    pub fn count(&self) -> u64 {
+        match self.size_bytes {
+            Some(b) => b.div_ceil(MSS as u64),
+            None => u64::MAX,
+        }
+    }
+
+    pub fn payload(&self, seq: u64) -> u32 {
+        match self.size_bytes {
+            Some(b) if seq + 1 == self.count() => (b - seq * MSS as u64) as u32,
+            _ => MSS,
+        }
+    }
+
+    /// Payload bytes in segments `[0, end)`.
+    pub fn bytes_before(&self, end: u64) -> u64 {
+        match self.size_bytes {
+            Some(b) => (end * MSS as u64).min(b),
+            None => end * MSS as u64,
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! The TCP receiver: cumulative ACKs with SACK blocks (RFC 2018), delayed ACKs, quick-ACK mode
+//! at the start, and a fixed advertised window (the application reads at once).
+//!
+//! ACK policy, as Linux's __tcp_ack_snd_check and tcp_event_data_recv:
+//! - the first 16 data segments are acknowledged at once (quick-ACK mode, TCP_MAX_QUICKACKS);
+//! - then an ACK for every second full segment, or after the 40 ms delayed-ACK timer
+//!   (TCP_DELACK_MIN; Linux adapts this timeout, `ato`, between 40 and 200 ms: we keep 40 ms);
+//! - out-of-order data, a segment that fills a hole and duplicates are acknowledged at once
+//!   (Linux compresses dup-ACKs after the third, tcp_comp_sack_*: not modelled).
+
+use crate::{ack_wire_bytes, Segments, Timer, Wire, MSS, SYN_BYTES};
+use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
+use rove_sim::Nanos;
+
+/// TCP_DELACK_MIN, include/net/tcp.h (HZ/25).
+pub const DELAYED_ACK_NS: Nanos = 40_000_000;
+/// TCP_MAX_QUICKACKS, include/net/tcp.h.
+const MAX_QUICKACKS: u32 = 16;
+
+pub struct TcpReceiver {
+    segments: Segments,
+    rwnd_bytes: u64,
+    /// Next segment expected in order.
+    rcv_nxt: u64,
+    /// rcv_nxt when the last ACK was sent (tp->rcv_wup).
+    rcv_wup: u64,
+    /// Out-of-order ranges held, sorted and disjoint.
+    ofo: Vec<SeqRange>,
+    /// SACK blocks in the order they are reported: the most recently changed first.
+    sack_order: Vec<SeqRange>,
+    quick_acks: u32,
+    got_data: bool,
+    delack_deadline: Option<Nanos>,
+    /// Payload bytes delivered in order to the application.
+    pub bytes_delivered: u64,
+    /// Payload bytes of every data segment that arrived, duplicates included.
+    pub bytes_received: u64,
+    /// Largest out-of-order backlog seen, in segments.
+    pub max_ofo_segs: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(segments: Segments, rwnd_bytes: u64) -> Self {
+        TcpReceiver {
+            segments,
+            rwnd_bytes,
+            rcv_nxt: 0,
+            rcv_wup: 0,
+            ofo: Vec::new(),
+            sack_order: Vec::with_capacity(MAX_SACK_BLOCKS + 1),
+            quick_acks: 0,
+            got_data: false,
+            delack_deadline: None,
+            bytes_delivered: 0,
+            bytes_received: 0,
+            max_ofo_segs: 0,
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    pub fn on_packet<W: Wire>(&mut self, p: &Packet, w: &mut W) {
+        match p.kind {
+            Kind::Syn => {
+                let now = w.now();
+                w.transmit(Packet { kind: Kind::SynAck, wire_bytes: SYN_BYTES, rwnd_bytes: self.rwnd_bytes, sent_at: now, ..Default::default() });
+            }
+            Kind::Segment => self.on_segment(p, w),
+            _ => {}
+        }
+    }
+
+    fn on_segment<W: Wire>(&mut self, p: &Packet, w: &mut W) {
+        self.bytes_received += p.payload_bytes as u64;
+        if !self.got_data {
+            // tcp_event_data_recv: the first data segment starts quick-ACK mode.
+            self.got_data = true;
+            self.quick_acks = ((self.rwnd_bytes / (2 * MSS as u64)) as u32).clamp(2, MAX_QUICKACKS);
+        }
+        let seq = p.seq;
+        let immediate = if seq < self.rcv_nxt || self.holds(seq) {
+            true // duplicate
+        } else if seq == self.rcv_nxt {
+            let had_ofo = !self.ofo.is_empty();
+            self.rcv_nxt += 1;
+            if let Some(first) = self.ofo.first() {
+                if first.start == self.rcv_nxt {
+                    self.rcv_nxt = first.end;
+                    self.ofo.remove(0);
+                }
+            }
+            let nxt = self.rcv_nxt;
+            self.sack_order.retain(|b| b.end > nxt);
+            self.bytes_delivered = self.segments.bytes_before(self.rcv_nxt);
+            had_ofo
+        } else {
+            self.insert_ofo(seq);
+            true
+        };
+        let unacked_segs = self.rcv_nxt - self.rcv_wup;
+        if immediate || unacked_segs > 1 || self.quick_acks > 0 {
+            self.send_ack(w);
+        } else if self.delack_deadline.is_none() {
+            let at = w.now() + DELAYED_ACK_NS;
+            self.delack_deadline = Some(at);
+            w.arm(Timer::DelayedAck, at);
+        }
+    }
+
+    pub fn on_timer<W: Wire>(&mut self, timer: Timer, w: &mut W) {
+        if timer != Timer::DelayedAck {
+            return;
+        }
+        match self.delack_deadline {
+            Some(d) if d <= w.now() => self.send_ack(w),
+            Some(d) => w.arm(Timer::DelayedAck, d),
+            None => {}
+        }
+    }
+
+    fn holds(&self, seq: u64) -> bool {
+        let i = self.ofo.partition_point(|r| r.end <= seq);
+        self.ofo.get(i).is_some_and(|r| r.start <= seq)
+    }
+
+    /// Adds out-of-order segment `seq`, merging neighbours, and puts its block first in the SACK
+    /// order (tcp_sack_new_ofo_skb).
+    fn insert_ofo(&mut self, seq: u64) {
+        let i = self.ofo.partition_point(|r| r.end < seq);
+        let merged = match self.ofo.get_mut(i) {
+            Some(r) if r.end == seq => {
+                r.end = seq + 1;
+                // Join with the next range if this closed the gap between them.
+                if self.ofo.get(i + 1).is_some_and(|n| n.start == seq + 1) {
+                    let next = self.ofo.remove(i + 1);
+                    self.ofo[i].end = next.end;
+                }
+                self.ofo[i]
+            }
+            Some(r) if r.start == seq + 1 => {
+                r.start = seq;
+                *r
+            }
+            _ => {
+                let r = SeqRange { start: seq, end: seq + 1 };
+                self.ofo.insert(i, r);
+                r
+            }
+        };
+        self.sack_order.retain(|b| b.end < merged.start || b.start > merged.end);
+        self.sack_order.insert(0, merged);
+        self.sack_order.truncate(MAX_SACK_BLOCKS + 1);
+        let held: u64 = self.ofo.iter().map(|r| r.end - r.start).sum();
+        self.max_ofo_segs = self.max_ofo_segs.max(held);
+    }
+
+    fn send_ack<W: Wire>(&mut self, w: &mut W) {
+        let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
+        let n = self.sack_order.len().min(MAX_SACK_BLOCKS);
+        sack[..n].copy_from_slice(&self.sack_order[..n]);
+        w.transmit(Packet {
+            kind: Kind::Ack,
+            ack: self.rcv_nxt,
+            rwnd_bytes: self.rwnd_bytes,
+            sack,
+            sack_len: n as u8,
+            wire_bytes: ack_wire_bytes(n),
+            sent_at: w.now(),
+            ..Default::default()
+        });
+        self.rcv_wup = self.rcv_nxt;
+        self.delack_deadline = None;
+        self.quick_acks = self.quick_acks.saturating_sub(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wire that records what the receiver sends.
+    #[derive(Default)]
+    struct Recorder {
+        now: Nanos,
+        sent: Vec<Packet>,
+        armed: Vec<(Timer, Nanos)>,
+    }
+
+    impl Wire for Recorder {
+        fn now(&self) -> Nanos {
+            self.now
+        }
+        fn transmit(&mut self, p: Packet) {
+            self.sent.push(p);
+        }
+        fn arm(&mut self, t: Timer, at: Nanos) {
+            self.armed.push((t, at));
+        }
+    }
+
+    fn seg(seq: u64) -> Packet {
+        Packet { kind: Kind::Segment, seq, payload_bytes: MSS, ..Default::default() }
+    }
+
+    fn receiver() -> TcpReceiver {
+        TcpReceiver::new(Segments { size_bytes: None }, 6_000_000)
+    }
+
+    #[test]
+    fn quick_acks_then_every_second_segment_then_timer() {
+        let mut r = receiver();
+        let mut w = Recorder::default();
+        for s in 0..16 {
+            r.on_packet(&seg(s), &mut w);
+        }
+        assert_eq!(w.sent.len(), 16, "quick-ACK mode acks each of the first 16 segments");
+        r.on_packet(&seg(16), &mut w);
+        assert_eq!(w.sent.len(), 16, "17th segment: delayed");
+        assert_eq!(w.armed.last(), Some(&(Timer::DelayedAck, DELAYED_ACK_NS)));
+        r.on_packet(&seg(17), &mut w);
+        assert_eq!(w.sent.len(), 17, "second full segment: ACK now");
+        assert_eq!(w.sent.last().unwrap().ack, 18);
+        r.on_packet(&seg(18), &mut w);
+        assert_eq!(w.sent.len(), 17);
+        w.now = DELAYED_ACK_NS;
+        r.on_timer(Timer::DelayedAck, &mut w);
+        assert_eq!(w.sent.len(), 18);
+        assert_eq!(w.sent.last().unwrap().ack, 19);
+    }
+
+    #[test]
+    fn out_of_order_data_gets_immediate_acks_with_most_recent_block_first() {
+        let mut r = receiver();
+        let mut w = Recorder::default();
+        r.quick_acks = 0;
+        r.got_data = true;
+        r.on_packet(&seg(0), &mut w); // in order, delayed
+        assert!(w.sent.is_empty());
+        r.on_packet(&seg(2), &mut w);
+        r.on_packet(&seg(3), &mut w);
+        r.on_packet(&seg(6), &mut w);
+        let last = w.sent.last().unwrap();
+        assert_eq!(last.ack, 1);
+        assert_eq!(last.sack_blocks(), &[SeqRange { start: 6, end: 7 }, SeqRange { start: 2, end: 4 }]);
+        assert_eq!(last.wire_bytes, 52 + 4 + 16);
+        // Filling the first hole acks at once and drops the covered block.
+        r.on_packet(&seg(1), &mut w);
+        let last = w.sent.last().unwrap();
+        assert_eq!(last.ack, 4);
+        assert_eq!(last.sack_blocks(), &[SeqRange { start: 6, end: 7 }]);
+        assert_eq!(r.bytes_delivered, 4 * MSS as u64);
+    }
+
+    #[test]
+    fn adjacent_out_of_order_segments_merge_into_one_block() {
+        let mut r = receiver();
+        let mut w = Recorder::default();
+        for s in [5, 3, 4, 9, 7, 8] {
+            r.on_packet(&seg(s), &mut w);
+        }
+        assert_eq!(r.ofo, vec![SeqRange { start: 3, end: 6 }, SeqRange { start: 7, end: 10 }]);
+        assert_eq!(w.sent.last().unwrap().sack_blocks()[0], SeqRange { start: 7, end: 10 });
+    }
+
+    #[test]
+    fn last_segment_of_a_finite_flow_counts_its_real_size() {
+        let mut r = TcpReceiver::new(Segments { size_bytes: Some(3000) }, 65535);
+        let mut w = Recorder::default();
+        r.on_packet(&seg(0), &mut w);
+        r.on_packet(&seg(1), &mut w);
+        r.on_packet(&Packet { payload_bytes: 104, ..seg(2) }, &mut w);
+        assert_eq!(r.bytes_delivered, 3000);
+    }
+}

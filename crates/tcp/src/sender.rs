@@ -1,0 +1,953 @@
+//! The TCP sender, following Linux's tcp_input.c / tcp_output.c / tcp_rate.c / tcp_recovery.c.
+//!
+//! Per ACK, in the kernel's order (tcp_ack):
+//! 1. SACK tagging (tcp_sacktag_write_queue): newly sacked segments are delivered.
+//! 2. Cumulative ACK (tcp_clean_rtx_queue): segments below the ACK leave the scoreboard; RTT is
+//!    sampled from the oldest never-retransmitted one (Karn), the RTO is re-armed.
+//! 3. Loss detection by RACK (RFC 8985, tcp_recovery.c): a segment is lost when one sent
+//!    sufficiently later has been delivered, after a reordering window (0 once three segments
+//!    are sacked and no reordering was ever seen, min_rtt/4 otherwise).
+//! 4. The congestion state machine (tcp_fastretrans_alert): Open, Disorder, Recovery, Loss.
+//! 5. The delivery-rate sample (tcp_rate_gen), then congestion control: the algorithm's
+//!    `cong_control`, or PRR (RFC 6937, tcp_cwnd_reduction) during Recovery and `cong_avoid`
+//!    otherwise; then the default pacing rate (tcp_update_pacing_rate).
+//! 6. Transmission (tcp_xmit_recovery, tcp_write_xmit): lost segments first, then new data,
+//!    while packets in flight < cwnd and within the peer's window, paced when the algorithm
+//!    asks for pacing.
+//!
+//! Simplifications, each a place where Linux does more: no TSO/GSO (every segment is sent on its
+//! own), no tail loss probe yet, no F-RTO or DSACK/timestamp-based undo yet, no idle cwnd
+//! restart, no ECN.
+
+use crate::cc::CongestionControl;
+use crate::minmax::MinMax;
+use crate::rtt::{RttEstimator, RTO_INIT_US};
+use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, INFINITE_SSTHRESH};
+use crate::{Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES};
+use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
+use rove_sim::Nanos;
+use std::collections::VecDeque;
+
+/// tcp_min_rtt_wlen: the min-RTT filter's window (300 s).
+const MIN_RTT_WINDOW_NS: Nanos = 300_000_000_000;
+/// tp->reordering default (sysctl_tcp_reordering, TCP_FASTRETRANS_THRESH).
+const REORDERING: u32 = 3;
+/// Linux paces only after the first 10 data segments (tcp_update_skb_after_send).
+const UNPACED_SEGMENTS: u64 = 10;
+
+// Scoreboard flags (TCPCB_SACKED_ACKED, TCPCB_LOST, TCPCB_SACKED_RETRANS, TCPCB_EVER_RETRANS).
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETRANS: u8 = 4;
+const EVER_RETRANS: u8 = 8;
+
+/// One outstanding segment: the fields Linux keeps in an skb's control block.
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    /// Time of the last transmission (skb->skb_mstamp_ns).
+    xmit: Nanos,
+    /// tcp_rate.c tx state, taken at the last transmission.
+    first_tx: Nanos,
+    /// 0 once the segment has been counted in a rate sample.
+    delivered_mstamp: Nanos,
+    delivered: u64,
+    app_limited: bool,
+    flags: u8,
+}
+
+// ACK processing flags (a subset of Linux's FLAG_*).
+const FLAG_DATA_ACKED: u32 = 1;
+const FLAG_DATA_SACKED: u32 = 2;
+const FLAG_SND_UNA_ADVANCED: u32 = 4;
+
+/// RACK state (tp->rack).
+#[derive(Debug, Clone, Copy, Default)]
+struct Rack {
+    /// Send time of the most recently sent delivered segment.
+    mstamp: Nanos,
+    end_seq: u64,
+    /// RTT of the last delivered segment, ns.
+    rtt_ns: Nanos,
+    /// Whether a new segment was delivered since the last loss scan.
+    advanced: bool,
+    /// Whether reordering has been observed (tp->reord_seen).
+    reord_seen: bool,
+}
+
+/// Counters for results.
+#[derive(Debug, Clone, Default)]
+pub struct SenderStats {
+    /// Segments transmitted, retransmissions included.
+    pub segs_sent: u64,
+    pub retrans_segs: u64,
+    /// Every RTT sample fed to the estimator, in ns.
+    pub rtt_samples_ns: Vec<Nanos>,
+    pub established_at: Option<Nanos>,
+    /// Time the last byte of a finite flow was acknowledged.
+    pub completed_at: Option<Nanos>,
+}
+
+pub struct TcpSender {
+    pub tp: TcpState,
+    pub cc: Box<dyn CongestionControl>,
+    segments: Segments,
+    total_segs: u64,
+    /// Outstanding segments; index 0 is `tp.snd_una`.
+    board: VecDeque<Seg>,
+    rtt: RttEstimator,
+    min_rtt: MinMax,
+    rack: Rack,
+    /// RTO backoff exponent (icsk_backoff) and expirations since progress (icsk_retransmits).
+    backoff: u32,
+    retransmits: u32,
+    rto_deadline: Option<Nanos>,
+    reo_deadline: Option<Nanos>,
+    /// Earliest time the next segment may leave (tp->tcp_wstamp_ns).
+    pace_next: Nanos,
+    data_segs_out: u64,
+    established: bool,
+    syn_sent_at: Nanos,
+    syn_retransmitted: bool,
+    /// Peer's advertised window, in segments.
+    peer_window_segs: u64,
+    prr_delivered: u32,
+    prr_out: u32,
+    undo_marker: bool,
+    /// Lowest sequence that may be lost and not yet retransmitted (retransmit_skb_hint).
+    retrans_hint: u64,
+    /// Highest sacked sequence + 1, or snd_una (tp->highest_sack, for reordering detection).
+    fack: u64,
+    /// SACK blocks of the previous ACK, already processed (tp->recv_sack_cache).
+    sack_cache: [SeqRange; MAX_SACK_BLOCKS],
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(cc: Box<dyn CongestionControl>, segments: Segments) -> Self {
+        TcpSender {
+            tp: TcpState::default(),
+            cc,
+            segments,
+            total_segs: segments.count(),
+            board: VecDeque::with_capacity(256),
+            rtt: RttEstimator::default(),
+            min_rtt: MinMax::default(),
+            rack: Rack::default(),
+            backoff: 0,
+            retransmits: 0,
+            rto_deadline: None,
+            reo_deadline: None,
+            pace_next: 0,
+            data_segs_out: 0,
+            established: false,
+            syn_sent_at: 0,
+            syn_retransmitted: false,
+            peer_window_segs: 10,
+            prr_delivered: 0,
+            prr_out: 0,
+            undo_marker: false,
+            retrans_hint: 0,
+            fack: 0,
+            sack_cache: [SeqRange::default(); MAX_SACK_BLOCKS],
+            stats: SenderStats::default(),
+        }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.stats.completed_at.is_some()
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.established
+    }
+
+    /// Opens the connection: sends the SYN and arms the SYN timer (TCP_TIMEOUT_INIT).
+    pub fn start<W: Wire>(&mut self, w: &mut W) {
+        self.syn_sent_at = w.now();
+        self.send_syn(w);
+    }
+
+    fn send_syn<W: Wire>(&mut self, w: &mut W) {
+        let now = w.now();
+        w.transmit(Packet { kind: Kind::Syn, wire_bytes: SYN_BYTES, sent_at: now, ..Default::default() });
+        let at = now + ((RTO_INIT_US * 1000) << self.backoff.min(6));
+        self.rto_deadline = Some(at);
+        w.arm(Timer::Rto, at);
+    }
+
+    /// A packet from the receiver arrived.
+    pub fn on_packet<W: Wire>(&mut self, p: &Packet, w: &mut W) {
+        if self.is_complete() {
+            return;
+        }
+        self.tp.now = w.now();
+        match p.kind {
+            Kind::SynAck if !self.established => self.on_established(p, w),
+            Kind::Ack => {
+                if self.established {
+                    self.on_ack(p, w);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_established<W: Wire>(&mut self, p: &Packet, w: &mut W) {
+        let now = w.now();
+        self.established = true;
+        self.stats.established_at = Some(now);
+        self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
+        // The SYN-ACK gives the first RTT sample unless the SYN was retransmitted (Karn).
+        if !self.syn_retransmitted {
+            self.rtt_sample(now - self.syn_sent_at, now - self.syn_sent_at);
+        }
+        self.backoff = 0;
+        self.rto_deadline = None;
+        self.cc.init(&mut self.tp);
+        if !self.cc.has_cong_control() {
+            self.update_pacing_rate();
+        }
+        self.push(w);
+    }
+
+    pub fn on_timer<W: Wire>(&mut self, timer: Timer, w: &mut W) {
+        if self.is_complete() {
+            return;
+        }
+        let now = w.now();
+        self.tp.now = now;
+        let deadline = match timer {
+            Timer::Rto => &mut self.rto_deadline,
+            Timer::Reorder => &mut self.reo_deadline,
+            Timer::Pacing => {
+                if self.pace_next > now {
+                    w.arm(Timer::Pacing, self.pace_next);
+                } else {
+                    self.push(w);
+                }
+                return;
+            }
+            Timer::DelayedAck => return,
+        };
+        match *deadline {
+            None => {}
+            Some(d) if d > now => w.arm(timer, d),
+            Some(_) => {
+                *deadline = None;
+                match timer {
+                    Timer::Rto => self.on_rto(w),
+                    Timer::Reorder => self.on_reorder_timeout(w),
+                    _ => unreachable!(),
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // ACK processing
+
+    fn on_ack<W: Wire>(&mut self, p: &Packet, w: &mut W) {
+        let now = w.now();
+        if p.ack > self.tp.snd_nxt {
+            return; // acks data never sent: ignore (Linux: tcp_ack returns -SKB_DROP_REASON_TCP_ACK_UNSENT_DATA)
+        }
+        self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
+        let prior_snd_una = self.tp.snd_una;
+        let prior_delivered = self.tp.delivered;
+        let prior_lost = self.tp.lost;
+        let mut rs = RateSample { prior_in_flight: self.tp.packets_in_flight(), rtt_ns: -1, ..Default::default() };
+        let mut flag = 0;
+        // RTT candidates: (oldest, newest) send times of newly delivered, never-retransmitted segments.
+        let mut acked_times: Option<(Nanos, Nanos)> = None;
+        let mut sacked_times: Option<(Nanos, Nanos)> = None;
+
+        if p.sack_len > 0 {
+            flag |= self.sacktag(p.sack_blocks(), &mut rs, &mut sacked_times);
+        }
+        let pkts_acked = if p.ack > self.tp.snd_una { self.clean_rtx_queue(p.ack, &mut rs, &mut acked_times) } else { 0 };
+        if pkts_acked > 0 {
+            flag |= FLAG_DATA_ACKED | FLAG_SND_UNA_ADVANCED;
+            self.retransmits = 0;
+        }
+
+        // tcp_ack_update_rtt: srtt from the oldest newly cum-acked segment (else the oldest
+        // newly sacked), min RTT and rs.rtt from the newest.
+        let seq_rtt = acked_times.or(sacked_times).map(|(oldest, _)| now - oldest);
+        let ca_rtt = acked_times.or(sacked_times).map(|(_, newest)| now - newest);
+        if let (Some(seq_rtt), Some(ca_rtt)) = (seq_rtt, ca_rtt) {
+            self.rtt_sample(seq_rtt, ca_rtt);
+            rs.rtt_ns = ca_rtt as i64;
+        }
+        if pkts_acked > 0 {
+            let sample = AckSample {
+                pkts_acked,
+                rtt_us: if rs.rtt_ns >= 0 { rs.rtt_ns / 1000 } else { -1 },
+                in_flight: (self.tp.mss_cache as u64 * (self.tp.delivered - rs.prior_delivered.min(self.tp.delivered))) as u32,
+            };
+            self.cc.pkts_acked(&mut self.tp, &sample);
+            // tcp_rearm_rto
+            self.rto_deadline = None;
+            if self.tp.packets_out > 0 {
+                self.arm_rto(w);
+            }
+        }
+        self.check_complete(now);
+        if self.is_complete() {
+            return;
+        }
+
+        let dubious = flag & FLAG_DATA_ACKED == 0 || flag & FLAG_DATA_SACKED != 0 || self.tp.ca_state != CaState::Open;
+        if dubious {
+            self.fastretrans_alert(flag, w);
+        }
+
+        let delivered = (self.tp.delivered - prior_delivered) as u32;
+        let newly_lost = (self.tp.lost - prior_lost) as u32;
+        self.rate_gen(delivered, newly_lost, &mut rs);
+        self.cong_control(prior_snd_una, delivered, newly_lost, flag, &rs);
+        self.push(w);
+    }
+
+    /// tcp_sacktag_write_queue: marks newly sacked segments. Returns FLAG_DATA_SACKED if any.
+    fn sacktag(&mut self, blocks: &[SeqRange], rs: &mut RateSample, times: &mut Option<(Nanos, Nanos)>) -> u32 {
+        let mut flag = 0;
+        let cache = self.sack_cache;
+        for b in blocks {
+            let start = b.start.max(self.tp.snd_una);
+            let end = b.end.min(self.tp.snd_nxt);
+            if start >= end {
+                continue;
+            }
+            // Skip the part an identical or overlapping block of the previous ACK already tagged.
+            let mut pieces = [(start, end), (0, 0)];
+            if let Some(c) = cache.iter().find(|c| c.start < end && start < c.end) {
+                pieces = [(start, end.min(c.start)), (start.max(c.end), end)];
+            }
+            for (s, e) in pieces {
+                for seq in s..e {
+                    if self.tag_one_sacked(seq, rs, times) {
+                        flag |= FLAG_DATA_SACKED;
+                    }
+                }
+            }
+        }
+        self.sack_cache = [SeqRange::default(); MAX_SACK_BLOCKS];
+        self.sack_cache[..blocks.len()].copy_from_slice(blocks);
+        flag
+    }
+
+    /// tcp_sacktag_one for segment `seq`. Returns whether it was newly sacked.
+    fn tag_one_sacked(&mut self, seq: u64, rs: &mut RateSample, times: &mut Option<(Nanos, Nanos)>) -> bool {
+        let i = (seq - self.tp.snd_una) as usize;
+        let seg = self.board[i];
+        if seg.flags & SACKED != 0 {
+            return false;
+        }
+        let mut flags = seg.flags;
+        if flags & LOST != 0 {
+            flags &= !LOST;
+            self.tp.lost_out -= 1;
+        }
+        if flags & RETRANS != 0 {
+            flags &= !RETRANS;
+            self.tp.retrans_out -= 1;
+        }
+        flags |= SACKED;
+        self.board[i].flags = flags;
+        self.tp.sacked_out += 1;
+        self.tp.delivered += 1;
+        if seg.flags & EVER_RETRANS == 0 {
+            // tcp_check_sack_reordering: a never-retransmitted segment below the highest
+            // sacked one arrived late, so the path reorders.
+            if seq < self.fack {
+                self.rack.reord_seen = true;
+            }
+            note_time(times, seg.xmit);
+        }
+        self.fack = self.fack.max(seq + 1);
+        self.rate_skb_delivered(seq, i, rs);
+        self.rack_advance(seg, seq + 1);
+        true
+    }
+
+    /// tcp_clean_rtx_queue: removes cumulatively acked segments. Returns how many.
+    fn clean_rtx_queue(&mut self, ack: u64, rs: &mut RateSample, times: &mut Option<(Nanos, Nanos)>) -> u32 {
+        let mut acked = 0;
+        while self.tp.snd_una < ack {
+            let seq = self.tp.snd_una;
+            let seg = self.board[0];
+            if seg.flags & SACKED != 0 {
+                self.tp.sacked_out -= 1;
+            } else {
+                self.tp.delivered += 1;
+                self.rate_skb_delivered(seq, 0, rs);
+                if seg.flags & EVER_RETRANS == 0 {
+                    if seq < self.fack && self.tp.sacked_out > 0 {
+                        self.rack.reord_seen = true;
+                    }
+                    note_time(times, seg.xmit);
+                }
+                self.rack_advance(seg, seq + 1);
+            }
+            if seg.flags & LOST != 0 {
+                self.tp.lost_out -= 1;
+            }
+            if seg.flags & RETRANS != 0 {
+                self.tp.retrans_out -= 1;
+            }
+            self.board.pop_front();
+            self.tp.packets_out -= 1;
+            self.tp.bytes_acked += self.segments.payload(seq) as u64;
+            self.tp.snd_una += 1;
+            acked += 1;
+        }
+        self.fack = self.fack.max(self.tp.snd_una);
+        self.retrans_hint = self.retrans_hint.max(self.tp.snd_una);
+        acked
+    }
+
+    fn rtt_sample(&mut self, seq_rtt: Nanos, ca_rtt: Nanos) {
+        let now = self.tp.now;
+        // tcp_update_rtt_min
+        self.tp.min_rtt_us = self.min_rtt.running_min(MIN_RTT_WINDOW_NS, now, (ca_rtt / 1000).max(1));
+        self.rtt.sample(seq_rtt / 1000, self.tp.snd_una, self.tp.snd_nxt);
+        self.tp.srtt_us = self.rtt.srtt_us();
+        self.backoff = 0; // RFC 6298: reset backoff on a valid RTT measurement
+        self.stats.rtt_samples_ns.push(seq_rtt);
+    }
+
+    fn check_complete(&mut self, now: Nanos) {
+        if self.tp.snd_una >= self.total_segs && self.stats.completed_at.is_none() {
+            self.stats.completed_at = Some(now);
+            self.rto_deadline = None;
+            self.reo_deadline = None;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Delivery-rate sampling (tcp_rate.c)
+
+    /// tcp_rate_skb_sent: snapshot the delivery state into the segment being sent.
+    fn rate_skb_sent(&mut self, i: usize, now: Nanos) {
+        if self.tp.packets_out == 0 {
+            self.tp.first_tx_mstamp = now;
+            self.tp.delivered_mstamp = now;
+        }
+        let seg = &mut self.board[i];
+        seg.first_tx = self.tp.first_tx_mstamp;
+        seg.delivered_mstamp = self.tp.delivered_mstamp;
+        seg.delivered = self.tp.delivered;
+        seg.app_limited = self.tp.app_limited != 0;
+    }
+
+    /// tcp_rate_skb_delivered: the most recently sent delivered segment provides the sample.
+    fn rate_skb_delivered(&mut self, seq: u64, i: usize, rs: &mut RateSample) {
+        let seg = self.board[i];
+        if seg.delivered_mstamp == 0 {
+            return;
+        }
+        let sent_after = |t1: Nanos, t2: Nanos, s1: u64, s2: u64| t1 > t2 || (t1 == t2 && s1 > s2);
+        if rs.prior_delivered == 0 && rs.prior_mstamp == 0
+            || sent_after(seg.xmit, self.tp.first_tx_mstamp, seq + 1, rs.last_end_seq)
+        {
+            rs.prior_delivered = seg.delivered;
+            rs.prior_mstamp = seg.delivered_mstamp;
+            rs.is_app_limited = seg.app_limited;
+            rs.is_retrans = seg.flags & EVER_RETRANS != 0;
+            rs.last_end_seq = seq + 1;
+            self.tp.first_tx_mstamp = seg.xmit;
+            rs.interval_ns = (seg.xmit - seg.first_tx) as i64;
+        }
+        // Mark it processed: a sacked segment is not sampled again when cum-acked.
+        self.board[i].delivered_mstamp = 0;
+    }
+
+    /// tcp_rate_gen: finish the rate sample of this ACK.
+    fn rate_gen(&mut self, delivered: u32, lost: u32, rs: &mut RateSample) {
+        let tp = &mut self.tp;
+        if tp.app_limited != 0 && tp.delivered > tp.app_limited {
+            tp.app_limited = 0;
+        }
+        if delivered > 0 {
+            tp.delivered_mstamp = tp.now;
+        }
+        rs.acked_sacked = delivered;
+        rs.losses = lost;
+        if rs.prior_mstamp == 0 {
+            rs.delivered = -1;
+            rs.interval_ns = -1;
+            return;
+        }
+        rs.delivered = (tp.delivered - rs.prior_delivered) as i64;
+        let snd = rs.interval_ns;
+        let ack = (tp.now - rs.prior_mstamp) as i64;
+        rs.interval_ns = snd.max(ack);
+        rs.snd_interval_ns = snd;
+        rs.rcv_interval_ns = ack;
+        // An interval shorter than min_rtt means ACK compression or a stretched sample: unusable.
+        if tp.min_rtt_us != u64::MAX && rs.interval_ns < (tp.min_rtt_us * 1000) as i64 {
+            rs.interval_ns = -1;
+            return;
+        }
+        // Keep the sample for tcp_info unless it is app-limited and slower than the kept one.
+        if !rs.is_app_limited
+            || (rs.delivered as u128) * (tp.rate_interval_ns as u128) >= (tp.rate_delivered as u128) * (rs.interval_ns as u128)
+        {
+            tp.rate_delivered = rs.delivered as u64;
+            tp.rate_interval_ns = rs.interval_ns as u64;
+            tp.rate_app_limited = rs.is_app_limited;
+        }
+    }
+
+    /// tcp_rate_check_app_limited: the application has nothing more to send.
+    fn check_app_limited(&mut self) {
+        let tp = &mut self.tp;
+        if tp.packets_in_flight() < tp.snd_cwnd && tp.lost_out <= tp.retrans_out {
+            tp.app_limited = (tp.delivered + tp.packets_in_flight() as u64).max(1);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // RACK (tcp_recovery.c)
+
+    fn rack_advance(&mut self, seg: Seg, end_seq: u64) {
+        let rtt = self.tp.now - seg.xmit;
+        // An ambiguous (retransmitted) segment with an implausibly short RTT says nothing.
+        if seg.flags & EVER_RETRANS != 0 && self.tp.min_rtt_us != u64::MAX && rtt < self.tp.min_rtt_us * 1000 {
+            return;
+        }
+        self.rack.advanced = true;
+        self.rack.rtt_ns = rtt;
+        if seg.xmit > self.rack.mstamp || (seg.xmit == self.rack.mstamp && end_seq > self.rack.end_seq) {
+            self.rack.mstamp = seg.xmit;
+            self.rack.end_seq = end_seq;
+        }
+    }
+
+    /// tcp_rack_reo_wnd.
+    fn rack_reo_wnd(&self) -> Nanos {
+        if !self.rack.reord_seen && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= REORDERING) {
+            return 0;
+        }
+        if self.tp.min_rtt_us == u64::MAX {
+            return 0;
+        }
+        ((self.tp.min_rtt_us / 4) * 1000).min(self.tp.srtt_ns())
+    }
+
+    /// tcp_rack_detect_loss: marks segments lost; returns the longest remaining wait (0: none).
+    fn rack_detect_loss(&mut self) -> Nanos {
+        let reo_wnd = self.rack_reo_wnd();
+        let now = self.tp.now;
+        let mut wait = 0;
+        for i in 0..self.board.len() {
+            let seg = self.board[i];
+            let seq = self.tp.snd_una + i as u64;
+            if seg.flags & SACKED != 0 || (seg.flags & LOST != 0 && seg.flags & RETRANS == 0) {
+                continue;
+            }
+            let sent_before_rack =
+                self.rack.mstamp > seg.xmit || (self.rack.mstamp == seg.xmit && self.rack.end_seq > seq + 1);
+            if !sent_before_rack {
+                if seg.flags & EVER_RETRANS == 0 {
+                    break; // every later never-retransmitted segment was sent later still
+                }
+                continue;
+            }
+            let remaining = (seg.xmit + self.rack.rtt_ns + reo_wnd) as i128 - now as i128;
+            if remaining <= 0 {
+                self.mark_lost(i, seq);
+            } else {
+                wait = wait.max(remaining as Nanos);
+            }
+        }
+        wait
+    }
+
+    /// tcp_rack_mark_lost: run detection if something new was delivered; arm the reorder timer.
+    fn rack_mark_lost<W: Wire>(&mut self, w: &mut W) {
+        if !self.rack.advanced {
+            return;
+        }
+        self.rack.advanced = false;
+        let wait = self.rack_detect_loss();
+        if wait > 0 {
+            // Linux adds TCP_TIMEOUT_MIN (2 jiffies); we wait exactly the remaining time.
+            let at = self.tp.now + wait;
+            self.reo_deadline = Some(at);
+            w.arm(Timer::Reorder, at);
+        }
+    }
+
+    /// tcp_mark_skb_lost.
+    fn mark_lost(&mut self, i: usize, seq: u64) {
+        let flags = self.board[i].flags;
+        if flags & SACKED != 0 {
+            return;
+        }
+        if flags & LOST != 0 {
+            if flags & RETRANS != 0 {
+                // A retransmission lost again.
+                self.board[i].flags &= !RETRANS;
+                self.tp.retrans_out -= 1;
+                self.tp.lost += 1;
+            }
+        } else {
+            self.board[i].flags |= LOST;
+            self.tp.lost_out += 1;
+            self.tp.lost += 1;
+        }
+        self.retrans_hint = self.retrans_hint.min(seq);
+    }
+
+    /// tcp_rack_reo_timeout.
+    fn on_reorder_timeout<W: Wire>(&mut self, w: &mut W) {
+        let prior_in_flight = self.tp.packets_in_flight();
+        let prior_lost = self.tp.lost;
+        let wait = self.rack_detect_loss();
+        if self.tp.packets_in_flight() != prior_in_flight {
+            if self.tp.ca_state != CaState::Recovery {
+                self.enter_recovery();
+                if !self.cc.has_cong_control() {
+                    let newly_lost = (self.tp.lost - prior_lost) as u32;
+                    self.cwnd_reduction(1, newly_lost, 0);
+                }
+            }
+            self.push(w);
+        }
+        if wait > 0 {
+            let at = self.tp.now + wait;
+            self.reo_deadline = Some(at);
+            w.arm(Timer::Reorder, at);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Congestion state machine (tcp_fastretrans_alert and friends)
+
+    fn set_ca_state(&mut self, state: CaState) {
+        self.cc.set_state(&mut self.tp, state);
+        self.tp.ca_state = state;
+    }
+
+    fn fastretrans_alert<W: Wire>(&mut self, _flag: u32, w: &mut W) {
+        if self.tp.packets_out == 0 && self.tp.sacked_out > 0 {
+            self.tp.sacked_out = 0;
+        }
+        // D. Exit conditions: the episode ends when everything sent before it is acked.
+        if self.tp.ca_state != CaState::Open && self.tp.snd_una >= self.tp.high_seq {
+            match self.tp.ca_state {
+                CaState::Cwr if self.tp.snd_una != self.tp.high_seq => {
+                    self.end_cwnd_reduction();
+                    self.set_ca_state(CaState::Open);
+                }
+                CaState::Recovery => {
+                    // tcp_try_undo_recovery (no undo information yet) then Open.
+                    self.end_cwnd_reduction();
+                    self.set_ca_state(CaState::Open);
+                }
+                CaState::Loss => {
+                    // tcp_process_loss: recovered.
+                    self.set_ca_state(CaState::Open);
+                }
+                _ => {}
+            }
+        }
+        // E. Process the state.
+        match self.tp.ca_state {
+            CaState::Recovery | CaState::Loss => self.rack_mark_lost(w),
+            _ => {
+                self.rack_mark_lost(w);
+                if self.tp.lost_out == 0 {
+                    // tcp_try_to_open / tcp_try_keep_open
+                    if self.tp.ca_state != CaState::Cwr {
+                        let state = if self.tp.sacked_out + self.tp.lost_out > 0 || self.tp.retrans_out > 0 {
+                            CaState::Disorder
+                        } else {
+                            CaState::Open
+                        };
+                        if self.tp.ca_state != state {
+                            self.set_ca_state(state);
+                            self.tp.high_seq = self.tp.snd_nxt;
+                        }
+                    }
+                    return;
+                }
+                self.enter_recovery();
+            }
+        }
+    }
+
+    /// tcp_enter_recovery.
+    fn enter_recovery(&mut self) {
+        self.tp.prior_ssthresh = 0;
+        self.undo_marker = true;
+        if !self.tp.in_cwnd_reduction() {
+            self.tp.prior_ssthresh = self.tp.current_ssthresh();
+            self.init_cwnd_reduction();
+        }
+        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// tcp_init_cwnd_reduction.
+    fn init_cwnd_reduction(&mut self) {
+        self.tp.high_seq = self.tp.snd_nxt;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+    }
+
+    /// tcp_end_cwnd_reduction: cwnd = ssthresh at the end of Recovery or CWR.
+    fn end_cwnd_reduction(&mut self) {
+        if self.cc.has_cong_control() {
+            return;
+        }
+        if self.tp.snd_ssthresh < INFINITE_SSTHRESH && (self.tp.ca_state == CaState::Cwr || self.undo_marker) {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+    }
+
+    /// tcp_cwnd_reduction: Proportional Rate Reduction (RFC 6937) with the SSRB bound.
+    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
+        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        let tp = &mut self.tp;
+        let delta = tp.snd_ssthresh as i64 - tp.packets_in_flight() as i64;
+        self.prr_delivered += newly_acked_sacked;
+        let mut sndcnt: i64 = if delta < 0 {
+            let dividend = tp.snd_ssthresh as u64 * self.prr_delivered as u64 + tp.prior_cwnd as u64 - 1;
+            (dividend / tp.prior_cwnd as u64) as i64 - self.prr_out as i64
+        } else {
+            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if flag & FLAG_SND_UNA_ADVANCED != 0 && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Force a fast retransmit upon entering fast recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        tp.snd_cwnd = (tp.packets_in_flight() as i64 + sndcnt).max(1) as u32;
+    }
+
+    /// tcp_cong_control.
+    fn cong_control(&mut self, _prior_snd_una: u64, acked_sacked: u32, newly_lost: u32, flag: u32, rs: &RateSample) {
+        if self.cc.has_cong_control() {
+            self.cc.cong_control(&mut self.tp, rs);
+            return;
+        }
+        if self.tp.in_cwnd_reduction() {
+            self.cwnd_reduction(acked_sacked, newly_lost, flag);
+        } else if flag & FLAG_DATA_ACKED != 0 {
+            // tcp_may_raise_cwnd (no reordering above the default): grow on in-order delivery.
+            self.cc.cong_avoid(&mut self.tp, acked_sacked);
+        }
+        self.update_pacing_rate();
+    }
+
+    /// tcp_update_pacing_rate: 200 % of cwnd/srtt in slow start, 120 % after
+    /// (sysctl_tcp_pacing_ss_ratio, sysctl_tcp_pacing_ca_ratio).
+    fn update_pacing_rate(&mut self) {
+        let tp = &mut self.tp;
+        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 { 200 } else { 120 };
+        let cwnd = tp.snd_cwnd.max(tp.packets_out) as u64;
+        let srtt_us = tp.srtt_us.max(1);
+        tp.pacing_rate = tp.mss_cache as u64 * cwnd * ratio * 10_000 / srtt_us;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Timeouts
+
+    fn arm_rto<W: Wire>(&mut self, w: &mut W) {
+        let at = self.tp.now + self.rtt.rto_ns(self.backoff);
+        self.rto_deadline = Some(at);
+        w.arm(Timer::Rto, at);
+    }
+
+    /// tcp_retransmit_timer.
+    fn on_rto<W: Wire>(&mut self, w: &mut W) {
+        if !self.established {
+            self.syn_retransmitted = true;
+            self.backoff += 1;
+            self.send_syn(w);
+            return;
+        }
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        self.enter_loss();
+        self.backoff += 1;
+        self.retransmits += 1;
+        // Retransmit the head now, whatever cwnd and pacing say (tcp_retransmit_skb).
+        self.retransmit(0, w);
+        self.arm_rto(w);
+        self.push(w);
+    }
+
+    /// tcp_enter_loss (with tcp_timeout_mark_lost).
+    fn enter_loss(&mut self) {
+        let now = self.tp.now;
+        let rack_rtt = self.rack.rtt_ns;
+        for i in 0..self.board.len() {
+            // With RACK, recently sent segments are not yet deemed lost, the head always is.
+            if i > 0 && rack_rtt > 0 && self.board[i].xmit + rack_rtt > now {
+                continue;
+            }
+            let seq = self.tp.snd_una + i as u64;
+            self.mark_lost(i, seq);
+        }
+        let state = self.tp.ca_state;
+        if state <= CaState::Disorder || self.tp.high_seq <= self.tp.snd_una || (state == CaState::Loss && self.retransmits == 0) {
+            self.tp.prior_ssthresh = self.tp.current_ssthresh();
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+            self.undo_marker = true;
+        }
+        self.tp.snd_cwnd = self.tp.packets_in_flight() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.set_ca_state(CaState::Loss);
+        self.tp.high_seq = self.tp.snd_nxt;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Transmission (tcp_xmit_retransmit_queue, tcp_write_xmit)
+
+    /// Sends what cwnd, the peer's window and pacing allow: lost segments first, then new data.
+    pub fn push<W: Wire>(&mut self, w: &mut W) {
+        if !self.established || self.is_complete() {
+            return;
+        }
+        let now = w.now();
+        self.tp.now = now;
+        let mut sent = 0;
+        let mut cwnd_limited = false;
+        loop {
+            if self.tp.pacing_needed && self.pace_next > now {
+                w.arm(Timer::Pacing, self.pace_next);
+                break;
+            }
+            if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
+                cwnd_limited = true;
+                break;
+            }
+            if self.tp.lost_out > self.tp.retrans_out {
+                if let Some(i) = self.next_lost() {
+                    self.retransmit(i, w);
+                    sent += 1;
+                    continue;
+                }
+            }
+            if self.tp.snd_nxt >= self.total_segs {
+                self.check_app_limited();
+                break;
+            }
+            if self.tp.snd_nxt - self.tp.snd_una >= self.peer_window_segs.max(1) {
+                break;
+            }
+            self.send_new(w);
+            sent += 1;
+        }
+        if sent > 0 || cwnd_limited {
+            self.cwnd_validate(cwnd_limited);
+        }
+    }
+
+    /// The first segment marked lost and not retransmitted, from the retransmit hint on.
+    fn next_lost(&mut self) -> Option<usize> {
+        let from = (self.retrans_hint.max(self.tp.snd_una) - self.tp.snd_una) as usize;
+        for i in from..self.board.len() {
+            let f = self.board[i].flags;
+            if f & LOST != 0 && f & (SACKED | RETRANS) == 0 {
+                self.retrans_hint = self.tp.snd_una + i as u64;
+                return Some(i);
+            }
+        }
+        self.retrans_hint = self.tp.snd_nxt;
+        None
+    }
+
+    fn send_new<W: Wire>(&mut self, w: &mut W) {
+        let now = self.tp.now;
+        let seq = self.tp.snd_nxt;
+        if self.tp.packets_in_flight() == 0 {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        self.board.push_back(Seg { xmit: now, first_tx: 0, delivered_mstamp: 0, delivered: 0, app_limited: false, flags: 0 });
+        let i = self.board.len() - 1;
+        self.rate_skb_sent(i, now);
+        let had_packets_out = self.tp.packets_out > 0;
+        self.tp.snd_nxt += 1;
+        self.tp.packets_out += 1;
+        self.emit(seq, w);
+        if !had_packets_out {
+            self.arm_rto(w);
+        }
+    }
+
+    fn retransmit<W: Wire>(&mut self, i: usize, w: &mut W) {
+        let now = self.tp.now;
+        let seq = self.tp.snd_una + i as u64;
+        self.rate_skb_sent(i, now);
+        let seg = &mut self.board[i];
+        seg.xmit = now;
+        if seg.flags & RETRANS == 0 {
+            self.tp.retrans_out += 1;
+        }
+        seg.flags |= RETRANS | EVER_RETRANS;
+        self.tp.total_retrans += 1;
+        self.stats.retrans_segs += 1;
+        self.emit(seq, w);
+    }
+
+    /// Puts segment `seq` on the wire and does the per-transmission bookkeeping.
+    fn emit<W: Wire>(&mut self, seq: u64, w: &mut W) {
+        let now = self.tp.now;
+        let payload = self.segments.payload(seq);
+        let wire_bytes = payload + HEADER_BYTES;
+        w.transmit(Packet { kind: Kind::Segment, seq, payload_bytes: payload, wire_bytes, sent_at: now, ..Default::default() });
+        self.stats.segs_sent += 1;
+        self.data_segs_out += 1;
+        if self.tp.in_cwnd_reduction() {
+            self.prr_out += 1;
+        }
+        // tcp_update_skb_after_send: advance the pacing clock by this segment's share.
+        if self.tp.pacing_needed && self.tp.pacing_rate > 0 && self.data_segs_out >= UNPACED_SEGMENTS {
+            let len_ns = wire_bytes as u64 * 1_000_000_000 / self.tp.pacing_rate;
+            self.pace_next = self.pace_next.max(now) + len_ns;
+        }
+    }
+
+    /// tcp_cwnd_validate: remember whether this window was cwnd-limited.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let tp = &mut self.tp;
+        if tp.snd_una >= tp.cwnd_usage_seq || is_cwnd_limited || (!tp.is_cwnd_limited && tp.packets_out > tp.max_packets_out) {
+            tp.is_cwnd_limited = is_cwnd_limited;
+            tp.max_packets_out = tp.packets_out;
+            tp.cwnd_usage_seq = tp.snd_nxt;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Observation
+
+    /// The algorithm's mode for the time series.
+    pub fn cc_mode(&self) -> &'static str {
+        self.cc.mode(&self.tp)
+    }
+
+    pub fn rto_ns(&self) -> Nanos {
+        self.rtt.rto_ns(self.backoff)
+    }
+}
+
+/// Widens (oldest, newest) to include send time `t`.
+fn note_time(times: &mut Option<(Nanos, Nanos)>, t: Nanos) {
+    *times = Some(match *times {
+        None => (t, t),
+        Some((a, b)) => (a.min(t), b.max(t)),
+    });
+}

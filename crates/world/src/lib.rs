@@ -1,0 +1,17 @@
+//! The simulated world: a scenario's links and flows, the event loop that runs them, and the
+//! results they produce (summary and time series).
+
+pub mod build;
+pub mod record;
+pub mod summary;
+pub mod world;
+
+pub use build::{build, load};
+pub use rove_scenario::{ParseOptions, Scenario, ScenarioError};
+pub use summary::{summarize, Summary};
+pub use world::World;
+
+/// Congestion-control algorithms the simulator knows.
+pub fn cc_names() -> Vec<&'static str> {
+    rove_tcp::cc::names()
+}

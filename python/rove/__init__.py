@@ -1,0 +1,236 @@
+"""rove: a transport laboratory for mobile networks.
+
+The engine is a deterministic discrete-event simulator written in Rust (``rove._core``); this
+package loads scenarios, drives runs, writes and reads results, and draws reports.
+
+    >>> import rove
+    >>> r = rove.run("scenarios/demo.toml", **{"links.down.buffer": "100pkt"})
+    >>> r.summary["flows"][0]["goodput_mbps"]
+    >>> r.timeseries.plot(x="time_s", y="cwnd_pkts")
+
+A scenario is a TOML file (see docs/scenario-format.md) or the same structure as a dict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from . import _core
+from ._core import CC_NAMES, ScenarioError
+from .results import (
+    QUEUE_COLUMNS,
+    TIMESERIES_COLUMNS,
+    ResultsError,
+    RunResult,
+    columns_to_table,
+    read_results,
+    summary_with_wall,
+    table_to_frame,
+    write_results,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CC_NAMES",
+    "SYNTH_KINDS",
+    "ResultsError",
+    "RunResult",
+    "ScenarioError",
+    "load_trace",
+    "read_results",
+    "run",
+    "synth_trace",
+    "toml_literal",
+    "validate",
+]
+
+SYNTH_KINDS = list(getattr(_core, "SYNTH_KINDS", ["constant", "steps", "cellular"]))
+load_trace = _core.load_trace
+synth_trace = _core.synth_trace
+
+# --------------------------------------------------------------------------------------------
+# Scenario text and overrides
+
+
+def _scenario_source(scenario) -> tuple[str, str, str | None]:
+    """``(text, source, base_dir)`` for the engine from a path or a dict.
+
+    A dict is written out as TOML and named ``<dict>``; relative trace paths in it are taken
+    relative to the current directory. A missing or unreadable file raises ``OSError``; a file
+    that is not UTF-8 text raises :class:`ScenarioError`.
+    """
+    if isinstance(scenario, Mapping):
+        import tomli_w
+
+        try:
+            text = tomli_w.dumps(_plain(scenario))
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"<dict>: cannot be written as TOML: {e}") from None
+        return text, "<dict>", os.getcwd()
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        if path.is_dir():
+            raise ScenarioError(f"{path}: is a directory, expected a scenario file (.toml)")
+        data = path.read_bytes()  # OSError for a missing or unreadable file
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ScenarioError(f"{path}: not UTF-8 text (byte {e.start}); a scenario is a TOML "
+                                f"file") from None
+        return text, str(path), str(path.absolute().parent)
+    raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
+
+
+def _plain(value):
+    """Turn mappings/tuples/numpy scalars into plain dicts/lists/Python numbers for tomli-w."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalar
+        return value.item()
+    return value
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_string(text: str) -> str:
+    # JSON string escapes (\" \\ \n \t \uXXXX) are all valid in a TOML basic string; TOML also
+    # forbids a raw DEL, which JSON leaves alone.
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else _toml_string(key)
+
+
+def toml_literal(value: Any) -> str:
+    """``value`` as TOML literal text: ``"10Mbps"`` -> ``'"10Mbps"'``, ``3`` -> ``'3'``,
+    ``True`` -> ``'true'``, lists and dicts as inline arrays and tables."""
+    value = _plain(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{_toml_key(k)} = {toml_literal(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write a {type(value).__name__} as a TOML value: {value!r}")
+
+
+def _overrides(overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> list[tuple[str, str]]:
+    if not overrides:
+        return []
+    items = overrides.items() if isinstance(overrides, Mapping) else overrides
+    return [(str(k), toml_literal(v)) for k, v in items]
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+
+
+def validate(scenario, seed: int | None = None, overrides=None, **kw_overrides) -> dict:
+    """Parse and check a scenario without running it.
+
+    Returns ``{"name", "duration_s", "seed", "links": [...], "flows": [{"name", "cc"}, ...]}``;
+    raises :class:`ScenarioError` with a one-line message naming the file and the key or line.
+    Overrides are given as keyword arguments with dotted keys,
+    ``validate(path, **{"links.down.rate": "10Mbps"})``, or as ``overrides=`` (a dict or pairs
+    whose values are already Python values).
+    """
+    text, source, base_dir = _scenario_source(scenario)
+    ovr = _overrides(overrides) + _overrides(kw_overrides)
+    return _core.validate(text, source, base_dir, ovr, seed)
+
+
+def run(scenario, out: str | os.PathLike | None = None, seed: int | None = None,
+        progress: bool = False, overrides=None, **kw_overrides) -> RunResult:
+    """Run a scenario on the simulator and return its results.
+
+    ``scenario`` is a path to a TOML file or a dict of the same shape. ``out``, if given, is a
+    results directory to write (atomically; see :mod:`rove.results`). ``seed`` overrides the
+    scenario's seed. ``progress=True`` shows a progress bar on stderr once the run has taken more
+    than a second. Any other keyword argument is an override with a dotted key, e.g.
+    ``rove.run("x.toml", **{"links.down.rate": "10Mbps", "duration": "5s"})``.
+
+    Returns a :class:`RunResult` with ``.summary`` (dict), ``.timeseries`` and ``.queue``
+    (pandas DataFrames) and ``.out``.
+    """
+    text, source, base_dir = _scenario_source(scenario)
+    ovr = _overrides(overrides) + _overrides(kw_overrides)
+    t0 = time.perf_counter()
+    sim = _core.Simulation(text, source, base_dir, ovr, seed)
+    name = _scenario_name(source)
+    drive(sim, progress=progress, desc=name)
+    raw = sim.finish()
+    wall_s = time.perf_counter() - t0
+    return _result_from_native(raw, wall_s, out)
+
+
+def _scenario_name(source: str) -> str:
+    return Path(source).stem if source != "<dict>" else "scenario"
+
+
+def _result_from_native(raw: Mapping[str, Any], wall_s: float, out) -> RunResult:
+    summary = summary_with_wall(raw["summary_json"], wall_s)
+    ts = columns_to_table(raw["timeseries"], TIMESERIES_COLUMNS)
+    q = columns_to_table(raw["queue"], QUEUE_COLUMNS)
+    written = write_results(out, summary, ts, q) if out is not None else None
+    return RunResult(summary=summary, timeseries=table_to_frame(ts), queue=table_to_frame(q),
+                     out=written, _tables={"timeseries": ts, "queue": q})
+
+
+def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,
+          show_after_s: float = 1.0, on_chunk: Callable[[], None] | None = None) -> None:
+    """Advance ``sim`` to its end in ``chunks`` steps of simulated time.
+
+    Running in steps returns control to Python regularly, so Ctrl-C (and SIGTERM, where the CLI
+    turns it into an exception) interrupts a long run promptly. With ``progress=True`` a tqdm
+    bar appears on stderr once ``show_after_s`` seconds of wall time have passed.
+    """
+    duration = int(sim.duration_ns)
+    step = max(1, -(-duration // chunks))
+    t0 = time.perf_counter()
+    bar = None
+    try:
+        t = int(sim.now_ns)
+        while t < duration:
+            t = min(duration, t + step)
+            sim.run_until(t)
+            if on_chunk is not None:
+                on_chunk()
+            if progress and bar is None and time.perf_counter() - t0 >= show_after_s and t < duration:
+                from tqdm import tqdm
+
+                bar = tqdm(total=round(duration / 1e9, 3), desc=desc, file=sys.stderr,
+                           unit="s", leave=False, dynamic_ncols=True,
+                           bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:g} s "
+                                      "simulated [{elapsed}<{remaining}]")
+            if bar is not None:
+                bar.n = round(t / 1e9, 3)
+                bar.refresh()
+    finally:
+        if bar is not None:
+            bar.close()

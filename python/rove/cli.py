@@ -1,0 +1,348 @@
+"""The ``rove`` command line.
+
+    rove run SCENARIO -o DIR [--seed N] [--set KEY=VALUE ...] [--quiet]
+    rove validate SCENARIO [--seed N] [--set KEY=VALUE ...]
+    rove report DIR
+    rove trace synth KIND -o FILE [--duration 60s] [--seed N] [--param KEY=VALUE ...]
+
+Bad input of any kind (scenario errors, missing files, a directory that holds no results, a bad
+option value) prints one line ``rove: error: ...`` on stderr and exits with status 2, never a
+traceback. Ctrl-C exits with 130 and SIGTERM with 143; neither leaves a results directory behind.
+Set ``ROVE_DEBUG=1`` to see the traceback of an unexpected internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 1
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+
+class CliError(Exception):
+    """Bad input found by the CLI itself; the message is printed after ``rove: error: ``."""
+
+
+class _Terminated(BaseException):
+    """Raised from the SIGTERM handler so that clean-up (``finally``) runs."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line (``rove: error: ...``) with exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        hint = f" (see '{self.prog} --help')"
+        raise CliError(" ".join(message.split()) + hint)
+
+
+# --------------------------------------------------------------------------------------------
+# Option values
+
+
+def _load_toml_module():
+    try:
+        import tomllib  # Python >= 3.11
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
+    return tomllib
+
+
+_AS_STRING = {"inf", "+inf", "-inf", "nan", "+nan", "-nan"}
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: TOML if it parses as a TOML value, else the text as a string.
+
+    ``10Mbps`` -> ``"10Mbps"``, ``0.01`` -> ``0.01``, ``true`` -> ``True``,
+    ``["6Mbps","24Mbps"]`` -> a list, ``'"quoted"'`` -> ``"quoted"``. ``inf`` and ``nan`` stay
+    strings (``size = "inf"`` is a string in the scenario format).
+    """
+    if text.strip().lower() in _AS_STRING:
+        return text.strip()
+    tomllib = _load_toml_module()
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except Exception:
+        return text
+
+
+def _split_assignment(option: str, item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise CliError(f"{option} expects KEY=VALUE, got {item!r}")
+    if not value.strip():
+        raise CliError(f"{option} {key.strip()}: empty value (write KEY=VALUE)")
+    return key.strip(), value.strip()
+
+
+def _overrides(items: Sequence[str] | None) -> list[tuple[str, Any]]:
+    return [(k, parse_value(v)) for k, v in (_split_assignment("--set", i) for i in items or [])]
+
+
+# --------------------------------------------------------------------------------------------
+# Commands
+
+
+def _cmd_run(args) -> int:
+    import rove
+
+    overrides = _overrides(args.set)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out}: exists and is not a directory (-o names a results directory)")
+    progress = (not args.quiet) and sys.stderr.isatty()
+    result = rove.run(args.scenario, out=out, seed=args.seed, progress=progress,
+                      overrides=overrides)
+    if not args.quiet:
+        _print_run_summary(result.summary, out)
+    return 0
+
+
+def _fmt(value, spec: str, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    try:
+        return f"{value:{spec}}{unit}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _print_run_summary(summary: dict, out: Path) -> None:
+    flows = summary.get("flows", [])
+    events = summary.get("events")
+    print(f"{summary.get('scenario', '?')}: {_fmt(summary.get('duration_s'), 'g')} s simulated "
+          f"in {_fmt(summary.get('wall_s'), '.3f')} s wall, "
+          f"{_fmt(events, ',')} events, seed {summary.get('seed')} -> {out}")
+    width = max([len(str(f.get("name", ""))) for f in flows] + [4])
+    for f in flows:
+        line = (f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<6}"
+                f"  goodput {_fmt(f.get('goodput_mbps'), '8.3f')} Mbps"
+                f"  RTT mean {_fmt(f.get('mean_rtt_ms'), '7.1f')} ms"
+                f"  p95 {_fmt(f.get('p95_rtt_ms'), '7.1f')} ms"
+                f"  retrans {_fmt(_pct(f.get('retrans_rate')), '6.2f')} %")
+        if f.get("fct_s") is not None:
+            line += f"  fct {_fmt(f.get('fct_s'), '.3f')} s"
+        print(line)
+    if summary.get("jain_index") is not None and len(flows) > 1:
+        print(f"  Jain's fairness index {_fmt(summary.get('jain_index'), '.4f')}")
+
+
+def _pct(x):
+    return None if x is None else 100.0 * x
+
+
+def _cmd_validate(args) -> int:
+    import rove
+
+    info = rove.validate(args.scenario, seed=args.seed, overrides=_overrides(args.set))
+    n_links = len(info.get("links", []))
+    n_flows = len(info.get("flows", []))
+    print(f"ok: {info.get('name')}, {_fmt(info.get('duration_s'), 'g')} s, "
+          f"{n_links} link{'s' if n_links != 1 else ''}, {n_flows} flow{'s' if n_flows != 1 else ''}")
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .report import make_report
+
+    html = make_report(args.dir)
+    print(f"report: {html}")
+    return 0
+
+
+def _cmd_trace_synth(args) -> int:
+    import rove
+    from .units import UnitError, parse_time_ns
+
+    try:
+        duration_ns = parse_time_ns(args.duration)
+    except UnitError as e:
+        raise CliError(f"--duration: {e}") from None
+    duration_ms = round(duration_ns / 1_000_000)
+    if duration_ms < 1:
+        raise CliError(f"--duration: {args.duration!r} is shorter than 1 ms; a trace needs at "
+                       f"least one millisecond")
+    if args.kind not in rove.SYNTH_KINDS:
+        raise CliError(f"trace synth: unknown kind {args.kind!r} "
+                       f"(accepted: {', '.join(rove.SYNTH_KINDS)})")
+    params: dict[str, Any] = {}
+    for item in args.param or []:
+        k, v = _split_assignment("--param", item)
+        params[k] = parse_value(v)
+    stamps = rove.synth_trace(args.kind, params, duration_ms, args.seed)
+    out = Path(args.out)
+    if out.is_dir():
+        raise CliError(f"{out}: is a directory (-o names the trace file to write)")
+    _write_text_atomically(out, "".join(f"{int(t)}\n" for t in stamps))
+    if not args.quiet:
+        rate = len(stamps) * 1500 * 8 / (duration_ms / 1000) / 1e6 if duration_ms else 0.0
+        print(f"wrote {out}: {args.kind}, {duration_ms / 1000:g} s, {len(stamps)} delivery "
+              f"opportunities (mean {rate:.2f} Mbps)")
+    return 0
+
+
+def _write_text_atomically(path: Path, text: str) -> None:
+    import tempfile
+
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise CliError(f"{path}: directory {parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.partial-", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------------------------
+# Parser and entry point
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected an integer >= 0") from None
+    if value < 0 or value >= 2**64:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected an integer in "
+                                         f"[0, 2^64)")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="rove", description="rove: a transport laboratory for mobile networks.")
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    r = sub.add_parser("run", help="run a scenario on the simulator and write results",
+                       description="Run SCENARIO and write summary.json, timeseries.parquet and "
+                                   "queue.parquet into DIR (replaced atomically).")
+    r.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    r.add_argument("-o", "--out", metavar="DIR", required=True, help="results directory to write")
+    r.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. --set links.down.rate=10Mbps (repeatable)")
+    r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    r.set_defaults(func=_cmd_run)
+
+    v = sub.add_parser("validate", help="check a scenario without running it",
+                       description="Parse and check SCENARIO; print a one-line digest.")
+    v.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    v.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
+    v.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a scenario key (repeatable)")
+    v.set_defaults(func=_cmd_validate)
+
+    rep = sub.add_parser("report", help="draw PNG plots and an HTML page from a results directory",
+                         description="Write PNG figures and report.html into DIR.")
+    rep.add_argument("dir", metavar="DIR", help="results directory written by 'rove run'")
+    rep.set_defaults(func=_cmd_report)
+
+    t = sub.add_parser("trace", help="work with Mahimahi traces",
+                       description="Work with Mahimahi traces.")
+    tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND", parser_class=_Parser)
+    tsub.required = True
+    s = tsub.add_parser("synth", help="write a synthetic Mahimahi trace",
+                        description="Write a synthetic Mahimahi trace (KIND: constant, steps, "
+                                    "cellular; see docs/scenario-format.md for the parameters).")
+    s.add_argument("kind", metavar="KIND", help="constant, steps or cellular")
+    s.add_argument("-o", "--out", metavar="FILE", required=True, help="trace file to write")
+    s.add_argument("--duration", default="60s", metavar="TIME",
+                   help="length of the trace (default: 60s)")
+    s.add_argument("--seed", type=_seed, default=1, metavar="N", help="random seed (default: 1)")
+    s.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="a parameter of KIND, e.g. --param mean=8Mbps (repeatable)")
+    s.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    s.set_defaults(func=_cmd_trace_synth)
+    return p
+
+
+def _version() -> str:
+    try:
+        from . import __version__
+
+        return f"rove {__version__}"
+    except Exception:  # the native module is missing; still answer --version
+        return "rove"
+
+
+def _error(message: str) -> None:
+    message = " ".join(str(message).split())
+    print(f"rove: error: {message}", file=sys.stderr)
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rove`` console script; returns the exit status."""
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # not the main thread
+        pass
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("rove: interrupted", file=sys.stderr)
+        return EXIT_SIGINT
+    except _Terminated:
+        print("rove: terminated", file=sys.stderr)
+        return EXIT_SIGTERM
+    except CliError as e:
+        _error(str(e))
+        return EXIT_USAGE
+    except OSError as e:
+        if e.filename is not None:
+            where = os.fsdecode(e.filename)
+            _error(f"{where}: {e.strerror or e}")
+        else:
+            _error(str(e))
+        return EXIT_USAGE
+    except ImportError as e:
+        _error(f"cannot load rove's native module ({e}); build it with 'make setup'")
+        return EXIT_INTERNAL
+    except Exception as e:  # noqa: BLE001 - the one place that turns errors into messages
+        if _is_user_error(e):
+            _error(str(e))
+            return EXIT_USAGE
+        if os.environ.get("ROVE_DEBUG"):
+            raise
+        _error(f"internal error: {type(e).__name__}: {e} (set ROVE_DEBUG=1 for a traceback)")
+        return EXIT_INTERNAL
+    finally:
+        if previous is not None:
+            try:
+                signal.signal(signal.SIGTERM, previous)
+            except (ValueError, OSError):
+                pass
+
+
+def _is_user_error(e: Exception) -> bool:
+    """ScenarioError (from the engine), ResultsError and unit errors are the user's input."""
+    names = {c.__name__ for c in type(e).__mro__}
+    return bool(names & {"ScenarioError", "ResultsError", "UnitError"})
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,414 @@
+"""Reports: PNG figures and one HTML page from a results directory.
+
+Works on any directory with the results schema (see :mod:`rove.results`), whichever backend
+wrote it. ``rove report DIR`` writes into DIR:
+
+- ``throughput.png``: goodput of each flow over time (bytes delivered in order at the receiver,
+  averaged over 100 ms windows), and the sum over flows when there are several;
+- ``rtt.png``: smoothed RTT (srtt) of each flow over time;
+- ``cwnd.png``: congestion window of each flow over time;
+- ``queue_delay.png``: queueing delay at each link over time (mean and maximum sojourn of the
+  packets that left the queue in each sample interval);
+- ``throughput_delay.png``: the Pantheon-style summary, one point per flow at (p95 RTT, goodput),
+  delay axis inverted so that better is up and to the right;
+- ``report.html``: the summary tables and the figures (embedded, so the page can be moved alone).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .results import ResultsError, read_results
+
+__all__ = ["make_report", "FIGURES", "flow_throughput", "queue_delay_per_sample"]
+
+FIGURES = ("throughput", "rtt", "cwnd", "queue_delay", "throughput_delay")
+THROUGHPUT_WINDOW_S = 0.1
+_HIDDEN_STATES = {"idle", "done"}
+_MAX_LEGEND = 16
+_MAX_LINK_PANELS = 8
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({
+        "figure.dpi": 110,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "font.size": 10,
+        "legend.fontsize": 8,
+        "legend.framealpha": 0.85,
+    })
+    return plt
+
+
+# --------------------------------------------------------------------------------------------
+# Derived series
+
+
+def _flow_names(result) -> list[str]:
+    names = [str(f.get("name")) for f in result.summary.get("flows", [])]
+    seen = set(names)
+    if "flow" in result.timeseries:
+        for n in result.timeseries["flow"].astype(str).unique():
+            if n not in seen:
+                names.append(n)
+                seen.add(n)
+    return names
+
+
+def _link_names(result) -> list[str]:
+    names = [str(link.get("name")) for link in result.summary.get("links", [])]
+    seen = set(names)
+    if "link" in result.queue:
+        for n in result.queue["link"].astype(str).unique():
+            if n not in seen:
+                names.append(n)
+                seen.add(n)
+    return names
+
+
+def flow_throughput(time_s: np.ndarray, bytes_cum: np.ndarray,
+                    window_s: float = THROUGHPUT_WINDOW_S) -> tuple[np.ndarray, np.ndarray]:
+    """Rate in Mbit/s from a cumulative byte counter, over windows of ``window_s``.
+
+    Returns ``(window_mid_s, mbps)``. The window is at least the sample spacing.
+    """
+    t = np.asarray(time_s, dtype=float)
+    b = np.asarray(bytes_cum, dtype=float)
+    if len(t) < 2:
+        return np.array([]), np.array([])
+    spacing = float(np.median(np.diff(t))) if len(t) > 1 else window_s
+    w = max(window_s, spacing)
+    n = int(math.floor((t[-1] - t[0]) / w + 1e-9))
+    if n < 1:
+        edges = np.array([t[0], t[-1]])
+    else:
+        edges = t[0] + w * np.arange(n + 1)
+    cum = np.interp(edges, t, b)
+    dt = np.diff(edges)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mbps = np.diff(cum) * 8.0 / dt / 1e6
+    return (edges[:-1] + edges[1:]) / 2.0, mbps
+
+
+def queue_delay_per_sample(queue_table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of the queue table: (number of sojourn samples, mean ms, max ms); NaN if none."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = queue_table.num_rows
+    if n == 0 or "sojourn_ms" not in queue_table.column_names:
+        return np.zeros(n, dtype=np.int64), np.full(n, np.nan), np.full(n, np.nan)
+    col = queue_table.column("sojourn_ms").combine_chunks()
+    if isinstance(col, pa.ChunkedArray):  # empty chunked array on some versions
+        col = pa.concat_arrays(col.chunks) if col.num_chunks else pa.array([], col.type)
+    counts = pc.fill_null(pc.list_value_length(col), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = pc.list_flatten(col).to_numpy(zero_copy_only=False).astype(float)
+    mean = np.full(n, np.nan)
+    mx = np.full(n, np.nan)
+    nonempty = counts > 0
+    if flat.size:
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        sums = np.add.reduceat(flat, starts[nonempty])
+        mean[nonempty] = sums / counts[nonempty]
+        mx[nonempty] = np.maximum.reduceat(flat, starts[nonempty])
+    return counts, mean, mx
+
+
+def _colors(names: Sequence[str]) -> dict[str, tuple]:
+    plt = _pyplot()
+    cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
+
+
+def _legend(ax, n_items: int) -> None:
+    if n_items == 0:
+        return
+    if n_items <= _MAX_LEGEND:
+        ax.legend(loc="best", ncol=1 if n_items <= 8 else 2)
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+
+
+def _time_axis(ax, result) -> None:
+    ax.set_xlabel("time (s)")
+    d = result.summary.get("duration_s")
+    if isinstance(d, (int, float)) and d > 0:
+        ax.set_xlim(0, d)
+
+
+def _title(result, what: str) -> str:
+    return f"{what} — {result.summary.get('scenario', '')}"
+
+
+def _fig_throughput(result, flows, colors):
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    ts = result.timeseries
+    total_t, total = None, None
+    for name in flows:
+        g = ts[ts["flow"].astype(str) == name]
+        if len(g) < 2:
+            continue
+        t, mbps = flow_throughput(g["time_s"].to_numpy(), g["bytes_delivered"].to_numpy())
+        ax.plot(t, mbps, lw=1.2, color=colors[name], label=name)
+        if total is None:
+            total_t, total = t, mbps.copy()
+        elif len(t) == len(total_t):
+            total = total + mbps
+    if total is not None and len(flows) > 1:
+        ax.plot(total_t, total, lw=1.0, color="black", ls="--", label="sum of flows")
+    ax.set_ylabel(f"goodput (Mbit/s, {THROUGHPUT_WINDOW_S * 1000:g} ms windows)")
+    ax.set_ylim(bottom=0)
+    _time_axis(ax, result)
+    ax.set_title(_title(result, "Goodput over time"))
+    _legend(ax, len(flows) + (1 if len(flows) > 1 else 0))
+    return fig
+
+
+def _fig_flow_metric(result, flows, colors, column: str, ylabel: str, what: str):
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    ts = result.timeseries
+    drawn = 0
+    if column in ts:
+        for name in flows:
+            g = ts[ts["flow"].astype(str) == name]
+            if g.empty:
+                continue
+            y = g[column].to_numpy(dtype=float).copy()
+            if "ca_state" in g:
+                y[g["ca_state"].astype(str).isin(_HIDDEN_STATES).to_numpy()] = np.nan
+            if column == "srtt_ms":
+                y[y <= 0] = np.nan  # no RTT sample yet
+            ax.plot(g["time_s"].to_numpy(), y, lw=1.0, color=colors[name], label=name)
+            drawn += 1
+    else:
+        ax.text(0.5, 0.5, f"no column {column!r} in timeseries.parquet", ha="center",
+                transform=ax.transAxes)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    _time_axis(ax, result)
+    ax.set_title(_title(result, what))
+    _legend(ax, drawn)
+    return fig
+
+
+def _fig_queue_delay(result, links):
+    plt = _pyplot()
+    table = result._tables.get("queue") if getattr(result, "_tables", None) else None
+    if table is None:
+        import pyarrow as pa
+
+        table = pa.Table.from_pandas(result.queue, preserve_index=False)
+    counts, mean, mx = queue_delay_per_sample(table)
+    link_col = np.asarray(result.queue["link"].astype(str)) if len(result.queue) else np.array([])
+    time_col = result.queue["time_s"].to_numpy() if len(result.queue) else np.array([])
+    shown = links[:_MAX_LINK_PANELS]
+    fig, axes = plt.subplots(max(1, len(shown)), 1, figsize=(10, 1.2 + 2.4 * max(1, len(shown))),
+                             sharex=True, squeeze=False)
+    for ax, name in zip(axes[:, 0], shown):
+        sel = link_col == name
+        t = time_col[sel]
+        ax.plot(t, mx[sel], lw=0.8, color="tab:red", alpha=0.55, label="max")
+        ax.plot(t, mean[sel], lw=1.2, color="tab:blue", label="mean")
+        link_summary = next((lk for lk in result.summary.get("links", [])
+                             if str(lk.get("name")) == name), {})
+        p95 = link_summary.get("p95_queue_delay_ms")
+        if isinstance(p95, (int, float)) and not math.isnan(p95):
+            ax.axhline(p95, color="gray", ls=":", lw=1.0, label=f"p95 {p95:.1f} ms")
+        ax.set_ylabel("sojourn (ms)")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"link {name}", fontsize=10, loc="left")
+        if counts[sel].sum() == 0:
+            ax.text(0.5, 0.5, "no packets left this queue", ha="center", va="center",
+                    transform=ax.transAxes, color="gray")
+        else:
+            ax.legend(loc="upper right")
+    _time_axis(axes[-1, 0], result)
+    title = _title(result, "Queueing delay per sample interval")
+    if len(links) > len(shown):
+        title += f" (first {len(shown)} of {len(links)} links)"
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _fig_throughput_delay(result, flows, colors):
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    points = []
+    for f in result.summary.get("flows", []):
+        name = str(f.get("name"))
+        g, p95, mean = f.get("goodput_mbps"), f.get("p95_rtt_ms"), f.get("mean_rtt_ms")
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (g, p95)):
+            continue
+        c = colors.get(name, "black")
+        if isinstance(mean, (int, float)) and math.isfinite(mean):
+            ax.plot([mean, p95], [g, g], color=c, lw=1.0, alpha=0.6)
+            ax.scatter([mean], [g], s=30, facecolors="white", edgecolors=[c], zorder=3)
+        ax.scatter([p95], [g], s=55, color=c, zorder=4)
+        points.append((p95, g, name))
+    for x, y, name in points:
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    ax.set_xlabel("RTT (ms): ● 95th percentile, ○ mean — lower is better →")
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    if points:
+        xs = [p[0] for p in points]
+        lo = min([0.0] + xs)
+        hi = max(xs)
+        ax.set_xlim(hi * 1.1 + 1.0, max(0.0, lo * 0.9 - 1.0) if lo > 0 else 0.0)
+        ax.set_ylim(0, max(p[1] for p in points) * 1.15 + 1e-9)
+    else:
+        ax.text(0.5, 0.5, "no flow with an RTT sample", ha="center", transform=ax.transAxes)
+        ax.invert_xaxis()
+    ax.set_title(_title(result, "Throughput against delay (better: up and right)"))
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# HTML
+
+
+def _fmt_cell(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "–"
+        return f"{v:.4g}" if abs(v) < 1e6 else f"{v:.4e}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, (list, dict)):
+        return f"{len(v)} item(s)"
+    return str(v)
+
+
+def _table(rows: list[dict]) -> str:
+    if not rows:
+        return "<p><em>none</em></p>"
+    keys: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in keys and not isinstance(r[k], (list, dict)):
+                keys.append(k)
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_fmt_cell(r.get(k)))}</td>" for k in keys) + "</tr>"
+        for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+_CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif;
+       margin: 2em auto; max-width: 1150px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
+.meta { color: #555; }
+table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
+img { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
+code { background: #f4f4f4; padding: 0 0.2em; }
+"""
+
+_CAPTIONS = {
+    "throughput_delay": "Throughput against delay: one point per flow (filled: p95 RTT, hollow: "
+                        "mean RTT); up and to the right is better.",
+    "throughput": "Goodput of each flow (bytes delivered in order at the receiver).",
+    "rtt": "Smoothed RTT (srtt) of each flow.",
+    "cwnd": "Congestion window of each flow (packets).",
+    "queue_delay": "Queueing delay at each link: mean and maximum sojourn time of the packets "
+                   "that left the queue in each sample interval.",
+}
+
+
+def _html(result, images: dict[str, Path]) -> str:
+    s = result.summary
+    meta_keys = [k for k in s if not isinstance(s[k], (list, dict))]
+    meta = " · ".join(f"{html.escape(k)}: <b>{html.escape(_fmt_cell(s[k]))}</b>" for k in meta_keys)
+    parts = [
+        "<!DOCTYPE html>",
+        "<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f"<title>rove report: {html.escape(str(s.get('scenario', '')))}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>rove report: {html.escape(str(s.get('scenario', '')))}</h1>",
+        f"<p class=\"meta\">{meta}</p>",
+        "<h2>Flows</h2>", _table(s.get("flows", [])),
+        "<h2>Links</h2>", _table(s.get("links", [])),
+    ]
+    for key in ("throughput_delay", "throughput", "rtt", "cwnd", "queue_delay"):
+        path = images.get(key)
+        if path is None:
+            continue
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        parts.append(f"<h2>{html.escape(_CAPTIONS[key].split(':')[0].split('.')[0])}</h2>")
+        parts.append(f"<p>{html.escape(_CAPTIONS[key])} <a href=\"{path.name}\">{path.name}</a></p>")
+        parts.append(f"<img alt=\"{key}\" src=\"data:image/png;base64,{data}\">")
+    parts.append("<h2>Raw data</h2><p>In this directory: <code>summary.json</code>, "
+                 "<code>timeseries.parquet</code> (one row per flow per sample), "
+                 "<code>queue.parquet</code> (one row per link per sample).</p>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def make_report(directory: str | os.PathLike) -> Path:
+    """Draw the figures and write ``report.html`` into ``directory``; return the HTML's path.
+
+    Raises :class:`rove.results.ResultsError` when the directory holds no rove results.
+    """
+    d = Path(directory)
+    result = read_results(d)
+    for col in ("bytes_delivered",):
+        if col not in result.timeseries:
+            raise ResultsError(f"{d / 'timeseries.parquet'}: missing column {col}")
+    plt = _pyplot()
+    flows = _flow_names(result)
+    links = _link_names(result)
+    colors = _colors(flows)
+    makers = {
+        "throughput": lambda: _fig_throughput(result, flows, colors),
+        "rtt": lambda: _fig_flow_metric(result, flows, colors, "srtt_ms", "smoothed RTT (ms)",
+                                        "RTT (srtt) over time"),
+        "cwnd": lambda: _fig_flow_metric(result, flows, colors, "cwnd_pkts",
+                                         "congestion window (packets)", "cwnd over time"),
+        "queue_delay": lambda: _fig_queue_delay(result, links),
+        "throughput_delay": lambda: _fig_throughput_delay(result, flows, colors),
+    }
+    images: dict[str, Path] = {}
+    for key in FIGURES:
+        fig = makers[key]()
+        path = d / f"{key}.png"
+        try:
+            if not fig.get_tight_layout() and key != "queue_delay":
+                fig.tight_layout()
+            fig.savefig(path)
+        finally:
+            plt.close(fig)
+        images[key] = path
+    out = d / "report.html"
+    tmp = d / ".report.html.partial"
+    tmp.write_text(_html(result, images), encoding="utf-8")
+    os.replace(tmp, out)
+    return out

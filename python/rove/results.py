@@ -1,0 +1,301 @@
+"""The results schema: converting the engine's output and writing a results directory.
+
+A results directory holds three files whose names and keys are an interface (DESIGN.md,
+"Results"); the kernel backend writes the same ones:
+
+- ``summary.json``: the engine's summary, in the engine's key order, plus ``wall_s``.
+- ``timeseries.parquet``: one row per flow per sample time.
+- ``queue.parquet``: one row per link per sample time, with the per-packet sojourn times of the
+  packets that left the queue since the previous sample as a list column.
+
+Writing is atomic: the files go into a hidden temporary directory next to the destination, are
+fsynced, and the directory is renamed into place only when all three are complete. An existing
+destination is replaced only after that succeeded. A run interrupted at any point therefore leaves
+either the previous results or none, never a directory that looks complete but is not.
+
+Parquet files are byte-for-byte deterministic for the same data (fixed zstd compression, no
+timestamps; pyarrow's metadata holds only the schema and its own version string).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = [
+    "SUMMARY_FILE",
+    "TIMESERIES_FILE",
+    "QUEUE_FILE",
+    "TIMESERIES_COLUMNS",
+    "QUEUE_COLUMNS",
+    "ResultsError",
+    "RunResult",
+    "columns_to_table",
+    "summary_with_wall",
+    "write_results",
+    "read_results",
+]
+
+SUMMARY_FILE = "summary.json"
+TIMESERIES_FILE = "timeseries.parquet"
+QUEUE_FILE = "queue.parquet"
+
+# Column order of the files (the engine may add columns; they follow these, in its order).
+TIMESERIES_COLUMNS = (
+    "time_s", "flow", "cc", "cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "pacing_rate_bps",
+    "srtt_ms", "min_rtt_ms", "delivery_rate_bps", "bytes_acked", "bytes_delivered",
+    "retrans_segs", "ca_state", "cc_state",
+)
+QUEUE_COLUMNS = (
+    "time_s", "link", "backlog_bytes", "backlog_pkts", "drops", "queue_drops", "loss_drops",
+    "departed_bytes", "sojourn_ms",
+)
+
+# Fixed Parquet settings: the same data must give the same bytes on every run and machine.
+_PARQUET_OPTIONS = dict(
+    compression="zstd",
+    compression_level=3,
+    use_dictionary=True,
+    write_statistics=True,
+    version="2.6",
+    data_page_version="1.0",
+)
+
+
+class ResultsError(ValueError):
+    """A directory that does not hold rove results (missing or unreadable files)."""
+
+
+@dataclass
+class RunResult:
+    """What :func:`rove.run` returns.
+
+    ``summary`` is the parsed ``summary.json`` (a dict), ``timeseries`` and ``queue`` are pandas
+    DataFrames with the columns of the results schema (``queue.sojourn_ms`` holds one numpy array
+    per row), and ``out`` is the results directory written, or ``None``.
+    """
+
+    summary: dict
+    timeseries: Any  # pandas.DataFrame
+    queue: Any  # pandas.DataFrame
+    out: Path | None = None
+    _tables: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def flows(self):
+        """The per-flow summary as a DataFrame (one row per flow)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary.get("flows", []))
+
+    @property
+    def links(self):
+        """The per-link summary as a DataFrame (one row per link)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary.get("links", []))
+
+    def __repr__(self) -> str:  # keep notebooks readable
+        flows = ", ".join(
+            f"{f.get('name')}: {f.get('goodput_mbps', float('nan')):.3g} Mbps"
+            for f in self.summary.get("flows", [])[:6]
+        )
+        more = " ..." if len(self.summary.get("flows", [])) > 6 else ""
+        return (
+            f"RunResult(scenario={self.summary.get('scenario')!r}, "
+            f"duration_s={self.summary.get('duration_s')}, flows=[{flows}{more}], "
+            f"timeseries={len(self.timeseries)} rows, queue={len(self.queue)} rows, "
+            f"out={str(self.out) if self.out else None!r})"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Engine output -> Arrow
+
+
+def _column_to_array(name: str, value: Any) -> pa.Array:
+    """One column of the engine's ``finish()`` output as an Arrow array.
+
+    Accepted shapes (the native contract): ``list[str]`` (dictionary-encoded here),
+    ``(dtype, bytes)`` for a numeric column, and ``("list<f8>", offsets_bytes, values_bytes)``
+    for a list column with ``<u8`` offsets (``n_rows + 1`` of them).
+    """
+    if isinstance(value, list):
+        return pa.array(value, type=pa.string()).dictionary_encode()
+    if isinstance(value, tuple) and len(value) == 2:
+        dtype, data = value
+        return pa.array(np.frombuffer(data, dtype=np.dtype(dtype)))
+    if isinstance(value, tuple) and len(value) == 3:
+        kind, offsets_bytes, values_bytes = value
+        if not (isinstance(kind, str) and kind.startswith("list<") and kind.endswith(">")):
+            raise TypeError(f"column {name!r}: unknown list kind {kind!r}")
+        values = pa.array(np.frombuffer(values_bytes, dtype=np.dtype(kind[5:-1])))
+        offsets = np.frombuffer(offsets_bytes, dtype=np.dtype("<u8"))
+        if len(offsets) == 0:
+            offsets = np.zeros(1, dtype=np.uint64)
+        if offsets[-1] < 2**31:
+            return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
+        return pa.LargeListArray.from_arrays(pa.array(offsets.astype(np.int64)), values)
+    raise TypeError(f"column {name!r}: unexpected value of type {type(value).__name__}")
+
+
+def columns_to_table(columns: Mapping[str, Any], order: tuple[str, ...] = ()) -> pa.Table:
+    """The engine's column dict as an Arrow table, known columns first in schema order."""
+    names = [c for c in order if c in columns] + [c for c in columns if c not in order]
+    arrays = [_column_to_array(c, columns[c]) for c in names]
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def summary_with_wall(summary_json: str, wall_s: float) -> dict:
+    """The engine's summary with ``wall_s`` added after ``seed`` (DESIGN.md's key order)."""
+    engine = json.loads(summary_json)
+    if not isinstance(engine, dict):
+        raise TypeError("the engine's summary_json is not a JSON object")
+    out: dict = {}
+    for key, value in engine.items():
+        if key == "wall_s":
+            continue
+        out[key] = value
+        if key == "seed":
+            out["wall_s"] = round(wall_s, 6)
+    if "wall_s" not in out:
+        out["wall_s"] = round(wall_s, 6)
+    return out
+
+
+def summary_text(summary: dict) -> str:
+    """``summary.json``'s exact text: the given key order, 2-space indent, trailing newline."""
+    return json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def table_to_frame(table: pa.Table):
+    """An Arrow table as a pandas DataFrame (dictionary columns become categoricals)."""
+    return table.to_pandas()
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic writing
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on directories; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    """Write ``table`` deterministically (same table -> same bytes)."""
+    pq.write_table(table, str(path), **_PARQUET_OPTIONS)
+
+
+def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
+                  queue: pa.Table) -> Path:
+    """Write a results directory atomically; return its path.
+
+    An existing directory at ``out`` is replaced, but only once the new one is complete. A file
+    (not a directory) at ``out`` is an error.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"{out}: exists and is not a directory")
+    parent = out.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+    try:
+        (tmp / SUMMARY_FILE).write_text(summary_text(summary), encoding="utf-8")
+        write_parquet(timeseries, tmp / TIMESERIES_FILE)
+        write_parquet(queue, tmp / QUEUE_FILE)
+        for name in (TIMESERIES_FILE, QUEUE_FILE, SUMMARY_FILE):
+            _fsync_file(tmp / name)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
+        _fsync_dir(tmp)
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
+            os.rename(out, old / "results")  # move the previous results aside ...
+            try:
+                os.rename(tmp, out)  # ... put the new ones in place ...
+            except BaseException:
+                os.rename(old / "results", out)
+                raise
+            shutil.rmtree(old, ignore_errors=True)  # ... and only then drop the old ones
+        else:
+            os.rename(tmp, out)
+        _fsync_dir(parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+
+
+def read_results(directory: str | os.PathLike) -> RunResult:
+    """Read a results directory (of any backend) into a :class:`RunResult`.
+
+    Raises :class:`ResultsError` with a one-line message naming the file when the directory or
+    one of its files is missing or unreadable.
+    """
+    d = Path(directory)
+    if not d.exists():
+        raise ResultsError(f"{d}: no such results directory")
+    if not d.is_dir():
+        raise ResultsError(f"{d}: not a directory (expected a results directory written by "
+                           f"'rove run')")
+    missing = [n for n in (SUMMARY_FILE, TIMESERIES_FILE, QUEUE_FILE) if not (d / n).is_file()]
+    if missing:
+        raise ResultsError(f"{d}: not a rove results directory: missing {', '.join(missing)} "
+                           f"(a directory written by 'rove run' holds {SUMMARY_FILE}, "
+                           f"{TIMESERIES_FILE} and {QUEUE_FILE})")
+    try:
+        summary = json.loads((d / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ResultsError(f"{d / SUMMARY_FILE}: unreadable: {_one_line(e)}") from None
+    if not isinstance(summary, dict):
+        raise ResultsError(f"{d / SUMMARY_FILE}: expected a JSON object")
+    tables = {}
+    for name, required in ((TIMESERIES_FILE, ("time_s", "flow")), (QUEUE_FILE, ("time_s", "link"))):
+        try:
+            table = pq.read_table(str(d / name))
+        except (OSError, pa.ArrowException, ValueError) as e:
+            raise ResultsError(f"{d / name}: unreadable Parquet: {_one_line(e)}") from None
+        absent = [c for c in required if c not in table.column_names]
+        if absent:
+            raise ResultsError(f"{d / name}: missing column(s) {', '.join(absent)}")
+        tables[name] = table
+    return RunResult(
+        summary=summary,
+        timeseries=table_to_frame(tables[TIMESERIES_FILE]),
+        queue=table_to_frame(tables[QUEUE_FILE]),
+        out=d,
+        _tables={"timeseries": tables[TIMESERIES_FILE], "queue": tables[QUEUE_FILE]},
+    )
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__

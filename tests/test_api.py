@@ -1,0 +1,235 @@
+"""The Python API: rove.run / rove.validate, overrides, and the results schema."""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rove
+from rove.cli import parse_value
+from rove.results import QUEUE_COLUMNS, TIMESERIES_COLUMNS, read_results
+from rove.units import UnitError, parse_time_ns
+
+from conftest import SMALL_SCENARIO, small_scenario_dict
+
+SUMMARY_KEYS = ["scenario", "backend", "duration_s", "seed", "wall_s", "events", "flows", "links",
+                "jain_index"]
+FLOW_KEYS = ["name", "cc", "goodput_mbps", "throughput_mbps", "mean_rtt_ms", "p95_rtt_ms",
+             "retrans_rate", "fct_s", "start_s", "bytes_delivered"]
+LINK_KEYS = ["name", "utilization", "mean_queue_delay_ms", "p95_queue_delay_ms", "drops",
+             "queue_drops", "loss_drops"]
+
+
+# ----------------------------------------------------------------------------- native module
+
+
+def test_native_module_exports():
+    assert "reno" in rove.CC_NAMES
+    assert set(rove.SYNTH_KINDS) >= {"constant", "steps", "cellular"}
+    assert issubclass(rove.ScenarioError, ValueError)
+
+
+# ----------------------------------------------------------------------------- run(dict)
+
+
+@pytest.fixture(scope="module")
+def dict_run():
+    return rove.run(small_scenario_dict())
+
+
+def test_run_dict_returns_contract_frames(dict_run):
+    r = dict_run
+    assert r.out is None
+    assert isinstance(r.timeseries, pd.DataFrame) and isinstance(r.queue, pd.DataFrame)
+    assert list(r.timeseries.columns)[: len(TIMESERIES_COLUMNS)] == list(TIMESERIES_COLUMNS)
+    assert list(r.queue.columns)[: len(QUEUE_COLUMNS)] == list(QUEUE_COLUMNS)
+    # 2 s at the default 10 ms sample interval, one flow, two links
+    assert 150 <= len(r.timeseries) <= 201
+    assert set(r.timeseries["flow"].astype(str)) == {"bulk"}
+    assert set(r.queue["link"].astype(str)) == {"down", "up"}
+    assert (np.diff(r.timeseries["bytes_delivered"].to_numpy().astype(np.int64)) >= 0).all()
+    sojourn = r.queue["sojourn_ms"]
+    assert all(isinstance(v, np.ndarray) for v in sojourn)
+    assert sum(len(v) for v in sojourn) > 0
+
+
+def test_run_dict_summary_keys_and_order(dict_run):
+    s = dict_run.summary
+    for k in SUMMARY_KEYS:
+        assert k in s, k
+    keys = list(s)
+    assert keys.index("wall_s") == keys.index("seed") + 1
+    assert s["backend"] == "sim"
+    assert s["scenario"] == "small-dict"
+    assert s["seed"] == 3
+    assert s["duration_s"] == pytest.approx(2.0)
+    assert s["wall_s"] > 0
+    assert len(s["flows"]) == 1 and len(s["links"]) == 2
+    for k in FLOW_KEYS:
+        assert k in s["flows"][0], k
+    for k in LINK_KEYS:
+        assert k in s["links"][0], k
+    # a 20 Mbit/s link with a 100-packet buffer is filled by one bulk flow within 2 s
+    assert 5 < s["flows"][0]["goodput_mbps"] <= 20.0
+    assert s["flows"][0]["fct_s"] is None
+
+
+def test_run_result_helpers(dict_run):
+    assert list(dict_run.flows["name"]) == ["bulk"]
+    assert list(dict_run.links["name"]) == ["down", "up"]
+    assert "small-dict" in repr(dict_run)
+
+
+def test_run_writes_results_that_read_back(tmp_path):
+    out = tmp_path / "res"
+    r = rove.run(small_scenario_dict(), out=out, seed=11)
+    assert r.out == out
+    assert sorted(p.name for p in out.iterdir()) == ["queue.parquet", "summary.json",
+                                                      "timeseries.parquet"]
+    text = (out / "summary.json").read_text()
+    assert text.endswith("}\n") and text.startswith("{\n  \"")
+    on_disk = json.loads(text)
+    assert on_disk == r.summary
+    assert on_disk["seed"] == 11
+    back = read_results(out)
+    pd.testing.assert_frame_equal(back.timeseries, r.timeseries)
+    assert list(back.queue.columns) == list(r.queue.columns)
+    assert back.queue["link"].astype(str).tolist() == r.queue["link"].astype(str).tolist()
+
+
+def test_run_path_with_overrides(write_scenario):
+    path = write_scenario(SMALL_SCENARIO)
+    r = rove.run(path, **{"duration": "1s", "links.down.rate": "10Mbps"})
+    assert r.summary["duration_s"] == pytest.approx(1.0)
+    assert r.summary["flows"][0]["goodput_mbps"] <= 10.0
+    assert r.timeseries["time_s"].max() <= 1.0 + 1e-9
+
+
+def test_run_count_expands_flows():
+    d = small_scenario_dict()
+    d["flows"][0]["count"] = 3
+    info = rove.validate(d)
+    assert [f["name"] for f in info["flows"]] == ["bulk.1", "bulk.2", "bulk.3"]
+    r = rove.run(d, duration="1s")
+    assert [f["name"] for f in r.summary["flows"]] == ["bulk.1", "bulk.2", "bulk.3"]
+    assert list(r.timeseries["flow"].astype(str).unique()) == ["bulk.1", "bulk.2", "bulk.3"]
+    assert 0 < r.summary["jain_index"] <= 1.0
+
+
+def test_validate_path_and_dict(write_scenario):
+    info = rove.validate(write_scenario(SMALL_SCENARIO))
+    assert info["name"] == "small"
+    assert info["duration_s"] == pytest.approx(2.0)
+    assert info["seed"] == 7
+    assert sorted(info["links"]) == ["down", "up"]
+    assert info["flows"] == [{"name": "bulk", "cc": "reno"}]
+    assert rove.validate(small_scenario_dict(), seed=5)["seed"] == 5
+
+
+def test_bad_dict_raises_scenario_error_naming_dict():
+    d = small_scenario_dict()
+    d["links"]["down"]["rate"] = "-3Mbps"
+    with pytest.raises(rove.ScenarioError) as e:
+        rove.run(d)
+    msg = str(e.value)
+    assert msg.startswith("<dict>") and "rate" in msg and "\n" not in msg
+
+
+def test_bad_override_raises_scenario_error():
+    with pytest.raises(rove.ScenarioError) as e:
+        rove.validate(small_scenario_dict(), **{"links.down.nonsense": 1})
+    assert "nonsense" in str(e.value)
+
+
+def test_missing_scenario_file_raises_oserror(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        rove.run(tmp_path / "nope.toml")
+
+
+# ----------------------------------------------------------------------------- TOML literals
+
+
+def test_toml_literal_examples():
+    assert rove.toml_literal("10Mbps") == '"10Mbps"'
+    assert rove.toml_literal(3) == "3"
+    assert rove.toml_literal(0.25) == "0.25"
+    assert rove.toml_literal(True) == "true"
+    assert rove.toml_literal(["6Mbps", "24Mbps"]) == '["6Mbps", "24Mbps"]'
+    assert rove.toml_literal({"period": "2s", "rates": ["1Mbps"]}) == \
+        '{ period = "2s", rates = ["1Mbps"] }'
+    assert rove.toml_literal(np.float64(0.5)) == "0.5"
+    assert rove.toml_literal(np.int64(7)) == "7"
+    with pytest.raises(TypeError):
+        rove.toml_literal(object())
+
+
+toml_values = st.recursive(
+    st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(min_size=1, max_size=8), children, max_size=4),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(toml_values)
+def test_toml_literal_round_trips_through_tomllib(value):
+    parsed = tomllib.loads("v = " + rove.toml_literal(value))["v"]
+    assert parsed == value
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("10Mbps", "10Mbps"),
+    ("0.01", 0.01),
+    ("3", 3),
+    ("true", True),
+    ("inf", "inf"),
+    ('"quoted"', "quoted"),
+    ('["6Mbps", "24Mbps"]', ["6Mbps", "24Mbps"]),
+    ("{ period = '2s', rates = ['1Mbps'] }", {"period": "2s", "rates": ["1Mbps"]}),
+    ("250pkt", "250pkt"),
+])
+def test_cli_value_parsing(text, expected):
+    assert parse_value(text) == expected
+
+
+# ----------------------------------------------------------------------------- units
+
+
+@pytest.mark.parametrize("text,ns", [
+    ("60s", 60_000_000_000), ("20ms", 20_000_000), ("1.5s", 1_500_000_000), ("2min", 120 * 10**9),
+    ("0s", 0), ("250us", 250_000), ("7ns", 7), ("1e3ms", 10**9), ("30S", 30 * 10**9),
+    (" 5 ms ", 5_000_000),
+])
+def test_parse_time(text, ns):
+    assert parse_time_ns(text) == ns
+
+
+@pytest.mark.parametrize("text", ["", "5", "-1s", "ten s", "5 fortnights", "s", "1.2.3s"])
+def test_parse_time_rejects(text):
+    with pytest.raises(UnitError):
+        parse_time_ns(text)
+
+
+def test_no_nan_in_summary(dict_run):
+    def walk(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, float):
+            assert math.isfinite(v)
+
+    walk(dict_run.summary)
