@@ -32,7 +32,6 @@ from .results import (
     columns_to_table,
     read_results,
     summary_with_wall,
-    table_to_frame,
     write_results,
 )
 
@@ -198,8 +197,7 @@ def _result_from_native(raw: Mapping[str, Any], wall_s: float, out) -> RunResult
     ts = columns_to_table(raw["timeseries"], TIMESERIES_COLUMNS)
     q = columns_to_table(raw["queue"], QUEUE_COLUMNS)
     written = write_results(out, summary, ts, q) if out is not None else None
-    return RunResult(summary=summary, timeseries=table_to_frame(ts), queue=table_to_frame(q),
-                     out=written, _tables={"timeseries": ts, "queue": q})
+    return RunResult(summary, ts, q, out=written)
 
 
 def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,

@@ -157,14 +157,20 @@ def _title(result, what: str) -> str:
     return f"{what} — {result.summary.get('scenario', '')}"
 
 
-def _fig_throughput(result, flows, colors):
+def _by_flow(result) -> dict:
+    ts = result.timeseries
+    if "flow" not in ts or ts.empty:
+        return {}
+    return {str(k): g for k, g in ts.groupby(ts["flow"].astype(str), sort=False)}
+
+
+def _fig_throughput(result, flows, colors, by_flow):
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(10, 4.2))
-    ts = result.timeseries
     total_t, total = None, None
     for name in flows:
-        g = ts[ts["flow"].astype(str) == name]
-        if len(g) < 2:
+        g = by_flow.get(name)
+        if g is None or len(g) < 2:
             continue
         t, mbps = flow_throughput(g["time_s"].to_numpy(), g["bytes_delivered"].to_numpy())
         ax.plot(t, mbps, lw=1.2, color=colors[name], label=name)
@@ -182,15 +188,14 @@ def _fig_throughput(result, flows, colors):
     return fig
 
 
-def _fig_flow_metric(result, flows, colors, column: str, ylabel: str, what: str):
+def _fig_flow_metric(result, flows, colors, by_flow, column: str, ylabel: str, what: str):
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(10, 4.2))
-    ts = result.timeseries
     drawn = 0
-    if column in ts:
+    if column in result.timeseries:
         for name in flows:
-            g = ts[ts["flow"].astype(str) == name]
-            if g.empty:
+            g = by_flow.get(name)
+            if g is None or g.empty:
                 continue
             y = g[column].to_numpy(dtype=float).copy()
             if "ca_state" in g:
@@ -212,11 +217,7 @@ def _fig_flow_metric(result, flows, colors, column: str, ylabel: str, what: str)
 
 def _fig_queue_delay(result, links):
     plt = _pyplot()
-    table = result._tables.get("queue") if getattr(result, "_tables", None) else None
-    if table is None:
-        import pyarrow as pa
-
-        table = pa.Table.from_pandas(result.queue, preserve_index=False)
+    table = result.queue_table
     counts, mean, mx = queue_delay_per_sample(table)
     link_col = np.asarray(result.queue["link"].astype(str)) if len(result.queue) else np.array([])
     time_col = result.queue["time_s"].to_numpy() if len(result.queue) else np.array([])
@@ -387,11 +388,12 @@ def make_report(directory: str | os.PathLike) -> Path:
     flows = _flow_names(result)
     links = _link_names(result)
     colors = _colors(flows)
+    by_flow = _by_flow(result)
     makers = {
-        "throughput": lambda: _fig_throughput(result, flows, colors),
-        "rtt": lambda: _fig_flow_metric(result, flows, colors, "srtt_ms", "smoothed RTT (ms)",
-                                        "RTT (srtt) over time"),
-        "cwnd": lambda: _fig_flow_metric(result, flows, colors, "cwnd_pkts",
+        "throughput": lambda: _fig_throughput(result, flows, colors, by_flow),
+        "rtt": lambda: _fig_flow_metric(result, flows, colors, by_flow, "srtt_ms",
+                                        "smoothed RTT (ms)", "RTT (srtt) over time"),
+        "cwnd": lambda: _fig_flow_metric(result, flows, colors, by_flow, "cwnd_pkts",
                                          "congestion window (packets)", "cwnd over time"),
         "queue_delay": lambda: _fig_queue_delay(result, links),
         "throughput_delay": lambda: _fig_throughput_delay(result, flows, colors),

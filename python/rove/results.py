@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -75,20 +74,36 @@ class ResultsError(ValueError):
     """A directory that does not hold rove results (missing or unreadable files)."""
 
 
-@dataclass
 class RunResult:
     """What :func:`rove.run` returns.
 
     ``summary`` is the parsed ``summary.json`` (a dict), ``timeseries`` and ``queue`` are pandas
     DataFrames with the columns of the results schema (``queue.sojourn_ms`` holds one numpy array
-    per row), and ``out`` is the results directory written, or ``None``.
+    per row), and ``out`` is the results directory written, or ``None``. The DataFrames are made
+    on first use from the Arrow tables (``timeseries_table``, ``queue_table``).
     """
 
-    summary: dict
-    timeseries: Any  # pandas.DataFrame
-    queue: Any  # pandas.DataFrame
-    out: Path | None = None
-    _tables: dict = field(default_factory=dict, repr=False)
+    def __init__(self, summary: dict, timeseries_table: pa.Table, queue_table: pa.Table,
+                 out: Path | None = None):
+        self.summary = summary
+        self.timeseries_table = timeseries_table
+        self.queue_table = queue_table
+        self.out = out
+        self._frames: dict = {}
+
+    @property
+    def timeseries(self):
+        """One row per flow per sample time (pandas DataFrame)."""
+        if "timeseries" not in self._frames:
+            self._frames["timeseries"] = table_to_frame(self.timeseries_table)
+        return self._frames["timeseries"]
+
+    @property
+    def queue(self):
+        """One row per link per sample time (pandas DataFrame)."""
+        if "queue" not in self._frames:
+            self._frames["queue"] = table_to_frame(self.queue_table)
+        return self._frames["queue"]
 
     @property
     def flows(self):
@@ -113,7 +128,8 @@ class RunResult:
         return (
             f"RunResult(scenario={self.summary.get('scenario')!r}, "
             f"duration_s={self.summary.get('duration_s')}, flows=[{flows}{more}], "
-            f"timeseries={len(self.timeseries)} rows, queue={len(self.queue)} rows, "
+            f"timeseries={self.timeseries_table.num_rows} rows, "
+            f"queue={self.queue_table.num_rows} rows, "
             f"out={str(self.out) if self.out else None!r})"
         )
 
@@ -288,13 +304,7 @@ def read_results(directory: str | os.PathLike) -> RunResult:
         if absent:
             raise ResultsError(f"{d / name}: missing column(s) {', '.join(absent)}")
         tables[name] = table
-    return RunResult(
-        summary=summary,
-        timeseries=table_to_frame(tables[TIMESERIES_FILE]),
-        queue=table_to_frame(tables[QUEUE_FILE]),
-        out=d,
-        _tables={"timeseries": tables[TIMESERIES_FILE], "queue": tables[QUEUE_FILE]},
-    )
+    return RunResult(summary, tables[TIMESERIES_FILE], tables[QUEUE_FILE], out=d)
 
 
 def _one_line(e: BaseException) -> str:

@@ -12,6 +12,6 @@ pub mod trace;
 pub mod seed;
 
 pub use error::ScenarioError;
-pub use parse::{parse, ParseOptions};
+pub use parse::{parse, parse_file, ParseOptions};
 pub use seed::stream_seed;
 pub use spec::*;

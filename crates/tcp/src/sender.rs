@@ -124,6 +124,8 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(cc: Box<dyn CongestionControl>, segments: Segments) -> Self {
+        let mut min_rtt = MinMax::default();
+        min_rtt.reset(0, u64::MAX); // tcp_init_sock: minmax_reset(&tp->rtt_min, ..., ~0U)
         TcpSender {
             tp: TcpState::default(),
             cc,
@@ -131,7 +133,7 @@ impl TcpSender {
             total_segs: segments.count(),
             board: VecDeque::with_capacity(256),
             rtt: RttEstimator::default(),
-            min_rtt: MinMax::default(),
+            min_rtt,
             rack: Rack::default(),
             backoff: 0,
             retransmits: 0,

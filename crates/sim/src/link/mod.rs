@@ -136,6 +136,11 @@ impl Link {
             return None;
         }
         let t = self.next_service_time(now);
+        if t == now && matches!(self.serializer, Serializer::Rate(_)) {
+            // An idle fixed-rate link starts serializing at once: the packet being sent does
+            // not count against the queue limit, as with a qdisc feeding an idle NIC.
+            return self.service(now, out);
+        }
         self.service_pending = Some(t);
         Some(t)
     }
@@ -252,13 +257,15 @@ impl Link {
         t
     }
 
-    /// Bytes the link could have carried in `[0, until)`, outages excluded.
+    /// Bytes the link could have carried in `[0, until]`, outages excluded.
     pub fn capacity_bytes(&self, until: Nanos) -> f64 {
         let in_window = |from: Nanos, to: Nanos| -> f64 {
             match &self.spec.serializer {
                 SerializerSpec::Rate { rate_bps, changes } => RateSchedule::capacity_bytes(*rate_bps, changes, from, to),
                 SerializerSpec::Trace { opportunities_ms, period_ms, .. } => {
-                    TraceCursor::count_between(opportunities_ms, *period_ms, from, to) as f64
+                    // Opportunities at exactly `until` still deliver within the run.
+                    let end = if to == until { to + 1 } else { to };
+                    TraceCursor::count_between(opportunities_ms, *period_ms, from, end) as f64
                         * TraceCursor::opportunity_bytes() as f64
                 }
             }

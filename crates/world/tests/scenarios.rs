@@ -1,0 +1,200 @@
+//! Behaviour of whole scenarios, each against a hand-computed or published expectation.
+
+use rove_world::{load, summarize, ParseOptions, Summary, World};
+
+fn world(toml: &str) -> World {
+    load(toml, &ParseOptions { source: "<test>", ..Default::default() }).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(toml: &str) -> (World, Summary) {
+    let mut w = world(toml);
+    w.run();
+    let s = summarize(&w);
+    (w, s)
+}
+
+/// One flow over `down`/`up` with the given link keys for `down` and flow keys.
+fn single(duration: &str, down: &str, flow: &str) -> String {
+    format!(
+        r#"
+duration = "{duration}"
+[links.down]
+{down}
+[links.up]
+rate = "1Gbps"
+delay = "20ms"
+[[flows]]
+name = "f"
+path = ["down"]
+ack_path = ["up"]
+{flow}
+"#
+    )
+}
+
+#[test]
+fn one_reno_flow_with_a_one_bdp_buffer_uses_over_90_percent_of_the_link() {
+    // 10 Mbps, 40 ms RTT: BDP = 10e6 * 0.04 / 8 = 50 kB = 34 packets of 1500 B.
+    let (_, s) = run(&single("60s", "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"34pkt\"", ""));
+    let link = &s.links[0];
+    assert!(link.utilization > 0.90, "utilization {}", link.utilization);
+    // Goodput counts payload only: 1448 of every 1500 bytes.
+    let f = &s.flows[0];
+    assert!(f.goodput_mbps > 0.90 * 10.0 * 1448.0 / 1500.0, "goodput {}", f.goodput_mbps);
+    assert!(link.drops > 0, "a Reno flow must eventually fill the buffer");
+}
+
+#[test]
+fn reno_under_random_loss_follows_the_mathis_formula_within_20_percent() {
+    // Mathis et al. 1997: throughput = MSS / RTT * sqrt(3/2) / sqrt(p). Linux grows cwnd per
+    // packet acked (not per ACK), so delayed ACKs do not change the constant. The link is fast
+    // and the buffer deep, so loss is the only limit; RTT 100 ms.
+    for (p, seed) in [(0.001f64, 1), (0.003, 2), (0.01, 3)] {
+        let toml = single(
+            "300s",
+            &format!("rate = \"1Gbps\"\ndelay = \"80ms\"\nbuffer = \"100000pkt\"\nloss = {p}"),
+            "",
+        )
+        .replace("duration", &format!("seed = {seed}\nduration"));
+        let (_, s) = run(&toml);
+        let mathis = 1448.0 * 8.0 / 0.1 * (1.5f64).sqrt() / p.sqrt() / 1e6;
+        let got = s.flows[0].goodput_mbps;
+        assert!((got / mathis - 1.0).abs() < 0.20, "p = {p}: goodput {got:.3} Mbps, Mathis {mathis:.3} Mbps");
+    }
+}
+
+#[test]
+fn codel_holds_a_reno_flows_queue_near_its_5ms_target() {
+    let deep = "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"5000pkt\"";
+    let (_, fifo) = run(&single("60s", deep, ""));
+    let (_, codel) = run(&single("60s", &format!("{deep}\nqueue = \"codel\""), ""));
+    let d_fifo = fifo.links[0].mean_queue_delay_ms.unwrap();
+    let d_codel = codel.links[0].mean_queue_delay_ms.unwrap();
+    assert!(d_codel < 10.0, "CoDel mean sojourn {d_codel} ms");
+    assert!(d_fifo > 10.0 * d_codel, "DropTail {d_fifo} ms vs CoDel {d_codel} ms");
+    assert!(codel.links[0].utilization > 0.85, "CoDel utilization {}", codel.links[0].utilization);
+}
+
+#[test]
+fn a_finite_flow_delivers_exactly_its_bytes_and_reports_its_completion_time() {
+    // 1 MB over 10 Mbps, 40 ms RTT, deep buffer: handshake (1 RTT), slow start from 10 packets,
+    // and at least the serialization time of 1 MB (0.8 s at 10 Mbps on the wire).
+    let (w, s) = run(&single("20s", "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"1000pkt\"", "size = \"1MB\""));
+    let f = &s.flows[0];
+    assert_eq!(f.bytes_delivered, 1_000_000);
+    assert_eq!(w.flows[0].receiver.bytes_delivered, 1_000_000);
+    let fct = f.fct_s.expect("the flow completes");
+    let wire_time = 1_000_000.0 / 1448.0 * 1500.0 * 8.0 / 10e6;
+    assert!(fct > wire_time + 0.04 && fct < wire_time + 0.5, "fct {fct} s, wire time {wire_time} s");
+}
+
+#[test]
+fn the_byte_stream_is_complete_under_loss_reordering_and_an_outage() {
+    let down = r#"rate = "20Mbps"
+delay = "30ms"
+buffer = "200pkt"
+loss = 0.005
+jitter = "1ms"
+jitter_reorder = true
+outages = [{ at = "3s", for = "1500ms" }]"#;
+    let (w, s) = run(&single("60s", down, "size = \"5MB\""));
+    assert_eq!(s.flows[0].bytes_delivered, 5_000_000);
+    assert!(s.flows[0].fct_s.is_some());
+    assert!(w.flows[0].sender.stats.retrans_segs > 0);
+    assert!(s.flows[0].retrans_rate > 0.004, "{}", s.flows[0].retrans_rate);
+}
+
+#[test]
+fn a_flow_recovers_after_an_outage_by_retransmission_timeout() {
+    let down = "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"20pkt\"\noutages = [{ at = \"5s\", for = \"3s\" }]";
+    let (w, s) = run(&single("30s", down, ""));
+    // The queue overflows during the outage, the flow times out, and it comes back: the link
+    // is busy for most of the 27 s it is up.
+    assert!(s.links[0].utilization > 0.8, "utilization {}", s.links[0].utilization);
+    assert!(w.flows[0].sender.stats.retrans_segs > 0);
+}
+
+#[test]
+fn a_flow_over_a_12_mbps_trace_matches_one_over_a_12_mbps_link() {
+    let trace = "trace = \"synth:constant\"\ntrace_params = { rate = \"12Mbps\" }\ndelay = \"20ms\"\nbuffer = \"100pkt\"";
+    let fixed = "rate = \"12Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"";
+    let (_, t) = run(&single("30s", trace, ""));
+    let (_, f) = run(&single("30s", fixed, ""));
+    let (gt, gf) = (t.flows[0].goodput_mbps, f.flows[0].goodput_mbps);
+    assert!((gt / gf - 1.0).abs() < 0.02, "trace {gt} Mbps, fixed {gf} Mbps");
+    assert!(t.links[0].utilization > 0.95, "{}", t.links[0].utilization);
+}
+
+#[test]
+fn two_runs_with_the_same_seed_are_identical_and_another_seed_differs() {
+    let lossy = "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"\nloss = 0.01\njitter = \"2ms\"";
+    let toml = single("20s", lossy, "count = 3");
+    let a = serde_json::to_string(&run(&toml).1).unwrap();
+    let b = serde_json::to_string(&run(&toml).1).unwrap();
+    assert_eq!(a, b);
+    let (wa, _) = run(&toml);
+    let (wb, _) = run(&toml);
+    assert_eq!(wa.recorder.flows.cwnd_pkts, wb.recorder.flows.cwnd_pkts);
+    assert_eq!(wa.recorder.flows.srtt_ms, wb.recorder.flows.srtt_ms);
+    let c = serde_json::to_string(&run(&toml.replace("duration", "seed = 99\nduration")).1).unwrap();
+    assert_ne!(a, c);
+}
+
+#[test]
+fn adding_a_flow_on_other_links_does_not_change_a_lossy_links_draws() {
+    let base = r#"
+duration = "20s"
+[links.a]
+rate = "20Mbps"
+delay = "20ms"
+loss = 0.01
+[links.a_ack]
+rate = "1Gbps"
+delay = "20ms"
+[[flows]]
+name = "a"
+path = ["a"]
+ack_path = ["a_ack"]
+"#;
+    let extra = r#"
+[links.b]
+rate = "5Mbps"
+delay = "5ms"
+loss = 0.05
+[links.b_ack]
+rate = "1Gbps"
+delay = "5ms"
+[[flows]]
+name = "b"
+path = ["b"]
+ack_path = ["b_ack"]
+"#;
+    let (_, one) = run(base);
+    let (_, two) = run(&format!("{base}{extra}"));
+    assert_eq!(serde_json::to_string(&one.flows[0]).unwrap(), serde_json::to_string(&two.flows[0]).unwrap());
+    assert_eq!(one.links[0].loss_drops, two.links[0].loss_drops);
+}
+
+#[test]
+fn count_expands_into_identical_flows_that_share_the_bottleneck() {
+    let toml = single("60s", "rate = \"30Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"", "count = 3");
+    let (_, s) = run(&toml);
+    assert_eq!(s.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["f.1", "f.2", "f.3"]);
+    let total: f64 = s.flows.iter().map(|f| f.goodput_mbps).sum();
+    assert!(total > 0.9 * 30.0 * 1448.0 / 1500.0, "total {total}");
+    assert!(s.jain_index.unwrap() > 0.9, "jain {:?}", s.jain_index);
+}
+
+#[test]
+fn time_series_are_sampled_every_interval_for_every_flow_and_link() {
+    let (w, _) = run(&single("1s", "rate = \"10Mbps\"\ndelay = \"20ms\"", "count = 2"));
+    // 100 samples (10 ms .. 1 s) x 2 flows, and x 2 links.
+    assert_eq!(w.recorder.flows.time_s.len(), 200);
+    assert_eq!(w.recorder.links.time_s.len(), 200);
+    assert_eq!(w.recorder.flows.time_s[0], 0.01);
+    assert_eq!(*w.recorder.flows.time_s.last().unwrap(), 1.0);
+    // Every sojourn sample of the bottleneck is in exactly one row.
+    let rows = &w.recorder.links;
+    let covered: usize = (0..rows.link.len()).filter(|&i| rows.link[i] == 0).map(|i| rows.sojourn_to[i] - rows.sojourn_from[i]).sum();
+    assert_eq!(covered, w.links[0].stats.sojourn_ns.len());
+}
