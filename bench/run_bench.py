@@ -66,8 +66,12 @@ def _python_path(scenario: Path) -> int:
           f"engine {engine_wall:.3f} s ({rate}), peak RSS {peak_kib / 1024:.0f} MB")
     print(f"  results: timeseries.parquet {ts_bytes / 1e6:.2f} MB, queue.parquet "
           f"{q_bytes / 1e6:.2f} MB, {summary.get('duration_s')} s simulated, "
-          f"{len(summary.get('flows', []))} flows, Jain index {summary.get('jain_index')}")
+          f"{len(summary.get('flows', []))} flows, Jain index {_fmt(summary.get('jain_index'))}")
     return 0
+
+
+def _fmt(x) -> str:
+    return f"{x:.4f}" if isinstance(x, float) else str(x)
 
 
 def main(argv: list[str]) -> int:

@@ -78,17 +78,18 @@ def test_drive_without_progress_is_silent(capsys):
     assert capsys.readouterr().err == ""
 
 
+# About 20 s of work for the engine (600 s of 20 flows at 1 Gbit/s); the tests stop it after 1 s.
 LONG = """
 name = "long"
 duration = "600s"
 
 [links.bottleneck]
-rate = "100Mbps"
+rate = "1Gbps"
 delay = "20ms"
 buffer = "1000pkt"
 
 [links.ack]
-rate = "1Gbps"
+rate = "10Gbps"
 delay = "20ms"
 
 [[flows]]

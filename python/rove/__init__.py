@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -222,10 +223,14 @@ def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,
             if progress and bar is None and time.perf_counter() - t0 >= show_after_s and t < duration:
                 from tqdm import tqdm
 
+                # A terminal that reports a size of 0x0 (a bare pty) would get no bar at all.
+                size = shutil.get_terminal_size((80, 24))
                 bar = tqdm(total=round(duration / 1e9, 3), desc=desc, file=sys.stderr,
-                           unit="s", leave=False, dynamic_ncols=True,
+                           unit="s", leave=False, ncols=min(100, size.columns), nrows=size.lines,
+                           smoothing=0,
                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:g} s "
                                       "simulated [{elapsed}<{remaining}]")
+                bar.start_t -= time.perf_counter() - t0  # count the time before the bar
             if bar is not None:
                 bar.n = round(t / 1e9, 3)
                 bar.refresh()

@@ -91,7 +91,19 @@ def _overrides(items: Sequence[str] | None) -> list[tuple[str, Any]]:
 # Commands
 
 
+def _check_readable(path: str, what: str) -> None:
+    """A one-line error for a scenario file that cannot be read (before loading the engine)."""
+    try:
+        with open(path, "rb"):
+            pass
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory, expected a {what} file") from None
+    except OSError as e:
+        raise CliError(f"{path}: cannot read the {what} file: {e.strerror or e}") from None
+
+
 def _cmd_run(args) -> int:
+    _check_readable(args.scenario, "scenario")
     import rove
 
     overrides = _overrides(args.set)
@@ -140,6 +152,7 @@ def _pct(x):
 
 
 def _cmd_validate(args) -> int:
+    _check_readable(args.scenario, "scenario")
     import rove
 
     info = rove.validate(args.scenario, seed=args.seed, overrides=_overrides(args.set))

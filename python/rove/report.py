@@ -34,6 +34,7 @@ THROUGHPUT_WINDOW_S = 0.1
 _HIDDEN_STATES = {"idle", "done"}
 _MAX_LEGEND = 16
 _MAX_LINK_PANELS = 8
+_MAX_POINT_LABELS = 6
 
 
 def _pyplot():
@@ -139,7 +140,9 @@ def _legend(ax, n_items: int) -> None:
     if n_items == 0:
         return
     if n_items <= _MAX_LEGEND:
-        ax.legend(loc="best", ncol=1 if n_items <= 8 else 2)
+        # outside, right of the axes: time series fill the whole plot area
+        ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0.0,
+                  ncol=1 if n_items <= 10 else 2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -233,7 +236,7 @@ def _fig_queue_delay(result, links):
                              if str(lk.get("name")) == name), {})
         p95 = link_summary.get("p95_queue_delay_ms")
         if isinstance(p95, (int, float)) and not math.isnan(p95):
-            ax.axhline(p95, color="gray", ls=":", lw=1.0, label=f"p95 {p95:.1f} ms")
+            ax.axhline(p95, color="gray", ls=":", lw=1.0, label=f"p95 {p95:.3g} ms")
         ax.set_ylabel("sojourn (ms)")
         ax.set_ylim(bottom=0)
         ax.set_title(f"link {name}", fontsize=10, loc="left")
@@ -241,7 +244,7 @@ def _fig_queue_delay(result, links):
             ax.text(0.5, 0.5, "no packets left this queue", ha="center", va="center",
                     transform=ax.transAxes, color="gray")
         else:
-            ax.legend(loc="upper right")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0.0)
     _time_axis(axes[-1, 0], result)
     title = _title(result, "Queueing delay per sample interval")
     if len(links) > len(shown):
@@ -264,11 +267,14 @@ def _fig_throughput_delay(result, flows, colors):
         if isinstance(mean, (int, float)) and math.isfinite(mean):
             ax.plot([mean, p95], [g, g], color=c, lw=1.0, alpha=0.6)
             ax.scatter([mean], [g], s=30, facecolors="white", edgecolors=[c], zorder=3)
-        ax.scatter([p95], [g], s=55, color=c, zorder=4)
+        ax.scatter([p95], [g], s=55, color=c, zorder=4, label=name)
         points.append((p95, g, name))
-    for x, y, name in points:
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 6), fontsize=8)
-    ax.set_xlabel("RTT (ms): ● 95th percentile, ○ mean — lower is better →")
+    if len(points) <= _MAX_POINT_LABELS:
+        for x, y, name in points:
+            ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    else:  # labels would overlap: name the points in a legend instead
+        _legend(ax, len(points))
+    ax.set_xlabel("RTT (ms; ● 95th percentile, ○ mean) — axis reversed: lower delay to the right")
     ax.set_ylabel("goodput (Mbit/s)")
     ax.set_ylim(bottom=0)
     if points:
@@ -331,6 +337,14 @@ img { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
 code { background: #f4f4f4; padding: 0 0.2em; }
 """
 
+_HEADINGS = {
+    "throughput_delay": "Throughput against delay",
+    "throughput": "Goodput over time",
+    "rtt": "RTT over time",
+    "cwnd": "Congestion window over time",
+    "queue_delay": "Queueing delay over time",
+}
+
 _CAPTIONS = {
     "throughput_delay": "Throughput against delay: one point per flow (filled: p95 RTT, hollow: "
                         "mean RTT); up and to the right is better.",
@@ -361,7 +375,7 @@ def _html(result, images: dict[str, Path]) -> str:
         if path is None:
             continue
         data = base64.b64encode(path.read_bytes()).decode("ascii")
-        parts.append(f"<h2>{html.escape(_CAPTIONS[key].split(':')[0].split('.')[0])}</h2>")
+        parts.append(f"<h2>{html.escape(_HEADINGS[key])}</h2>")
         parts.append(f"<p>{html.escape(_CAPTIONS[key])} <a href=\"{path.name}\">{path.name}</a></p>")
         parts.append(f"<img alt=\"{key}\" src=\"data:image/png;base64,{data}\">")
     parts.append("<h2>Raw data</h2><p>In this directory: <code>summary.json</code>, "

@@ -138,6 +138,39 @@ class RunResult:
 # Engine output -> Arrow
 
 
+def _from_numpy(values: np.ndarray) -> pa.Array:
+    """A primitive Arrow array over ``values``' bytes.
+
+    Built from buffers rather than with ``pa.array``, which imports pandas (0.4 s) on first use:
+    ``rove run`` never needs pandas.
+    """
+    values = np.ascontiguousarray(values)
+    if values.dtype.byteorder == ">":
+        values = values.astype(values.dtype.newbyteorder("<"))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                 [None, pa.py_buffer(values)])
+
+
+def _string_array(values: list) -> pa.Array:
+    encoded = [str(v).encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    if offsets[-1] < 2**31:
+        kind, offsets = pa.string(), offsets.astype(np.int32)
+    else:
+        kind = pa.large_string()
+    return pa.Array.from_buffers(kind, len(encoded),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def _dictionary_array(values: list) -> pa.Array:
+    """Dictionary-encoded strings; the dictionary in order of first appearance."""
+    codes: dict = {}
+    indices = np.fromiter((codes.setdefault(v, len(codes)) for v in values), dtype=np.int32,
+                          count=len(values))
+    return pa.DictionaryArray.from_arrays(_from_numpy(indices), _string_array(list(codes)))
+
+
 def _column_to_array(name: str, value: Any) -> pa.Array:
     """One column of the engine's ``finish()`` output as an Arrow array.
 
@@ -146,21 +179,21 @@ def _column_to_array(name: str, value: Any) -> pa.Array:
     for a list column with ``<u8`` offsets (``n_rows + 1`` of them).
     """
     if isinstance(value, list):
-        return pa.array(value, type=pa.string()).dictionary_encode()
+        return _dictionary_array(value)
     if isinstance(value, tuple) and len(value) == 2:
         dtype, data = value
-        return pa.array(np.frombuffer(data, dtype=np.dtype(dtype)))
+        return _from_numpy(np.frombuffer(data, dtype=np.dtype(dtype)))
     if isinstance(value, tuple) and len(value) == 3:
         kind, offsets_bytes, values_bytes = value
         if not (isinstance(kind, str) and kind.startswith("list<") and kind.endswith(">")):
             raise TypeError(f"column {name!r}: unknown list kind {kind!r}")
-        values = pa.array(np.frombuffer(values_bytes, dtype=np.dtype(kind[5:-1])))
+        values = _from_numpy(np.frombuffer(values_bytes, dtype=np.dtype(kind[5:-1])))
         offsets = np.frombuffer(offsets_bytes, dtype=np.dtype("<u8"))
         if len(offsets) == 0:
             offsets = np.zeros(1, dtype=np.uint64)
         if offsets[-1] < 2**31:
-            return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
-        return pa.LargeListArray.from_arrays(pa.array(offsets.astype(np.int64)), values)
+            return pa.ListArray.from_arrays(_from_numpy(offsets.astype(np.int32)), values)
+        return pa.LargeListArray.from_arrays(_from_numpy(offsets.astype(np.int64)), values)
     raise TypeError(f"column {name!r}: unexpected value of type {type(value).__name__}")
 
 

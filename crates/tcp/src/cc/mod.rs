@@ -9,7 +9,7 @@ mod reno;
 
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState};
 
-pub trait CongestionControl: Send {
+pub trait CongestionControl: Send + Sync {
     /// Name as in the scenario's `cc` key (and Linux's `tcp_congestion_ops.name`).
     fn name(&self) -> &'static str;
 
