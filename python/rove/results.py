@@ -165,10 +165,15 @@ def _string_array(values: list) -> pa.Array:
 
 def _dictionary_array(values: list) -> pa.Array:
     """Dictionary-encoded strings; the dictionary in order of first appearance."""
-    codes: dict = {}
-    indices = np.fromiter((codes.setdefault(v, len(codes)) for v in values), dtype=np.int32,
-                          count=len(values))
-    return pa.DictionaryArray.from_arrays(_from_numpy(indices), _string_array(list(codes)))
+    if len(values) == 0:
+        return pa.DictionaryArray.from_arrays(_from_numpy(np.zeros(0, np.int32)), _string_array([]))
+    uniq, first, inverse = np.unique(np.asarray(values, dtype=str), return_index=True,
+                                     return_inverse=True)
+    order = np.argsort(first, kind="stable")  # dictionary entries by first appearance
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    indices = rank[inverse.reshape(-1)]
+    return pa.DictionaryArray.from_arrays(_from_numpy(indices), _string_array(uniq[order].tolist()))
 
 
 def _column_to_array(name: str, value: Any) -> pa.Array:
