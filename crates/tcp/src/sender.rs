@@ -913,6 +913,7 @@ impl TcpSender {
         w.transmit(Packet { kind: Kind::Segment, seq, payload_bytes: payload, wire_bytes, sent_at: now, ..Default::default() });
         self.stats.segs_sent += 1;
         self.data_segs_out += 1;
+        self.tp.lsndtime = now;
         if self.tp.in_cwnd_reduction() {
             self.prr_out += 1;
         }

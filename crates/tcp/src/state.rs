@@ -125,6 +125,8 @@ pub struct TcpState {
     pub is_cwnd_limited: bool,
     pub max_packets_out: u32,
     pub cwnd_usage_seq: u64,
+    /// Time of the last data transmission (tp->lsndtime).
+    pub lsndtime: Nanos,
 }
 
 impl Default for TcpState {
@@ -163,6 +165,7 @@ impl Default for TcpState {
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
+            lsndtime: 0,
         }
     }
 }

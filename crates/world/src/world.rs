@@ -246,3 +246,19 @@ impl World {
         }
     }
 }
+
+impl World {
+    /// Goodput of flow `flow` between simulated times `from_s` and `to_s` (seconds), from the
+    /// recorder's samples of in-order bytes delivered, in Mbit/s. Both times are rounded down to
+    /// the sample at or before them (the run's start counts as zero bytes).
+    pub fn goodput_mbps_between(&self, flow: usize, from_s: f64, to_s: f64) -> f64 {
+        let s = &self.recorder.flows;
+        let at = |t: f64| -> u64 {
+            (0..s.time_s.len())
+                .filter(|&i| s.flow[i] as usize == flow && s.time_s[i] <= t + 1e-12)
+                .last()
+                .map_or(0, |i| s.bytes_delivered[i])
+        };
+        (at(to_s) - at(from_s)) as f64 * 8.0 / (to_s - from_s) / 1e6
+    }
+}

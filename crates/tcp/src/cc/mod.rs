@@ -55,10 +55,19 @@ pub trait CongestionControl: Send + Sync {
     }
 }
 
-type Builder = fn(&toml::Table) -> Result<Box<dyn CongestionControl>, ParamError>;
+/// What an algorithm is built from: its `cc_params` and a seed for its own random choices
+/// (e.g. BBR's random ProbeBW start phase), derived from the run's seed and the flow's name.
+pub struct CcConfig<'a> {
+    pub params: &'a toml::Table,
+    pub seed: u64,
+}
 
-/// Every algorithm rove knows: (name, constructor from `cc_params`).
-pub const REGISTRY: &[(&str, Builder)] = &[("reno", reno::Reno::build)];
+type Builder = fn(&CcConfig) -> Result<Box<dyn CongestionControl>, ParamError>;
+
+/// Every algorithm rove knows: (name, constructor). Add a line here for a new algorithm.
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("reno", reno::Reno::build),
+];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,9 +80,9 @@ pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(n, _)| *n).collect()
 }
 
-/// Builds algorithm `name` with its parameters. `None` when the name is unknown.
-pub fn build(name: &str, params: &toml::Table) -> Option<Result<Box<dyn CongestionControl>, ParamError>> {
-    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b(params))
+/// Builds algorithm `name`. `None` when the name is unknown.
+pub fn build(name: &str, config: &CcConfig) -> Option<Result<Box<dyn CongestionControl>, ParamError>> {
+    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b(config))
 }
 
 /// Rejects every key of `params` not in `known` (each algorithm calls this first).

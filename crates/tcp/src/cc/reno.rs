@@ -1,14 +1,14 @@
 //! NewReno: Linux's "reno" (net/ipv4/tcp_cong.c). With SACK and the sender's loss recovery
 //! around it, this is what Linux runs as `net.ipv4.tcp_congestion_control = reno`.
 
-use super::{reject_unknown, CongestionControl, ParamError};
+use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
 use crate::state::TcpState;
 
 pub struct Reno;
 
 impl Reno {
-    pub fn build(params: &toml::Table) -> Result<Box<dyn CongestionControl>, ParamError> {
-        reject_unknown(params, &[])?;
+    pub fn build(config: &CcConfig) -> Result<Box<dyn CongestionControl>, ParamError> {
+        reject_unknown(config.params, &[])?;
         Ok(Box::new(Reno))
     }
 }
@@ -76,7 +76,7 @@ mod tests {
     fn unknown_parameters_are_rejected() {
         let mut p = toml::Table::new();
         p.insert("beta".into(), toml::Value::Float(0.5));
-        let e = Reno::build(&p).err().unwrap();
+        let e = Reno::build(&CcConfig { params: &p, seed: 1 }).err().unwrap();
         assert_eq!(e.key, "beta");
     }
 }
