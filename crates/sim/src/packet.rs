@@ -60,6 +60,10 @@ pub struct Packet {
     pub sack_len: u8,
     /// Time the packet left its sender (for diagnostics; endpoints keep their own send times).
     pub sent_at: Nanos,
+    /// TCP timestamp option (RFC 7323), in milliseconds as Linux's tcp_time_stamp_ms: the
+    /// sender's clock, and the value echoed back.
+    pub tsval: u32,
+    pub tsecr: u32,
 }
 
 impl Packet {

@@ -32,6 +32,12 @@ pub fn ack_wire_bytes(blocks: usize) -> u32 {
     HEADER_BYTES + if blocks > 0 { 4 + 8 * blocks as u32 } else { 0 }
 }
 
+/// A TCP timestamp value for time `now`: milliseconds, as Linux's tcp_time_stamp_ms.
+/// Offset by one so that 0 never appears on the wire (0 means "no timestamp" to Linux).
+pub fn ts_ms(now: Nanos) -> u32 {
+    (now / 1_000_000) as u32 + 1
+}
+
 /// The timers an endpoint can arm. Each endpoint keeps its own deadline per timer; an armed
 /// timer that fires early (the deadline moved later) is simply re-armed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,10 +50,12 @@ pub enum Timer {
     Pacing,
     /// Receiver's delayed-ACK timer.
     DelayedAck,
+    /// Tail loss probe (RACK-TLP, RFC 8985 §7; ICSK_TIME_LOSS_PROBE).
+    LossProbe,
 }
 
 impl Timer {
-    pub const COUNT: usize = 4;
+    pub const COUNT: usize = 5;
     pub fn index(self) -> usize {
         self as usize
     }

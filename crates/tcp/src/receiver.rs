@@ -31,6 +31,8 @@ pub struct TcpReceiver {
     quick_acks: u32,
     got_data: bool,
     delack_deadline: Option<Nanos>,
+    /// TS.Recent (RFC 7323): the timestamp to echo.
+    ts_recent: u32,
     /// Payload bytes delivered in order to the application.
     pub bytes_delivered: u64,
     /// Payload bytes of every data segment that arrived, duplicates included.
@@ -51,6 +53,7 @@ impl TcpReceiver {
             quick_acks: 0,
             got_data: false,
             delack_deadline: None,
+            ts_recent: 0,
             bytes_delivered: 0,
             bytes_received: 0,
             max_ofo_segs: 0,
@@ -65,7 +68,9 @@ impl TcpReceiver {
         match p.kind {
             Kind::Syn => {
                 let now = w.now();
-                w.transmit(Packet { kind: Kind::SynAck, wire_bytes: SYN_BYTES, rwnd_bytes: self.rwnd_bytes, sent_at: now, ..Default::default() });
+                self.ts_recent = p.tsval;
+                let tsval = crate::ts_ms(now);
+                w.transmit(Packet { kind: Kind::SynAck, wire_bytes: SYN_BYTES, rwnd_bytes: self.rwnd_bytes, sent_at: now, tsval, tsecr: p.tsval, ..Default::default() });
             }
             Kind::Segment => self.on_segment(p, w),
             _ => {}
@@ -80,6 +85,12 @@ impl TcpReceiver {
             self.quick_acks = ((self.rwnd_bytes / (2 * MSS as u64)) as u32).clamp(2, MAX_QUICKACKS);
         }
         let seq = p.seq;
+        // tcp_replace_ts_recent: only a segment at or left of the last ACKed edge updates the
+        // echoed timestamp, so a delayed ACK echoes the earliest segment it covers and the ACK
+        // for a filled hole echoes whichever copy (original or retransmission) filled it.
+        if seq <= self.rcv_wup {
+            self.ts_recent = p.tsval;
+        }
         let immediate = if seq < self.rcv_nxt || self.holds(seq) {
             true // duplicate
         } else if seq == self.rcv_nxt {
@@ -168,6 +179,8 @@ impl TcpReceiver {
             sack_len: n as u8,
             wire_bytes: ack_wire_bytes(n),
             sent_at: w.now(),
+            tsval: crate::ts_ms(w.now()),
+            tsecr: self.ts_recent,
             ..Default::default()
         });
         self.rcv_wup = self.rcv_nxt;

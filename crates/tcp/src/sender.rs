@@ -15,15 +15,21 @@
 //!    while packets in flight < cwnd and within the peer's window, paced when the algorithm
 //!    asks for pacing.
 //!
+//! Undo: a reduction is undone when the ACK's echoed timestamp predates the first
+//! retransmission of the episode (Eifel detection, tcp_packet_delayed): the original arrived, so
+//! the retransmission was spurious (tcp_try_undo_loss after an RTO, tcp_try_undo_recovery at the
+//! end of a fast recovery).
+//!
 //! Simplifications, each a place where Linux does more: no TSO/GSO (every segment is sent on its
-//! own), no tail loss probe yet, no F-RTO or DSACK/timestamp-based undo yet, no idle cwnd
-//! restart, no ECN.
+//! own), no F-RTO, no DSACK (so no DSACK-based undo, no RACK reo_wnd adaptation, and a tail loss
+//! probe whose original also arrived still counts as a repaired loss), no idle cwnd restart, no
+//! ECN.
 
 use crate::cc::CongestionControl;
 use crate::minmax::MinMax;
 use crate::rtt::{RttEstimator, RTO_INIT_US};
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, INFINITE_SSTHRESH};
-use crate::{Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES};
+use crate::{ts_ms, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES};
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
 use rove_sim::Nanos;
 use std::collections::VecDeque;
@@ -83,6 +89,10 @@ pub struct SenderStats {
     /// Every RTT sample fed to the estimator, in ns.
     pub rtt_samples_ns: Vec<Nanos>,
     pub established_at: Option<Nanos>,
+    /// Congestion-window reductions undone as spurious (Eifel detection).
+    pub undos: u64,
+    /// Tail loss probes sent.
+    pub loss_probes: u64,
     /// Time the last byte of a finite flow was acknowledged.
     pub completed_at: Option<Nanos>,
 }
@@ -102,6 +112,15 @@ pub struct TcpSender {
     retransmits: u32,
     rto_deadline: Option<Nanos>,
     reo_deadline: Option<Nanos>,
+    tlp_deadline: Option<Nanos>,
+    /// snd_nxt when the outstanding loss probe was sent (tp->tlp_high_seq).
+    tlp_high_seq: Option<u64>,
+    /// Whether that probe was a retransmission (tp->tlp_retrans).
+    tlp_retrans: bool,
+    /// TS value of the first retransmission of the current episode (tp->retrans_stamp).
+    retrans_stamp: Option<u32>,
+    /// Echoed timestamp of the ACK being processed (tp->rx_opt.rcv_tsecr).
+    rcv_tsecr: u32,
     /// Earliest time the next segment may leave (tp->tcp_wstamp_ns).
     pace_next: Nanos,
     data_segs_out: u64,
@@ -119,6 +138,8 @@ pub struct TcpSender {
     fack: u64,
     /// SACK blocks of the previous ACK, already processed (tp->recv_sack_cache).
     sack_cache: [SeqRange; MAX_SACK_BLOCKS],
+    /// The delivery-rate sample of the last ACK (what `cong_control` saw).
+    pub last_rate_sample: RateSample,
     pub stats: SenderStats,
 }
 
@@ -139,6 +160,11 @@ impl TcpSender {
             retransmits: 0,
             rto_deadline: None,
             reo_deadline: None,
+            tlp_deadline: None,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            retrans_stamp: None,
+            rcv_tsecr: 0,
             pace_next: 0,
             data_segs_out: 0,
             established: false,
@@ -151,6 +177,7 @@ impl TcpSender {
             retrans_hint: 0,
             fack: 0,
             sack_cache: [SeqRange::default(); MAX_SACK_BLOCKS],
+            last_rate_sample: RateSample::default(),
             stats: SenderStats::default(),
         }
     }
@@ -171,7 +198,7 @@ impl TcpSender {
 
     fn send_syn<W: Wire>(&mut self, w: &mut W) {
         let now = w.now();
-        w.transmit(Packet { kind: Kind::Syn, wire_bytes: SYN_BYTES, sent_at: now, ..Default::default() });
+        w.transmit(Packet { kind: Kind::Syn, wire_bytes: SYN_BYTES, sent_at: now, tsval: ts_ms(now), ..Default::default() });
         let at = now + ((RTO_INIT_US * 1000) << self.backoff.min(6));
         self.rto_deadline = Some(at);
         w.arm(Timer::Rto, at);
@@ -221,6 +248,7 @@ impl TcpSender {
         let deadline = match timer {
             Timer::Rto => &mut self.rto_deadline,
             Timer::Reorder => &mut self.reo_deadline,
+            Timer::LossProbe => &mut self.tlp_deadline,
             Timer::Pacing => {
                 if self.pace_next > now {
                     w.arm(Timer::Pacing, self.pace_next);
@@ -239,6 +267,7 @@ impl TcpSender {
                 match timer {
                     Timer::Rto => self.on_rto(w),
                     Timer::Reorder => self.on_reorder_timeout(w),
+                    Timer::LossProbe => self.send_loss_probe(w),
                     _ => unreachable!(),
                 }
             }
@@ -254,6 +283,7 @@ impl TcpSender {
             return; // acks data never sent: ignore (Linux: tcp_ack returns -SKB_DROP_REASON_TCP_ACK_UNSENT_DATA)
         }
         self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
+        self.rcv_tsecr = p.tsecr;
         let prior_snd_una = self.tp.snd_una;
         let prior_delivered = self.tp.delivered;
         let prior_lost = self.tp.lost;
@@ -280,18 +310,23 @@ impl TcpSender {
             self.rtt_sample(seq_rtt, ca_rtt);
             rs.rtt_ns = ca_rtt as i64;
         }
+        // tcp_clean_rtx_queue calls pkts_acked on every ACK, with the newest RTT sample.
+        let sample = AckSample {
+            pkts_acked,
+            rtt_us: if rs.rtt_ns >= 0 { rs.rtt_ns / 1000 } else { -1 },
+            in_flight: (self.tp.mss_cache as u64 * (self.tp.delivered - rs.prior_delivered.min(self.tp.delivered))) as u32,
+        };
+        self.cc.pkts_acked(&mut self.tp, &sample);
         if pkts_acked > 0 {
-            let sample = AckSample {
-                pkts_acked,
-                rtt_us: if rs.rtt_ns >= 0 { rs.rtt_ns / 1000 } else { -1 },
-                in_flight: (self.tp.mss_cache as u64 * (self.tp.delivered - rs.prior_delivered.min(self.tp.delivered))) as u32,
-            };
-            self.cc.pkts_acked(&mut self.tp, &sample);
-            // tcp_rearm_rto
+            // tcp_set_xmit_timer: a loss probe if one may be scheduled, else the RTO.
             self.rto_deadline = None;
-            if self.tp.packets_out > 0 {
+            self.tlp_deadline = None;
+            if !self.schedule_loss_probe(true, w) && self.tp.packets_out > 0 {
                 self.arm_rto(w);
             }
+        }
+        if let Some(high) = self.tlp_high_seq {
+            self.process_tlp_ack(p.ack, high, flag);
         }
         self.check_complete(now);
         if self.is_complete() {
@@ -307,6 +342,7 @@ impl TcpSender {
         let newly_lost = (self.tp.lost - prior_lost) as u32;
         self.rate_gen(delivered, newly_lost, &mut rs);
         self.cong_control(prior_snd_una, delivered, newly_lost, flag, &rs);
+        self.last_rate_sample = rs;
         self.push(w);
     }
 
@@ -423,6 +459,7 @@ impl TcpSender {
             self.stats.completed_at = Some(now);
             self.rto_deadline = None;
             self.reo_deadline = None;
+            self.tlp_deadline = None;
         }
     }
 
@@ -632,52 +669,124 @@ impl TcpSender {
         self.tp.ca_state = state;
     }
 
-    fn fastretrans_alert<W: Wire>(&mut self, _flag: u32, w: &mut W) {
+    fn fastretrans_alert<W: Wire>(&mut self, flag: u32, w: &mut W) {
         if self.tp.packets_out == 0 && self.tp.sacked_out > 0 {
             self.tp.sacked_out = 0;
         }
         // D. Exit conditions: the episode ends when everything sent before it is acked.
-        if self.tp.ca_state != CaState::Open && self.tp.snd_una >= self.tp.high_seq {
+        if self.tp.ca_state == CaState::Open {
+            if self.tp.retrans_out == 0 {
+                self.retrans_stamp = None;
+            }
+        } else if self.tp.snd_una >= self.tp.high_seq {
             match self.tp.ca_state {
                 CaState::Cwr if self.tp.snd_una != self.tp.high_seq => {
                     self.end_cwnd_reduction();
                     self.set_ca_state(CaState::Open);
                 }
                 CaState::Recovery => {
-                    // tcp_try_undo_recovery (no undo information yet) then Open.
+                    self.try_undo_recovery();
                     self.end_cwnd_reduction();
-                    self.set_ca_state(CaState::Open);
-                }
-                CaState::Loss => {
-                    // tcp_process_loss: recovered.
-                    self.set_ca_state(CaState::Open);
                 }
                 _ => {}
             }
         }
         // E. Process the state.
         match self.tp.ca_state {
-            CaState::Recovery | CaState::Loss => self.rack_mark_lost(w),
+            CaState::Recovery => self.rack_mark_lost(w),
+            CaState::Loss => {
+                // tcp_process_loss
+                if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss() {
+                    return;
+                }
+                if self.tp.snd_una >= self.tp.high_seq {
+                    self.try_undo_recovery();
+                    return;
+                }
+                self.rack_mark_lost(w);
+            }
             _ => {
                 self.rack_mark_lost(w);
                 if self.tp.lost_out == 0 {
-                    // tcp_try_to_open / tcp_try_keep_open
-                    if self.tp.ca_state != CaState::Cwr {
-                        let state = if self.tp.sacked_out + self.tp.lost_out > 0 || self.tp.retrans_out > 0 {
-                            CaState::Disorder
-                        } else {
-                            CaState::Open
-                        };
-                        if self.tp.ca_state != state {
-                            self.set_ca_state(state);
-                            self.tp.high_seq = self.tp.snd_nxt;
-                        }
-                    }
+                    self.try_to_open();
                     return;
                 }
                 self.enter_recovery();
             }
         }
+    }
+
+    /// tcp_try_to_open.
+    fn try_to_open(&mut self) {
+        if self.tp.retrans_out == 0 {
+            self.retrans_stamp = None;
+        }
+        if self.tp.ca_state != CaState::Cwr {
+            self.try_keep_open();
+        }
+    }
+
+    /// tcp_try_keep_open: Disorder while anything is sacked, lost or retransmitted, else Open.
+    fn try_keep_open(&mut self) {
+        let state = if self.tp.sacked_out + self.tp.lost_out > 0 || self.tp.retrans_out > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.tp.ca_state != state {
+            self.set_ca_state(state);
+            self.tp.high_seq = self.tp.snd_nxt;
+        }
+    }
+
+    /// tcp_packet_delayed: the ACK echoes a timestamp older than the first retransmission, so
+    /// it was triggered by an original transmission.
+    fn packet_delayed(&self) -> bool {
+        self.retrans_stamp.is_some_and(|stamp| self.rcv_tsecr != 0 && self.rcv_tsecr < stamp)
+    }
+
+    /// tcp_may_undo (without DSACK accounting: undo_retrans never reaches zero here).
+    fn may_undo(&self) -> bool {
+        self.undo_marker && self.packet_delayed()
+    }
+
+    /// tcp_try_undo_recovery: at the end of Recovery or Loss, undo if it proved spurious; Open.
+    fn try_undo_recovery(&mut self) {
+        if self.may_undo() {
+            self.undo_cwnd_reduction(false);
+        }
+        self.set_ca_state(CaState::Open);
+    }
+
+    /// tcp_try_undo_loss: an ACK during Loss shows the timeout was spurious.
+    fn try_undo_loss(&mut self) -> bool {
+        if !self.may_undo() {
+            return false;
+        }
+        self.undo_cwnd_reduction(true);
+        self.retransmits = 0;
+        self.set_ca_state(CaState::Open);
+        true
+    }
+
+    /// tcp_undo_cwnd_reduction: restore cwnd and ssthresh from before the episode.
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            for seg in self.board.iter_mut() {
+                seg.flags &= !LOST;
+            }
+            self.tp.lost_out = 0;
+            self.retrans_hint = self.tp.snd_nxt;
+        }
+        if self.tp.prior_ssthresh > 0 {
+            self.tp.snd_cwnd = self.cc.undo_cwnd(&self.tp);
+            if self.tp.prior_ssthresh > self.tp.snd_ssthresh {
+                self.tp.snd_ssthresh = self.tp.prior_ssthresh;
+            }
+        }
+        self.undo_marker = false;
+        self.rack.advanced = true; // re-examine losses
+        self.stats.undos += 1;
     }
 
     /// tcp_enter_recovery.
@@ -853,6 +962,10 @@ impl TcpSender {
             self.send_new(w);
             sent += 1;
         }
+        if sent > 0 {
+            // One loss probe per tail-loss episode (tcp_write_xmit).
+            self.schedule_loss_probe(false, w);
+        }
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }
@@ -901,6 +1014,9 @@ impl TcpSender {
         }
         seg.flags |= RETRANS | EVER_RETRANS;
         self.tp.total_retrans += 1;
+        if self.retrans_stamp.is_none() {
+            self.retrans_stamp = Some(ts_ms(now));
+        }
         self.stats.retrans_segs += 1;
         self.emit(seq, w);
     }
@@ -910,18 +1026,20 @@ impl TcpSender {
         let now = self.tp.now;
         let payload = self.segments.payload(seq);
         let wire_bytes = payload + HEADER_BYTES;
-        w.transmit(Packet { kind: Kind::Segment, seq, payload_bytes: payload, wire_bytes, sent_at: now, ..Default::default() });
+        w.transmit(Packet { kind: Kind::Segment, seq, payload_bytes: payload, wire_bytes, sent_at: now, tsval: ts_ms(now), ..Default::default() });
         self.stats.segs_sent += 1;
         self.data_segs_out += 1;
         self.tp.lsndtime = now;
         if self.tp.in_cwnd_reduction() {
             self.prr_out += 1;
         }
-        // tcp_update_skb_after_send: advance the pacing clock by this segment's share.
+        // tcp_update_skb_after_send: advance the pacing clock by this segment's share. Linux
+        // counts skb->len of the write-queue skb, the payload (headers go on the clone).
         if self.tp.pacing_needed && self.tp.pacing_rate > 0 && self.data_segs_out >= UNPACED_SEGMENTS {
-            let len_ns = wire_bytes as u64 * 1_000_000_000 / self.tp.pacing_rate;
+            let len_ns = payload as u64 * 1_000_000_000 / self.tp.pacing_rate;
             self.pace_next = self.pace_next.max(now) + len_ns;
         }
+        self.tp.tcp_wstamp_ns = self.pace_next;
     }
 
     /// tcp_cwnd_validate: remember whether this window was cwnd-limited.
@@ -931,6 +1049,90 @@ impl TcpSender {
             tp.is_cwnd_limited = is_cwnd_limited;
             tp.max_packets_out = tp.packets_out;
             tp.cwnd_usage_seq = tp.snd_nxt;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Tail loss probe (RFC 8985 §7; tcp_schedule_loss_probe, tcp_send_loss_probe,
+    // tcp_process_tlp_ack)
+
+    /// Arms the probe timeout (PTO) in place of the RTO when the connection is in Open or CWR
+    /// with data outstanding: 2·srtt, plus TCP_RTO_MIN when a single packet is out (its ACK may
+    /// be delayed) or TCP_TIMEOUT_MIN (2 ms) otherwise; never later than the RTO would fire.
+    fn schedule_loss_probe<W: Wire>(&mut self, advancing_rto: bool, w: &mut W) -> bool {
+        let tp = &self.tp;
+        if tp.packets_out == 0 || !matches!(tp.ca_state, CaState::Open | CaState::Cwr) {
+            return false;
+        }
+        let mut timeout = if tp.srtt_us > 0 {
+            2 * tp.srtt_ns() + if tp.packets_out == 1 { crate::rtt::RTO_MIN_US * 1000 } else { 2_000_000 }
+        } else {
+            RTO_INIT_US * 1000
+        };
+        let rto = self.rtt.rto_ns(self.backoff);
+        let rto_delta = if advancing_rto {
+            rto as i128
+        } else {
+            // tcp_rto_delta_us: time left until the head's RTO.
+            let head_sent = self.board.front().map_or(tp.now, |s| s.xmit);
+            rto as i128 - (tp.now - head_sent) as i128
+        };
+        if rto_delta > 0 {
+            timeout = timeout.min(rto_delta as Nanos);
+        }
+        let at = tp.now + timeout;
+        self.rto_deadline = None;
+        self.tlp_deadline = Some(at);
+        w.arm(Timer::LossProbe, at);
+        true
+    }
+
+    /// The probe timer fired: send one new segment if the window allows, else retransmit the
+    /// highest outstanding one, whatever cwnd says. Then re-arm the RTO.
+    fn send_loss_probe<W: Wire>(&mut self, w: &mut W) {
+        if self.tlp_high_seq.is_none() && self.tp.packets_out > 0 {
+            let can_send_new = self.tp.snd_nxt < self.total_segs
+                && self.tp.snd_nxt - self.tp.snd_una < self.peer_window_segs.max(1);
+            self.tlp_retrans = !can_send_new;
+            if can_send_new {
+                self.send_new(w);
+            } else {
+                // __tcp_retransmit_skb of the tail: marked ever-retransmitted, not counted in
+                // retrans_out and not starting an undo episode.
+                let i = self.board.len() - 1;
+                let now = self.tp.now;
+                let seq = self.tp.snd_una + i as u64;
+                self.rate_skb_sent(i, now);
+                self.board[i].xmit = now;
+                self.board[i].flags |= EVER_RETRANS;
+                self.tp.total_retrans += 1;
+                self.stats.retrans_segs += 1;
+                self.emit(seq, w);
+            }
+            self.tlp_high_seq = Some(self.tp.snd_nxt);
+            self.stats.loss_probes += 1;
+        }
+        if self.tp.packets_out > 0 {
+            self.arm_rto(w);
+        }
+    }
+
+    /// tcp_process_tlp_ack, without DSACK: once the ACK passes the probe's snd_nxt, a
+    /// retransmitted probe is taken to have repaired a loss and cwnd is reduced once (CWR).
+    fn process_tlp_ack(&mut self, ack: u64, high: u64, flag: u32) {
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high_seq = None;
+        } else if ack > high {
+            self.tlp_high_seq = None;
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+        } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_DATA_ACKED | FLAG_DATA_SACKED) == 0 {
+            self.tlp_high_seq = None;
         }
     }
 

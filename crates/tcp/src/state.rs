@@ -127,6 +127,9 @@ pub struct TcpState {
     pub cwnd_usage_seq: u64,
     /// Time of the last data transmission (tp->lsndtime).
     pub lsndtime: Nanos,
+    /// Earliest departure time of the next segment under pacing (tp->tcp_wstamp_ns); at or
+    /// before `now` when the next segment may leave at once.
+    pub tcp_wstamp_ns: Nanos,
 }
 
 impl Default for TcpState {
@@ -166,6 +169,7 @@ impl Default for TcpState {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             lsndtime: 0,
+            tcp_wstamp_ns: 0,
         }
     }
 }

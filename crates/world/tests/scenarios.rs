@@ -198,3 +198,24 @@ fn time_series_are_sampled_every_interval_for_every_flow_and_link() {
     let covered: usize = (0..rows.link.len()).filter(|&i| rows.link[i] == 0).map(|i| rows.sojourn_to[i] - rows.sojourn_from[i]).sum();
     assert_eq!(covered, w.links[0].stats.sojourn_ns.len());
 }
+
+#[test]
+fn delivery_rate_samples_equal_the_link_rate_once_the_pipe_is_full() {
+    // 20 Mbps, 40 ms RTT (BDP 100 kB), a receive window of 1.5 BDP and a deep buffer: the flow
+    // keeps half a BDP queued and never loses, so the bottleneck is always busy and every
+    // sample should see its rate. Samples count payload (tcp_info's delivery rate is
+    // delivered * mss / interval): 20 Mbps * 1448 / 1500.
+    // (With losses, samples of packets sent during PRR recovery show the halved sending rate,
+    // by design of max(send interval, ack interval); so the pipe must stay full here.)
+    let (w, sum) = run(&single("30s", "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"1000pkt\"", "rwnd = \"150KB\""));
+    assert_eq!(sum.links[0].drops, 0);
+    let s = &w.recorder.flows;
+    let expected = 20e6 * 1448.0 / 1500.0;
+    let rows: Vec<usize> = (0..s.time_s.len()).filter(|&i| s.time_s[i] > 5.0).collect();
+    let bad: Vec<(f64, f64, &str)> = rows
+        .iter()
+        .filter(|&&i| (s.delivery_rate_bps[i] / expected - 1.0).abs() >= 0.02)
+        .map(|&i| (s.time_s[i], s.delivery_rate_bps[i], s.ca_state[i]))
+        .collect();
+    assert!(bad.is_empty(), "{} of {} samples off by 2 % or more: {:?}", bad.len(), rows.len(), &bad[..bad.len().min(10)]);
+}

@@ -5,6 +5,8 @@
 //! hook at a time. To add an algorithm: write `cc/NAME.rs` implementing [`CongestionControl`] and
 //! add one line to [`REGISTRY`].
 
+mod bbr;
+mod cubic;
 mod reno;
 
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState};
@@ -37,7 +39,7 @@ pub trait CongestionControl: Send + Sync {
     /// `cwnd_event`.
     fn cwnd_event(&mut self, _tp: &mut TcpState, _event: CaEvent) {}
 
-    /// `pkts_acked`: called for ACKs that cumulatively acknowledge new data.
+    /// `pkts_acked`: called on every ACK (pkts_acked may be 0), with its newest RTT sample.
     fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
 
     /// `undo_cwnd`: the cwnd to restore when a reduction proves spurious.
@@ -67,6 +69,8 @@ type Builder = fn(&CcConfig) -> Result<Box<dyn CongestionControl>, ParamError>;
 /// Every algorithm rove knows: (name, constructor). Add a line here for a new algorithm.
 pub const REGISTRY: &[(&str, Builder)] = &[
     ("reno", reno::Reno::build),
+    ("bbr", bbr::Bbr::build),
+    ("cubic", cubic::Cubic::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.

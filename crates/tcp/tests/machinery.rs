@@ -1,0 +1,182 @@
+//! The sender's Linux machinery driven packet by packet through a scripted wire: RACK timing,
+//! spurious-RTO undo, app-limited marking, tail loss probes.
+
+use rove_sim::packet::{Kind, Packet, SeqRange};
+use rove_sim::Nanos;
+use rove_tcp::cc::{build, CcConfig};
+use rove_tcp::sender::TcpSender;
+use rove_tcp::state::CaState;
+use rove_tcp::{ts_ms, Segments, Timer, Wire};
+
+const MS: Nanos = 1_000_000;
+
+#[derive(Default)]
+struct Script {
+    now: Nanos,
+    sent: Vec<(Nanos, Packet)>,
+    timers: Vec<(Timer, Nanos)>,
+}
+
+impl Wire for Script {
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    fn transmit(&mut self, p: Packet) {
+        self.sent.push((self.now, p));
+    }
+    fn arm(&mut self, t: Timer, at: Nanos) {
+        self.timers.push((t, at));
+    }
+}
+
+impl Script {
+    /// Data segments sent at or after `from`, as (time, seq).
+    fn segments_since(&self, from: Nanos) -> Vec<(Nanos, u64)> {
+        self.sent.iter().filter(|(t, p)| *t >= from && p.kind == Kind::Segment).map(|(t, p)| (*t, p.seq)).collect()
+    }
+    /// Fires every armed timer of kind `kind` due at or before `until`, in time order.
+    fn fire(&mut self, s: &mut TcpSender, kind: Timer, at: Nanos) {
+        self.now = at;
+        s.on_timer(kind, self);
+    }
+}
+
+fn reno(size_bytes: Option<u64>) -> TcpSender {
+    let p = toml::Table::new();
+    let cc = build("reno", &CcConfig { params: &p, seed: 1 }).unwrap().unwrap();
+    TcpSender::new(cc, Segments { size_bytes })
+}
+
+/// Opens the connection with a 40 ms handshake RTT: the sender then has sent its initial
+/// window of 10 segments at t = 40 ms.
+fn established(size_bytes: Option<u64>) -> (TcpSender, Script) {
+    let mut s = reno(size_bytes);
+    let mut w = Script::default();
+    s.start(&mut w);
+    w.now = 40 * MS;
+    let syn_ack = Packet { kind: Kind::SynAck, rwnd_bytes: 6 << 20, tsecr: ts_ms(0), ..Default::default() };
+    s.on_packet(&syn_ack, &mut w);
+    (s, w)
+}
+
+fn ack(ack: u64, sack: &[SeqRange], tsecr: u32) -> Packet {
+    let mut p = Packet { kind: Kind::Ack, ack, rwnd_bytes: 6 << 20, tsecr, ..Default::default() };
+    p.sack[..sack.len()].copy_from_slice(sack);
+    p.sack_len = sack.len() as u8;
+    p
+}
+
+#[test]
+fn initial_window_is_ten_segments_after_the_handshake() {
+    let (s, w) = established(None);
+    assert_eq!(w.segments_since(0).len(), 10);
+    assert_eq!(s.tp.srtt_us, 40_000);
+    assert_eq!(s.tp.min_rtt_us, 40_000);
+}
+
+#[test]
+fn rack_marks_a_loss_one_reordering_window_after_a_later_packet_is_acked() {
+    let (mut s, mut w) = established(None);
+    // At 80 ms segment 1 is sacked, segment 0 is not: one SACKed segment, no reordering seen,
+    // so RACK waits the reordering window min_rtt/4 = 10 ms before calling 0 lost.
+    w.now = 80 * MS;
+    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 2 }], ts_ms(40 * MS)), &mut w);
+    assert!(w.segments_since(80 * MS).iter().all(|&(_, seq)| seq != 0), "no retransmission yet");
+    let reo = w.timers.iter().rev().find(|(t, _)| *t == Timer::Reorder).expect("reorder timer armed").1;
+    // Segment 0 was sent at 40 ms; RACK's RTT is 40 ms; deadline 40 + 40 + 10 = 90 ms.
+    assert_eq!(reo, 90 * MS);
+    w.fire(&mut s, Timer::Reorder, reo);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert!(w.segments_since(90 * MS).contains(&(90 * MS, 0)), "segment 0 retransmitted at 90 ms");
+}
+
+#[test]
+fn rack_marks_at_once_when_three_segments_are_sacked() {
+    let (mut s, mut w) = established(None);
+    w.now = 80 * MS;
+    // DupThresh: with three segments sacked above the hole the reordering window is zero.
+    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert!(w.segments_since(80 * MS).contains(&(80 * MS, 0)));
+}
+
+/// Fires the live transmission timer (the loss probe, then the RTO) until the RTO has put the
+/// sender in Loss. Returns the time of the RTO.
+fn time_out(s: &mut TcpSender, w: &mut Script) -> Nanos {
+    for _ in 0..4 {
+        let (kind, at) = *w.timers.iter().rev().find(|(t, _)| matches!(t, Timer::Rto | Timer::LossProbe)).unwrap();
+        w.fire(s, kind, at);
+        if s.tp.ca_state == CaState::Loss {
+            return at;
+        }
+    }
+    panic!("no retransmission timeout");
+}
+
+#[test]
+fn a_spurious_retransmission_timeout_is_undone_by_the_echoed_timestamp() {
+    let (mut s, mut w) = established(None);
+    let rto_at = time_out(&mut s, &mut w);
+    assert_eq!(s.tp.snd_cwnd, 1);
+    assert_eq!(s.tp.snd_ssthresh, 5);
+    // The ACK of the original transmissions arrives late: it echoes their 40 ms timestamp,
+    // earlier than the retransmission, so the timeout was spurious and is undone.
+    w.now = rto_at + 10 * MS;
+    s.on_packet(&ack(11, &[], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.stats.undos, 1);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    assert!(s.tp.snd_cwnd >= 10, "cwnd restored, got {}", s.tp.snd_cwnd);
+    assert!(s.tp.snd_ssthresh > 5, "ssthresh restored, got {}", s.tp.snd_ssthresh);
+}
+
+#[test]
+fn a_genuine_timeout_is_not_undone() {
+    let (mut s, mut w) = established(None);
+    let rto_at = time_out(&mut s, &mut w);
+    // This ACK echoes the retransmission's timestamp: the retransmission was needed.
+    w.now = rto_at + 40 * MS;
+    s.on_packet(&ack(1, &[], ts_ms(rto_at)), &mut w);
+    assert_eq!(s.stats.undos, 0);
+    assert!(s.tp.snd_cwnd <= 3, "cwnd stays reduced, got {}", s.tp.snd_cwnd);
+    assert_eq!(s.tp.snd_ssthresh, 5);
+}
+
+#[test]
+fn a_tail_loss_probe_fires_two_rtts_after_the_last_send() {
+    let (mut s, mut w) = established(Some(10 * 1448));
+    // Ten segments out, nothing more to send: PTO = 2 srtt + 2 ms = 82 ms after 40 ms.
+    let (kind, at) = *w.timers.iter().rev().find(|(t, _)| matches!(t, Timer::LossProbe)).unwrap();
+    assert_eq!(at, 40 * MS + 82 * MS);
+    w.fire(&mut s, kind, at);
+    // No new data: the probe retransmits the highest segment.
+    assert_eq!(w.segments_since(at), vec![(at, 9)]);
+    assert_eq!(s.stats.loss_probes, 1);
+}
+
+#[test]
+fn samples_are_marked_app_limited_when_the_application_runs_dry() {
+    // Five segments only, with a window of ten: the sender runs out of data.
+    let (mut s, mut w) = established(Some(5 * 1448));
+    assert_eq!(w.segments_since(0).len(), 5);
+    // tcp_rate_check_app_limited: the app-limited period lasts until what is in flight now
+    // (5 packets) has been delivered.
+    assert_eq!(s.tp.app_limited, 5);
+    // Segments 1..3 are sacked at 80 ms: 0 is lost and retransmitted inside that period...
+    w.now = 80 * MS;
+    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)), &mut w);
+    assert!(w.segments_since(80 * MS).contains(&(80 * MS, 0)));
+    assert!(!s.last_rate_sample.is_app_limited, "segments sent before running dry give ordinary samples");
+    // ...so the sample its ACK produces is marked app-limited.
+    w.now = 120 * MS;
+    s.on_packet(&ack(4, &[], ts_ms(80 * MS)), &mut w);
+    let rs = s.last_rate_sample;
+    assert!(rs.is_app_limited, "the sample of a segment sent while app-limited is marked");
+    assert_eq!((rs.delivered, rs.interval_ns), (1, 40 * MS as i64));
+    // tcp_rate_gen keeps an app-limited sample for tcp_info only if it is not slower than the
+    // kept one (3 packets / 40 ms here), so the reported rate stays the unlimited one.
+    assert!(!s.tp.rate_app_limited);
+    assert_eq!((s.tp.rate_delivered, s.tp.rate_interval_ns), (3, 40 * MS));
+    // A bulk sender is never app-limited.
+    let (b, _) = established(None);
+    assert_eq!(b.tp.app_limited, 0);
+}
