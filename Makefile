@@ -93,7 +93,7 @@ test-python: $(BUILD_STAMP)
 
 bench: $(BUILD_STAMP)
 	cargo build --release -p rove-world --bin rove-bench
-	$(VPY) bench/run_bench.py bench/*.toml
+	$(VPY) bench/run_bench.py
 
 clean:
 	rm -rf build results target/wheels python/rove/_core*.so $(BUILD_STAMP)

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Print rove's benchmark figures: `make bench` runs this after building `rove-bench`.
 
-For each benchmark scenario given (default: bench/*.toml) it prints
+For each benchmark scenario given (default: bench/dumbbell-10x100.toml) it prints
 
-1. the engine alone: ``target/release/rove-bench SCENARIO`` (wall time, events/s, peak RSS, as
-   that binary prints them);
+1. the engine alone, once per algorithm (reno, cubic, bbr), each run in its own process:
+   ``target/release/rove-bench SCENARIO --set flows.0.cc=ALGO`` (wall time, events/s, peak RSS,
+   as that binary prints them);
 2. the full Python path: ``rove run SCENARIO -o build/bench/NAME --quiet`` in a fresh process,
    timed from outside (interpreter start, the run, converting and writing the Parquet files), with
    the engine's own ``wall_s`` from summary.json and the child's peak RSS.
+
+With no arguments it then runs bench/trace-1flow.toml once per algorithm over each Mahimahi
+trace in ../shared/traces/mahimahi/ (skipped, saying so, when that folder is absent).
 
 Figures are printed, not asserted: targets live here and in the notes, not in timed tests.
 """
@@ -39,11 +43,38 @@ def _run_measured(cmd: list[str]) -> tuple[int, int]:
     return proc.returncode, usage.ru_maxrss
 
 
-def _engine(binary: Path, scenario: Path) -> int:
-    print(f"$ {binary.relative_to(ROOT) if binary.is_relative_to(ROOT) else binary} {scenario}",
-          flush=True)
-    proc = subprocess.run([str(binary), str(scenario)], cwd=ROOT)
+ALGORITHMS = ("reno", "cubic", "bbr")
+TRACES = ROOT.parent / "shared" / "traces" / "mahimahi"
+
+
+def _engine(binary: Path, scenario: Path, overrides: tuple[str, ...] = ()) -> int:
+    """One engine run in its own process, so its peak memory is its own."""
+    cmd = [str(binary), str(scenario)]
+    for kv in overrides:
+        cmd += ["--set", kv]
+    proc = subprocess.run(cmd, cwd=ROOT)
     return proc.returncode
+
+
+def _per_algorithm(binary: Path, scenario: Path) -> int:
+    status = 0
+    for cc in ALGORITHMS:
+        status |= _engine(binary, scenario, (f"flows.0.cc={cc}",))
+    return status
+
+
+def _traces(binary: Path) -> int:
+    """One flow per algorithm over each Mahimahi trace in ../shared/traces/mahimahi/."""
+    template = ROOT / "bench" / "trace-1flow.toml"
+    if not TRACES.is_dir():
+        print(f"== traces: skipped, {TRACES} is absent")
+        return 0
+    status = 0
+    for trace in sorted(p for p in TRACES.iterdir() if p.suffix in (".up", ".down")):
+        print(f"== {trace.name} (one flow, {template.name})", flush=True)
+        for cc in ALGORITHMS:
+            status |= _engine(binary, template, (f"links.down.trace={trace}", f"flows.0.cc={cc}"))
+    return status
 
 
 def _python_path(scenario: Path) -> int:
@@ -75,17 +106,18 @@ def _fmt(x) -> str:
 
 
 def main(argv: list[str]) -> int:
-    scenarios = [Path(a) for a in argv] or sorted((ROOT / "bench").glob("*.toml"))
+    scenarios = [Path(a) for a in argv] or [ROOT / "bench" / "dumbbell-10x100.toml"]
     binary = ROOT / "target" / "release" / "rove-bench"
+    if not binary.exists():
+        print(f"{binary} not built (cargo build --release -p rove-world --bin rove-bench)")
+        return 1
     status = 0
     for scenario in scenarios:
-        print(f"== {scenario.name}", flush=True)
-        if binary.exists():
-            status |= _engine(binary, scenario)
-        else:
-            print(f"  {binary} not built (cargo build --release -p rove-world --bin rove-bench)")
-            status |= 1
+        print(f"== {scenario.name} (engine only, per algorithm; then the whole Python path)", flush=True)
+        status |= _per_algorithm(binary, scenario)
         status |= _python_path(scenario)
+    if not argv:
+        status |= _traces(binary)
     return 1 if status else 0
 
 

@@ -277,3 +277,37 @@ fn bad_cubic_parameters_are_errors_that_name_the_key() {
         assert!(e.contains("s.toml") && e.contains(key) && e.contains(says), "{params}: {e}");
     }
 }
+
+#[test]
+fn two_cubic_flows_share_a_bottleneck_fairly() {
+    // Jain's index >= 0.95 over the last 30 s of a 60 s run, the second flow starting 2 s late
+    // (20 Mbit/s, 40 ms RTT, one BDP of buffer).
+    let toml = r#"
+duration = "60s"
+[links.down]
+rate = "20Mbps"
+delay = "20ms"
+buffer = "67pkt"
+[links.up]
+rate = "1Gbps"
+delay = "20ms"
+[[flows]]
+name = "a"
+path = ["down"]
+ack_path = ["up"]
+cc = "cubic"
+[[flows]]
+name = "b"
+path = ["down"]
+ack_path = ["up"]
+cc = "cubic"
+start = "2s"
+"#;
+    let mut w = load(toml, &ParseOptions { source: "<test>", ..Default::default() }).unwrap_or_else(|e| panic!("{e}"));
+    w.run();
+    let g: Vec<f64> = (0..2).map(|i| w.goodput_mbps_between(i, 30.0, 60.0)).collect();
+    let jain = (g[0] + g[1]).powi(2) / (2.0 * (g[0] * g[0] + g[1] * g[1]));
+    println!("goodputs {g:?} Mbit/s, Jain {jain:.4}");
+    assert!(jain >= 0.95, "Jain's index {jain}: {g:?}");
+    assert!(g[0] + g[1] > 0.85 * 20.0 * 1448.0 / 1500.0, "{g:?}");
+}
