@@ -73,7 +73,7 @@
 //! The kernel keeps epoch times in jiffies (`tcp_jiffies32`) and HyStart times in microseconds
 //! (`tcp_mstamp`), both as wrapping u32. Here both are derived from `tp.now` (ns): jiffies =
 //! `now·HZ/10⁹` plus Linux's `INITIAL_JIFFIES` (−300 s), microseconds = `now/1000`, truncated to
-//! u32 exactly like the kernel's fields. HZ defaults to 1000 and is a parameter (`hz`), since it is
+//! u32 exactly like the kernel's fields. HZ defaults to 250 (Debian's CONFIG_HZ, and this project's machines') and is a parameter (`hz`), since it is
 //! a kernel build option (100/250/300/1000) and changes CUBIC's time granularity (epoch times,
 //! the HZ/32 hold-off, the rounding of delay_min to jiffies). To compare with a particular
 //! kernel, set it to that kernel's CONFIG_HZ (`hz = 250` on many distribution kernels).
@@ -149,7 +149,7 @@ impl Default for CubicParams {
             hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
             hystart_low_window: 16,
             hystart_ack_delta_us: 2000,
-            hz: 1000,
+            hz: 250, // CONFIG_HZ of Debian kernels and of this project's machines (/proc/config.gz)
             gso_max_size: 65536,
         }
     }
@@ -616,8 +616,9 @@ mod tests {
     const MS: u64 = 1_000_000;
     const S: u64 = 1_000_000_000;
 
+    /// CUBIC at HZ=1000, so jiffies are milliseconds in the hand-computed values below.
     fn cubic() -> Cubic {
-        Cubic::new(CubicParams::default())
+        Cubic::new(CubicParams { hz: 1000, ..Default::default() })
     }
 
     fn params(kv: &[(&str, toml::Value)]) -> toml::Table {
@@ -991,7 +992,8 @@ mod tests {
         let c = cubic();
         assert_eq!(c.jiffies(0), (-300_000i32) as u32);
         assert_eq!(c.jiffies(300 * S + 5 * MS), 5);
-        let c250 = Cubic::new(CubicParams { hz: 250, ..Default::default() });
+        let c250 = Cubic::new(CubicParams::default());
+        assert_eq!(c250.p.hz, 250, "default CONFIG_HZ");
         assert_eq!(c250.jiffies(300 * S + 9 * MS), 2);
         assert_eq!(c250.usecs_to_jiffies(4001), 2);
     }
