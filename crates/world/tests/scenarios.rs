@@ -219,3 +219,51 @@ fn delivery_rate_samples_equal_the_link_rate_once_the_pipe_is_full() {
         .collect();
     assert!(bad.is_empty(), "{} of {} samples off by 2 % or more: {:?}", bad.len(), rows.len(), &bad[..bad.len().min(10)]);
 }
+
+#[test]
+fn a_64kb_receive_window_without_window_scaling_caps_throughput_at_rwnd_per_rtt() {
+    // 65535 bytes is 45 full segments; 45 * 1448 B per 100 ms RTT = 5.21 Mbit/s on a 100 Mbit/s
+    // path. (The RTT grows slightly by the 45 packets' serialization: 5.4 ms.)
+    let (_, s) = run(&single(
+        "30s",
+        "rate = \"100Mbps\"\ndelay = \"30ms\"\nbuffer = \"1000pkt\"",
+        "rwnd = \"65535B\"",
+    )
+    .replace("delay = \"20ms\"", "delay = \"70ms\""));
+    let expected = 45.0 * 1448.0 * 8.0 / 0.1 / 1e6;
+    let g = s.flows[0].goodput_mbps;
+    assert!(g < expected && g > 0.9 * expected, "goodput {g}, rwnd/RTT {expected}");
+    assert_eq!(s.links[0].drops, 0);
+}
+
+#[test]
+fn a_spurious_timeout_caused_by_an_ack_path_outage_is_undone() {
+    // The ACK path goes down for 1 s: data still arrives, but the sender hears nothing, times
+    // out and retransmits. When the held ACKs arrive they echo the original transmissions'
+    // timestamps, so the timeout is recognised as spurious and cwnd is restored.
+    let toml = r#"
+duration = "10s"
+[links.down]
+rate = "10Mbps"
+delay = "20ms"
+buffer = "200pkt"
+[links.up]
+rate = "10Mbps"
+delay = "20ms"
+buffer = "100000pkt"
+outages = [{ at = "3s", for = "1s" }]
+[[flows]]
+name = "f"
+path = ["down"]
+ack_path = ["up"]
+"#;
+    let (w, _) = run(toml);
+    let f = &w.flows[0].sender;
+    assert!(f.stats.undos >= 1, "undos {}", f.stats.undos);
+    // cwnd shortly after the outage is back near its value before it, not restarting from 1.
+    let s = &w.recorder.flows;
+    let at = |t: f64| s.cwnd_pkts[s.time_s.iter().position(|&x| (x - t).abs() < 1e-9).unwrap()];
+    let before = at(2.99);
+    let after = at(4.2);
+    assert!(after as f64 >= 0.7 * before as f64, "cwnd before {before}, after {after}");
+}
