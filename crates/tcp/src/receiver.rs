@@ -6,7 +6,9 @@
 //! - then an ACK for every second full segment, or after the 40 ms delayed-ACK timer
 //!   (TCP_DELACK_MIN; Linux adapts this timeout, `ato`, between 40 and 200 ms: we keep 40 ms);
 //! - out-of-order data, a segment that fills a hole and duplicates are acknowledged at once
-//!   (Linux compresses dup-ACKs after the third, tcp_comp_sack_*: not modelled).
+//!   (Linux compresses dup-ACKs after the third, tcp_comp_sack_*: not modelled);
+//! - a duplicate segment is reported as a D-SACK block (RFC 2883, tcp_dsack_set) in front of
+//!   the SACK blocks of the ACK it triggers.
 
 use crate::{ack_wire_bytes, Segments, Timer, Wire, MSS, SYN_BYTES};
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
@@ -33,6 +35,8 @@ pub struct TcpReceiver {
     delack_deadline: Option<Nanos>,
     /// TS.Recent (RFC 7323): the timestamp to echo.
     ts_recent: u32,
+    /// A duplicate segment to report as the first SACK block of the next ACK (D-SACK).
+    dsack: Option<SeqRange>,
     /// Payload bytes delivered in order to the application.
     pub bytes_delivered: u64,
     /// Payload bytes of every data segment that arrived, duplicates included.
@@ -54,6 +58,7 @@ impl TcpReceiver {
             got_data: false,
             delack_deadline: None,
             ts_recent: 0,
+            dsack: None,
             bytes_delivered: 0,
             bytes_received: 0,
             max_ofo_segs: 0,
@@ -92,6 +97,7 @@ impl TcpReceiver {
             self.ts_recent = p.tsval;
         }
         let immediate = if seq < self.rcv_nxt || self.holds(seq) {
+            self.dsack = Some(SeqRange { start: seq, end: seq + 1 });
             true // duplicate
         } else if seq == self.rcv_nxt {
             let had_ofo = !self.ofo.is_empty();
@@ -169,8 +175,11 @@ impl TcpReceiver {
 
     fn send_ack<W: Wire>(&mut self, w: &mut W) {
         let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
-        let n = self.sack_order.len().min(MAX_SACK_BLOCKS);
-        sack[..n].copy_from_slice(&self.sack_order[..n]);
+        let mut n = 0;
+        for b in self.dsack.take().iter().chain(self.sack_order.iter()).take(MAX_SACK_BLOCKS) {
+            sack[n] = *b;
+            n += 1;
+        }
         w.transmit(Packet {
             kind: Kind::Ack,
             ack: self.rcv_nxt,
@@ -264,6 +273,24 @@ mod tests {
         assert_eq!(last.ack, 4);
         assert_eq!(last.sack_blocks(), &[SeqRange { start: 6, end: 7 }]);
         assert_eq!(r.bytes_delivered, 4 * MSS as u64);
+    }
+
+    #[test]
+    fn duplicates_are_reported_as_a_dsack_block_first() {
+        let mut r = receiver();
+        let mut w = Recorder::default();
+        for s in [0, 1, 3] {
+            r.on_packet(&seg(s), &mut w);
+        }
+        r.on_packet(&seg(0), &mut w); // below rcv_nxt
+        let last = w.sent.last().unwrap();
+        assert_eq!(last.ack, 2);
+        assert_eq!(last.sack_blocks(), &[SeqRange { start: 0, end: 1 }, SeqRange { start: 3, end: 4 }]);
+        r.on_packet(&seg(3), &mut w); // duplicate of out-of-order data
+        assert_eq!(w.sent.last().unwrap().sack_blocks(), &[SeqRange { start: 3, end: 4 }, SeqRange { start: 3, end: 4 }]);
+        // Reported once.
+        r.on_packet(&seg(5), &mut w);
+        assert_eq!(w.sent.last().unwrap().sack_blocks()[0], SeqRange { start: 5, end: 6 });
     }
 
     #[test]

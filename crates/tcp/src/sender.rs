@@ -20,10 +20,14 @@
 //! the retransmission was spurious (tcp_try_undo_loss after an RTO, tcp_try_undo_recovery at the
 //! end of a fast recovery).
 //!
+//! D-SACK (RFC 2883) reports of duplicates count down the episode's retransmissions
+//! (undo_retrans): when all of them prove spurious the reduction is undone as well
+//! (tcp_try_undo_dsack), and each D-SACK widens RACK's reordering window by one step of
+//! min_rtt/4 for the next 16 recoveries (tcp_rack_update_reo_wnd).
+//!
 //! Simplifications, each a place where Linux does more: no TSO/GSO (every segment is sent on its
-//! own), no F-RTO, no DSACK (so no DSACK-based undo, no RACK reo_wnd adaptation, and a tail loss
-//! probe whose original also arrived still counts as a repaired loss), no idle cwnd restart, no
-//! ECN.
+//! own), no F-RTO, a tail loss probe whose original also arrived still counts as a repaired loss
+//! (Linux recognises the D-SACK of the probe), no idle cwnd restart, no ECN.
 
 use crate::cc::CongestionControl;
 use crate::minmax::MinMax;
@@ -38,6 +42,8 @@ use std::collections::VecDeque;
 const MIN_RTT_WINDOW_NS: Nanos = 300_000_000_000;
 /// tp->reordering default (sysctl_tcp_reordering, TCP_FASTRETRANS_THRESH).
 const REORDERING: u32 = 3;
+/// TCP_RACK_RECOVERY_THRESH, include/net/tcp.h: recoveries a widened reo_wnd persists for.
+const RACK_RECOVERY_THRESH: u32 = 16;
 /// Linux paces only after the first 10 data segments (tcp_update_skb_after_send).
 const UNPACED_SEGMENTS: u64 = 10;
 
@@ -78,6 +84,14 @@ struct Rack {
     advanced: bool,
     /// Whether reordering has been observed (tp->reord_seen).
     reord_seen: bool,
+    /// A D-SACK arrived and reo_wnd should widen (tp->rack.dsack_seen).
+    dsack_seen: bool,
+    /// Reordering window in units of min_rtt/4 (tp->rack.reo_wnd_steps), at least 1.
+    reo_wnd_steps: u32,
+    /// Recoveries left before reo_wnd_steps falls back to 1 (tp->rack.reo_wnd_persist).
+    reo_wnd_persist: u32,
+    /// tp->delivered when reo_wnd last widened: at most one step per round trip.
+    last_delivered: u64,
 }
 
 /// Counters for results.
@@ -93,6 +107,8 @@ pub struct SenderStats {
     pub undos: u64,
     /// Tail loss probes sent.
     pub loss_probes: u64,
+    /// D-SACK blocks received (duplicates the receiver reported).
+    pub dsacks: u64,
     /// Time the last byte of a finite flow was acknowledged.
     pub completed_at: Option<Nanos>,
 }
@@ -132,6 +148,13 @@ pub struct TcpSender {
     prr_delivered: u32,
     prr_out: u32,
     undo_marker: bool,
+    /// snd_una when the episode began (tp->undo_marker's sequence).
+    undo_marker_seq: u64,
+    /// Retransmissions of the episode not yet shown spurious by D-SACK; -1: none sent
+    /// (tp->undo_retrans).
+    undo_retrans: i64,
+    /// Segments reported duplicated by D-SACK, ever (tp->dsack_dups).
+    dsack_dups: u64,
     /// Lowest sequence that may be lost and not yet retransmitted (retransmit_skb_hint).
     retrans_hint: u64,
     /// Highest sacked sequence + 1, or snd_una (tp->highest_sack, for reordering detection).
@@ -155,7 +178,7 @@ impl TcpSender {
             board: VecDeque::with_capacity(256),
             rtt: RttEstimator::default(),
             min_rtt,
-            rack: Rack::default(),
+            rack: Rack { reo_wnd_steps: 1, ..Rack::default() },
             backoff: 0,
             retransmits: 0,
             rto_deadline: None,
@@ -174,6 +197,9 @@ impl TcpSender {
             prr_delivered: 0,
             prr_out: 0,
             undo_marker: false,
+            undo_marker_seq: 0,
+            undo_retrans: -1,
+            dsack_dups: 0,
             retrans_hint: 0,
             fack: 0,
             sack_cache: [SeqRange::default(); MAX_SACK_BLOCKS],
@@ -293,8 +319,12 @@ impl TcpSender {
         let mut acked_times: Option<(Nanos, Nanos)> = None;
         let mut sacked_times: Option<(Nanos, Nanos)> = None;
 
-        if p.sack_len > 0 {
-            flag |= self.sacktag(p.sack_blocks(), &mut rs, &mut sacked_times);
+        let mut blocks = p.sack_blocks();
+        if self.check_dsack(blocks, p.ack, prior_snd_una) {
+            blocks = &blocks[1..];
+        }
+        if !blocks.is_empty() {
+            flag |= self.sacktag(blocks, &mut rs, &mut sacked_times);
         }
         let pkts_acked = if p.ack > self.tp.snd_una { self.clean_rtx_queue(p.ack, &mut rs, &mut acked_times) } else { 0 };
         if pkts_acked > 0 {
@@ -332,6 +362,7 @@ impl TcpSender {
         if self.is_complete() {
             return;
         }
+        self.rack_update_reo_wnd(&rs);
 
         let dubious = flag & FLAG_DATA_ACKED == 0 || flag & FLAG_DATA_SACKED != 0 || self.tp.ca_state != CaState::Open;
         if dubious {
@@ -344,6 +375,61 @@ impl TcpSender {
         self.cong_control(prior_snd_una, delivered, newly_lost, flag, &rs);
         self.last_rate_sample = rs;
         self.push(w);
+    }
+
+    /// tcp_check_dsack: is the first block a D-SACK (below the cumulative ACK, or inside the
+    /// second block)? If so, count the duplicates against the episode's retransmissions.
+    fn check_dsack(&mut self, blocks: &[SeqRange], ack: u64, prior_snd_una: u64) -> bool {
+        let Some(&first) = blocks.first() else { return false };
+        let is_dsack = first.start < ack
+            || blocks.get(1).is_some_and(|second| first.start >= second.start && first.end <= second.end);
+        if !is_dsack || first.end <= first.start {
+            return false;
+        }
+        // tcp_dsack_seen: ignore D-SACKs for more duplicates than were ever retransmitted.
+        let dup_segs = first.end - first.start;
+        self.dsack_dups += dup_segs;
+        if self.dsack_dups > self.tp.total_retrans {
+            return true;
+        }
+        self.stats.dsacks += 1;
+        self.rack.dsack_seen = true;
+        if self.undo_marker && self.undo_retrans > 0 {
+            if first.end <= prior_snd_una {
+                // Already acked and forgotten: dumb counting.
+                if first.end > self.undo_marker_seq {
+                    self.undo_retrans = (self.undo_retrans - dup_segs as i64).max(0);
+                }
+            } else {
+                // Still on the scoreboard: count retransmitted segments only.
+                for seq in first.start.max(self.tp.snd_una)..first.end.min(self.tp.snd_nxt) {
+                    let f = self.board[(seq - self.tp.snd_una) as usize].flags;
+                    if f & EVER_RETRANS != 0 && seq + 1 > self.undo_marker_seq && self.undo_retrans > 0 {
+                        self.undo_retrans -= 1;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// tcp_rack_update_reo_wnd: widen the reordering window once per round trip after a
+    /// D-SACK; fall back to one step when the widening has expired.
+    fn rack_update_reo_wnd(&mut self, rs: &RateSample) {
+        if rs.prior_delivered == 0 {
+            return;
+        }
+        if rs.prior_delivered < self.rack.last_delivered {
+            self.rack.dsack_seen = false;
+        }
+        if self.rack.dsack_seen {
+            self.rack.reo_wnd_steps = (self.rack.reo_wnd_steps + 1).min(0xFF);
+            self.rack.dsack_seen = false;
+            self.rack.last_delivered = self.tp.delivered;
+            self.rack.reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if self.rack.reo_wnd_persist == 0 {
+            self.rack.reo_wnd_steps = 1;
+        }
     }
 
     /// tcp_sacktag_write_queue: marks newly sacked segments. Returns FLAG_DATA_SACKED if any.
@@ -571,7 +657,7 @@ impl TcpSender {
         if self.tp.min_rtt_us == u64::MAX {
             return 0;
         }
-        ((self.tp.min_rtt_us / 4) * 1000).min(self.tp.srtt_ns())
+        ((self.tp.min_rtt_us / 4) * 1000 * self.rack.reo_wnd_steps as u64).min(self.tp.srtt_ns())
     }
 
     /// tcp_rack_detect_loss: marks segments lost; returns the longest remaining wait (0: none).
@@ -693,7 +779,12 @@ impl TcpSender {
         }
         // E. Process the state.
         match self.tp.ca_state {
-            CaState::Recovery => self.rack_mark_lost(w),
+            CaState::Recovery => {
+                if self.try_undo_dsack() {
+                    self.try_keep_open();
+                }
+                self.rack_mark_lost(w);
+            }
             CaState::Loss => {
                 // tcp_process_loss
                 if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss() {
@@ -706,6 +797,9 @@ impl TcpSender {
                 self.rack_mark_lost(w);
             }
             _ => {
+                if self.tp.ca_state <= CaState::Disorder {
+                    self.try_undo_dsack();
+                }
                 self.rack_mark_lost(w);
                 if self.tp.lost_out == 0 {
                     self.try_to_open();
@@ -745,15 +839,34 @@ impl TcpSender {
         self.retrans_stamp.is_some_and(|stamp| self.rcv_tsecr != 0 && self.rcv_tsecr < stamp)
     }
 
-    /// tcp_may_undo (without DSACK accounting: undo_retrans never reaches zero here).
+    /// tcp_may_undo: every retransmission of the episode was D-SACKed, or the ACK was
+    /// triggered by an original transmission.
     fn may_undo(&self) -> bool {
-        self.undo_marker && self.packet_delayed()
+        self.undo_marker && (self.undo_retrans == 0 || self.packet_delayed())
+    }
+
+    /// tcp_try_undo_dsack: all retransmissions of the episode proved unnecessary.
+    fn try_undo_dsack(&mut self) -> bool {
+        if self.undo_marker && self.undo_retrans == 0 {
+            self.undo_cwnd_reduction(false);
+            return true;
+        }
+        false
+    }
+
+    /// tcp_init_undo.
+    fn init_undo(&mut self) {
+        self.undo_marker = true;
+        self.undo_marker_seq = self.tp.snd_una;
+        self.undo_retrans = if self.tp.retrans_out > 0 { self.tp.retrans_out as i64 } else { -1 };
     }
 
     /// tcp_try_undo_recovery: at the end of Recovery or Loss, undo if it proved spurious; Open.
     fn try_undo_recovery(&mut self) {
         if self.may_undo() {
             self.undo_cwnd_reduction(false);
+        } else if self.rack.reo_wnd_persist > 0 {
+            self.rack.reo_wnd_persist -= 1;
         }
         self.set_ca_state(CaState::Open);
     }
@@ -792,7 +905,7 @@ impl TcpSender {
     /// tcp_enter_recovery.
     fn enter_recovery(&mut self) {
         self.tp.prior_ssthresh = 0;
-        self.undo_marker = true;
+        self.init_undo();
         if !self.tp.in_cwnd_reduction() {
             self.tp.prior_ssthresh = self.tp.current_ssthresh();
             self.init_cwnd_reduction();
@@ -916,7 +1029,7 @@ impl TcpSender {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
-            self.undo_marker = true;
+            self.init_undo();
         }
         self.tp.snd_cwnd = self.tp.packets_in_flight() + 1;
         self.tp.snd_cwnd_cnt = 0;
@@ -1017,6 +1130,7 @@ impl TcpSender {
         if self.retrans_stamp.is_none() {
             self.retrans_stamp = Some(ts_ms(now));
         }
+        self.undo_retrans = self.undo_retrans.max(0) + 1;
         self.stats.retrans_segs += 1;
         self.emit(seq, w);
     }

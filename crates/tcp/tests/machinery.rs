@@ -180,3 +180,26 @@ fn samples_are_marked_app_limited_when_the_application_runs_dry() {
     let (b, _) = established(None);
     assert_eq!(b.tp.app_limited, 0);
 }
+
+#[test]
+fn a_spurious_fast_retransmit_is_undone_when_its_duplicate_is_dsacked() {
+    let (mut s, mut w) = established(None);
+    // Three segments sacked above segment 0: fast retransmit of 0 at 80 ms.
+    w.now = 80 * MS;
+    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    let ssthresh = s.tp.snd_ssthresh;
+    assert_eq!(ssthresh, 5);
+    // The original 0 was only delayed: it fills the hole (this ACK carries no timestamp
+    // evidence: it echoes the retransmission's time)...
+    w.now = 85 * MS;
+    s.on_packet(&ack(4, &[], ts_ms(80 * MS)), &mut w);
+    assert_eq!(s.stats.undos, 0);
+    // ...and the retransmission arrives as a duplicate, reported by a D-SACK below the ACK.
+    w.now = 120 * MS;
+    s.on_packet(&ack(4, &[SeqRange { start: 0, end: 1 }], ts_ms(80 * MS)), &mut w);
+    assert_eq!(s.stats.dsacks, 1);
+    assert_eq!(s.stats.undos, 1, "every retransmission of the episode was D-SACKed");
+    assert!(s.tp.snd_ssthresh > ssthresh, "ssthresh restored to {}", s.tp.snd_ssthresh);
+    assert!(s.tp.snd_cwnd >= 10, "cwnd restored, got {}", s.tp.snd_cwnd);
+}
