@@ -47,6 +47,7 @@ __all__ = [
     "load_trace",
     "read_results",
     "run",
+    "sweep",
     "synth_trace",
     "toml_literal",
     "validate",
@@ -187,6 +188,20 @@ def run(scenario, out: str | os.PathLike | None = None, seed: int | None = None,
     raw = sim.finish()
     wall_s = time.perf_counter() - t0
     return _result_from_native(raw, wall_s, out)
+
+
+def sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None = None,
+          ray: str | None = None, progress: bool = False):
+    """Run (or resume) the sweep file ``path`` into the directory ``out``; return the summary
+    table (``out/summary.parquet``) as a DataFrame, one row per flow per complete point.
+
+    ``jobs`` worker processes (default: the number of CPUs), or Ray tasks with ``ray=ADDRESS``
+    or ``ray="local"``. Failed points are in ``df.attrs["failures"]`` (and ``out/failures.json``).
+    See :mod:`rove.sweeps` and docs/sweeps.md.
+    """
+    from .sweeps import sweep as _sweep
+
+    return _sweep(path, out, jobs=jobs, ray=ray, progress=progress)
 
 
 def _scenario_name(source: str) -> str:

@@ -4,6 +4,7 @@
     rove validate SCENARIO [--seed N] [--set KEY=VALUE ...]
     rove report DIR
     rove trace synth KIND -o FILE [--duration 60s] [--seed N] [--param KEY=VALUE ...]
+    rove sweep SWEEP.toml -o DIR [--jobs N] [--ray ADDRESS|local] [--quiet]
 
 Bad input of any kind (scenario errors, missing files, a directory that holds no results, a bad
 option value) prints one line ``rove: error: ...`` on stderr and exits with status 2, never a
@@ -171,6 +172,22 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    from .sweeps import run_sweep
+
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError(f"--jobs: expected an integer >= 1, got {args.jobs}")
+    log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    table, failures = run_sweep(args.sweep, args.out, jobs=args.jobs, ray=args.ray, log=log)
+    if not args.quiet:
+        points = len(set(table.column("point").to_pylist())) if table.num_rows else 0
+        print(f"sweep: {points} point{'s' if points != 1 else ''} complete, "
+              f"{len(failures)} failed -> {Path(args.out) / 'summary.parquet'}")
+        if failures:
+            print(f"failed points: {Path(args.out) / 'failures.json'}")
+    return 1 if failures else 0
+
+
 def _cmd_trace_synth(args) -> int:
     import rove
     from .units import UnitError, parse_time_ns
@@ -285,7 +302,34 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a parameter of KIND, e.g. --param mean=8Mbps (repeatable)")
     s.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     s.set_defaults(func=_cmd_trace_synth)
+
+    sw = sub.add_parser("sweep", help="run a grid of scenario variants in parallel (resumable)",
+                        description="Run every point (grid combination x seed) of SWEEP.toml, "
+                                    "each into DIR/runs/<id>/, skipping points already complete, "
+                                    "and write DIR/summary.parquet (and DIR/failures.json when a "
+                                    "point failed; exit status 1). See docs/sweeps.md.")
+    sw.add_argument("sweep", metavar="SWEEP", help="sweep file (TOML)")
+    sw.add_argument("-o", "--out", metavar="DIR", required=True,
+                    help="sweep directory to write (an existing one is resumed)")
+    sw.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
+                    help="parallel worker processes (default: the CPUs this process may use)")
+    sw.add_argument("--ray", metavar="ADDRESS",
+                    help="run the points as Ray tasks on the cluster at ADDRESS, or 'local' to "
+                         "start one on this machine (needs ray installed)")
+    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    sw.set_defaults(func=_cmd_sweep)
     return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid count {text!r}: expected an integer >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}: expected an integer >= 1")
+    return value
 
 
 def _version() -> str:
@@ -354,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _is_user_error(e: Exception) -> bool:
     """ScenarioError (from the engine), ResultsError and unit errors are the user's input."""
     names = {c.__name__ for c in type(e).__mro__}
-    return bool(names & {"ScenarioError", "ResultsError", "UnitError"})
+    return bool(names & {"ScenarioError", "ResultsError", "UnitError", "SweepError"})
 
 
 if __name__ == "__main__":  # pragma: no cover

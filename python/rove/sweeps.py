@@ -1,0 +1,717 @@
+"""Parameter sweeps: run a grid of scenario variants, in parallel, resumably.
+
+A sweep file (TOML) names a scenario, a grid of ``--set`` keys with lists of values, optional
+fixed overrides, and the seeds to repeat every combination with::
+
+    scenario = "scenarios/demo.toml"      # relative to the sweep file
+    repetitions = 3                       # seeds base, base+1, ... (or: seeds = [1, 7, 9])
+    [grid]                                # the cartesian product of these lists
+    "flows.0.cc" = ["reno", "cubic", "bbr"]
+    "links.down.buffer" = ["50pkt", "500pkt"]
+    [fixed]                               # overrides applied to every point
+    duration = "20s"
+
+Every combination times every seed is a *point*. A point's results go to ``DIR/runs/<id>/``
+(written atomically by :func:`rove.results.write_results`); a point whose directory holds
+``summary.json`` is complete and is not run again, so running a sweep on an existing ``DIR``
+resumes it. A point that fails (a scenario error only some combinations hit, an engine error) is
+recorded in ``DIR/failures.json`` and the others go on. At the end ``DIR/summary.parquet`` holds
+one row per flow per complete point (see :data:`FLOW_COLUMNS` and docs/sweeps.md).
+
+Points run in local worker processes (``concurrent.futures.ProcessPoolExecutor``) or, with
+``ray=ADDRESS`` / ``ray="local"``, as Ray tasks; the table is the same either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+__all__ = [
+    "SweepError",
+    "SweepSpec",
+    "Point",
+    "load_sweep",
+    "expand_points",
+    "run_sweep",
+    "sweep",
+    "SUMMARY_TABLE",
+    "FAILURES_FILE",
+    "SWEEP_FILE",
+    "RUNS_DIR",
+]
+
+SUMMARY_TABLE = "summary.parquet"
+FAILURES_FILE = "failures.json"
+SWEEP_FILE = "sweep.json"
+RUNS_DIR = "runs"
+
+SWEEP_KEYS = ("scenario", "repetitions", "seeds", "grid", "fixed")
+
+# Columns of summary.parquet after ``point``, ``seed`` and the grid keys: the flow's summary
+# fields (extra fields the engine adds, e.g. multipath's ofo_*, follow in order of appearance),
+# then the run-level ``jain_index``, then ``link_<name>_<field>`` for every link.
+FLOW_COLUMNS = ("flow", "cc", "start_s", "goodput_mbps", "throughput_mbps", "mean_rtt_ms",
+                "p95_rtt_ms", "retrans_rate", "fct_s", "bytes_delivered")
+LINK_FIELDS = ("utilization", "mean_queue_delay_ms", "p95_queue_delay_ms", "drops",
+               "queue_drops", "loss_drops")
+_INT_FIELDS = {"bytes_delivered", "drops", "queue_drops", "loss_drops"}
+_RESERVED = {"point", "seed", "jain_index"} | set(FLOW_COLUMNS)
+
+
+class SweepError(ValueError):
+    """A bad sweep file or output directory; the message is one line naming the file and key."""
+
+
+@dataclass
+class SweepSpec:
+    """A parsed sweep file."""
+
+    path: Path                      # the sweep file
+    scenario: Path                  # the scenario file (resolved against the sweep file)
+    grid: dict[str, list]           # --set key -> values, in file order
+    fixed: dict[str, Any]           # --set key -> value
+    seeds: list[int]
+
+
+@dataclass
+class Point:
+    """One combination of grid values with one seed."""
+
+    id: str                         # directory name under DIR/runs/
+    label: str                      # readable, for progress lines: "cc=bbr buffer=50pkt seed=2"
+    values: dict[str, Any]          # grid key -> value
+    seed: int
+    overrides: list = field(default_factory=list)   # fixed then grid, as (key, value) pairs
+
+
+# --------------------------------------------------------------------------------------------
+# Loading and expanding
+
+
+def _toml():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
+    return tomllib
+
+
+def _flatten(table: Mapping, prefix: str = "") -> dict[str, Any]:
+    """Dotted keys for nested tables: ``flows.0.cc = [...]`` written unquoted is a nested table
+    in TOML; it means the same as the quoted key ``"flows.0.cc"``."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _seed_ok(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**64
+
+
+def load_sweep(path: str | os.PathLike) -> SweepSpec:
+    """Read and check a sweep file; raise :class:`SweepError` (one line) when it is bad."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise SweepError(f"{path}: is a directory, expected a sweep file (.toml)") from None
+    except OSError as e:
+        raise SweepError(f"{path}: cannot read the sweep file: {e.strerror or e}") from None
+    tomllib = _toml()
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise SweepError(f"{path}: not UTF-8 text (byte {e.start}); a sweep file is TOML") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SweepError(f"{path}: not valid TOML: {e}") from None
+
+    unknown = [k for k in doc if k not in SWEEP_KEYS]
+    if unknown:
+        raise SweepError(f"{path}: {unknown[0]}: unknown key (accepted: {', '.join(SWEEP_KEYS)})")
+
+    scen = doc.get("scenario")
+    if scen is None:
+        raise SweepError(f"{path}: scenario: missing; name the scenario file, e.g. "
+                         f"scenario = \"scenarios/demo.toml\" (relative to the sweep file)")
+    if not isinstance(scen, str) or not scen.strip():
+        raise SweepError(f"{path}: scenario: expected a file path (string), got {scen!r}")
+    scenario = Path(scen)
+    if not scenario.is_absolute():
+        scenario = path.parent / scenario
+    if not scenario.is_file():
+        raise SweepError(f"{path}: scenario: {scen!r}: no such file ({scenario})")
+
+    grid_raw = doc.get("grid", {})
+    if not isinstance(grid_raw, Mapping):
+        raise SweepError(f"{path}: grid: expected a table of KEY = [values], got {grid_raw!r}")
+    grid = _flatten(grid_raw)
+    for k, v in grid.items():
+        if not isinstance(v, list):
+            raise SweepError(f"{path}: grid.\"{k}\": expected a list of values, got {v!r} "
+                             f"(a single value belongs in [fixed])")
+        if not v:
+            raise SweepError(f"{path}: grid.\"{k}\": empty list; give at least one value")
+        if k == "seed":
+            raise SweepError(f"{path}: grid.\"seed\": seeds are not a grid key; use "
+                             f"seeds = [...] or repetitions = N")
+        if k in _RESERVED or k.startswith("link_"):
+            raise SweepError(f"{path}: grid.\"{k}\": clashes with a column of {SUMMARY_TABLE}")
+        seen = set()
+        for x in v:
+            ident = json.dumps(x, sort_keys=True, default=str)
+            if ident in seen:
+                raise SweepError(f"{path}: grid.\"{k}\": value {x!r} is listed twice")
+            seen.add(ident)
+    fixed_raw = doc.get("fixed", {})
+    if not isinstance(fixed_raw, Mapping):
+        raise SweepError(f"{path}: fixed: expected a table of KEY = value, got {fixed_raw!r}")
+    fixed = _flatten(fixed_raw)
+    for k in fixed:
+        if k in grid:
+            raise SweepError(f"{path}: fixed.\"{k}\": also a grid key; give it in one place")
+
+    if "seeds" in doc and "repetitions" in doc:
+        raise SweepError(f"{path}: seeds: give either seeds = [...] or repetitions = N, not both")
+    if "seeds" in doc:
+        seeds = doc["seeds"]
+        if (not isinstance(seeds, list) or not seeds or not all(_seed_ok(s) for s in seeds)):
+            raise SweepError(f"{path}: seeds: expected a non-empty list of integers >= 0, "
+                             f"got {seeds!r}")
+        if len(set(seeds)) != len(seeds):
+            raise SweepError(f"{path}: seeds: a seed is listed twice: {seeds!r}")
+        seeds = list(seeds)
+    else:
+        reps = doc.get("repetitions", 1)
+        if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+            raise SweepError(f"{path}: repetitions: expected an integer >= 1, got {reps!r}")
+        base = _base_seed(path, scenario, fixed)
+        seeds = [base + i for i in range(reps)]
+    return SweepSpec(path=path, scenario=scenario, grid=grid, fixed=fixed, seeds=seeds)
+
+
+def _base_seed(path: Path, scenario: Path, fixed: Mapping[str, Any]) -> int:
+    """The seed repetitions count from: ``fixed.seed``, else the scenario's ``seed``, else 1."""
+    if "seed" in fixed:
+        s = fixed["seed"]
+        if not _seed_ok(s):
+            raise SweepError(f"{path}: fixed.\"seed\": expected an integer >= 0, got {s!r}")
+        return s
+    tomllib = _toml()
+    try:
+        doc = tomllib.loads(scenario.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise SweepError(f"{scenario}: cannot read the scenario: {_one_line(e)}") from None
+    s = doc.get("seed", 1)
+    if not _seed_ok(s):
+        raise SweepError(f"{scenario}: seed: expected an integer >= 0, got {s!r}")
+    return s
+
+
+def _value_text(v: Any) -> str:
+    """A grid value as written, for labels: strings bare, everything else as TOML."""
+    if isinstance(v, str):
+        return v
+    from . import toml_literal
+
+    return toml_literal(v)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+=,-]+")
+_MAX_ID = 120
+
+
+def _short_names(keys: Sequence[str]) -> dict[str, str]:
+    """The label of each grid key: its last dotted part, or more of it where that is ambiguous."""
+    names = {}
+    for k in keys:
+        parts = k.split(".")
+        for n in range(1, len(parts) + 1):
+            cand = ".".join(parts[-n:])
+            if sum(1 for o in keys if o == cand or o.endswith("." + cand)) == 1:
+                names[k] = cand
+                break
+        else:
+            names[k] = k
+    return names
+
+
+def expand_points(spec: SweepSpec) -> list[Point]:
+    """Every combination of the grid (in file order, last key varying fastest) times every seed.
+
+    A point's id is its readable label made filesystem-safe (``cc=bbr,buffer=50pkt,seed=2``);
+    where that is too long or two labels would collide, a hash of the exact values is appended.
+    """
+    keys = list(spec.grid)
+    short = _short_names(keys)
+    combos = list(itertools.product(*(spec.grid[k] for k in keys))) if keys else [()]
+    points = []
+    for combo in combos:
+        values = dict(zip(keys, combo))
+        for seed in spec.seeds:
+            parts = [f"{short[k]}={_value_text(v)}" for k, v in values.items()] + [f"seed={seed}"]
+            label = " ".join(parts)
+            ident = _UNSAFE.sub("_", ",".join(parts)).strip("._") or "point"
+            overrides = list(spec.fixed.items()) + list(values.items())
+            points.append(Point(ident, label, values, seed, overrides))
+    counts: dict[str, int] = {}
+    for p in points:
+        counts[p.id] = counts.get(p.id, 0) + 1
+    for p in points:
+        if counts[p.id] > 1 or len(p.id) > _MAX_ID:
+            exact = json.dumps([[k, v] for k, v in p.values.items()] + [["seed", p.seed]],
+                               ensure_ascii=True, default=str)
+            digest = hashlib.sha256(exact.encode()).hexdigest()[:10]
+            p.id = f"{p.id[:_MAX_ID - 11]}-{digest}"
+    return points
+
+
+# --------------------------------------------------------------------------------------------
+# Running one point (in a worker process, a Ray task, or in-process)
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def _simulate(text: str, source: str, base_dir: str, overrides, seed: int):
+    """Run a scenario given as text; return ``(summary, timeseries_table, queue_table)``."""
+    from . import _core, _overrides, drive
+    from .results import QUEUE_COLUMNS, TIMESERIES_COLUMNS, columns_to_table, summary_with_wall
+
+    t0 = time.perf_counter()
+    sim = _core.Simulation(text, source, base_dir, _overrides(overrides), seed)
+    drive(sim)
+    raw = sim.finish()
+    summary = summary_with_wall(raw["summary_json"], time.perf_counter() - t0)
+    return (summary, columns_to_table(raw["timeseries"], TIMESERIES_COLUMNS),
+            columns_to_table(raw["queue"], QUEUE_COLUMNS))
+
+
+def _error_text(e: BaseException) -> str:
+    names = {c.__name__ for c in type(e).__mro__}
+    if names & {"ScenarioError", "ResultsError", "UnitError"}:
+        return _one_line(e)
+    return f"{type(e).__name__}: {_one_line(e)}"
+
+
+def run_point(text: str, source: str, base_dir: str, overrides, seed: int,
+              out: str | None) -> dict:
+    """Run one point. With ``out`` the worker writes the results directory itself and returns
+    ``{"status", "error", "wall_s"}``; without it (Ray, where the driver's disk may not be the
+    worker's) it also returns ``"results"``: the summary and tables for the driver to write."""
+    t0 = time.perf_counter()
+    try:
+        summary, ts, q = _simulate(text, source, base_dir, overrides, seed)
+        if out is not None:
+            from .results import write_results
+
+            write_results(out, summary, ts, q)
+            return {"status": "ok", "error": None, "wall_s": time.perf_counter() - t0}
+        return {"status": "ok", "error": None, "wall_s": time.perf_counter() - t0,
+                "results": (summary, ts, q)}
+    except Exception as e:  # noqa: BLE001 - a failed point is recorded, not fatal
+        return {"status": "failed", "error": _error_text(e), "wall_s": time.perf_counter() - t0}
+
+
+def _worker_init() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it stops the workers with SIGTERM,
+    which must then end the worker rather than run the CLI's handler inherited by fork)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+# --------------------------------------------------------------------------------------------
+# The sweep
+
+
+def _fingerprint(spec: SweepSpec, text: str) -> dict:
+    """What makes finished points of an earlier run reusable: the scenario text and the fixed
+    overrides (the grid and seeds may grow; points are identified by their values)."""
+    return {"scenario": str(spec.scenario),
+            "scenario_sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "fixed": {k: _value_text(v) for k, v in spec.fixed.items()}}
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.partial-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _prepare_out(out: Path, spec: SweepSpec, text: str) -> None:
+    if out.exists() and not out.is_dir():
+        raise SweepError(f"{out}: exists and is not a directory (-o names the sweep's directory)")
+    fp = _fingerprint(spec, text)
+    manifest = out / SWEEP_FILE
+    if manifest.is_file():
+        try:
+            old = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise SweepError(f"{manifest}: unreadable: {_one_line(e)}") from None
+        for key in ("scenario_sha256", "fixed"):
+            if old.get(key) != fp[key]:
+                what = "the scenario file" if key == "scenario_sha256" else "[fixed]"
+                raise SweepError(f"{out}: holds the results of a different sweep ({what} changed "
+                                 f"since); resume only with the same scenario and [fixed], or "
+                                 f"write to a new directory")
+    elif out.is_dir() and any(out.iterdir()):
+        if not (out / RUNS_DIR).is_dir():
+            raise SweepError(f"{out}: exists and is not a sweep directory (no {SWEEP_FILE}); "
+                             f"choose a new or empty directory")
+    (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    if not manifest.is_file():
+        _write_atomically(manifest, (json.dumps(fp, indent=2) + "\n").encode())
+    # Left-overs of an interrupted run: hidden temporary directories of the atomic writer.
+    for tmp in (out / RUNS_DIR).glob(".*.partial-*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _is_done(run_dir: Path) -> bool:
+    return (run_dir / "summary.json").is_file()
+
+
+def run_sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None = None,
+              ray: str | None = None, log: Callable[[str], None] | None = None):
+    """Run (or resume) a sweep; return ``(summary_table, failures)``.
+
+    ``summary_table`` is the Arrow table written to ``DIR/summary.parquet``; ``failures`` is the
+    list written to ``DIR/failures.json`` (``[]`` when every point completed). ``log`` receives
+    one line per finished point.
+    """
+    spec = load_sweep(path)
+    if ray is not None:
+        if not isinstance(ray, str) or not ray.strip():
+            raise SweepError(f"--ray: expected a cluster address or 'local', got {ray!r}")
+        _import_ray()
+    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
+        raise SweepError(f"--jobs: expected an integer >= 1, got {jobs!r}")
+    out = Path(out)
+    from . import _scenario_source
+
+    text, source, base_dir = _scenario_source(spec.scenario)
+    _prepare_out(out, spec, text)
+    points = expand_points(spec)
+    runs = out / RUNS_DIR
+    todo = [p for p in points if not _is_done(runs / p.id)]
+    total, done = len(points), len(points) - len(todo)
+    if log is not None and done and todo:
+        log(f"resuming {out}: {done} of {total} points already complete")
+
+    failures: dict[str, dict] = {}
+    counter = [done]
+
+    def finished(p: Point, res: dict) -> None:
+        counter[0] += 1
+        if res["status"] == "ok":
+            failures.pop(p.id, None)
+            status = "ok"
+        else:
+            failures[p.id] = {"point": p.id, "seed": p.seed,
+                              "values": {k: v for k, v in p.values.items()},
+                              "error": res["error"]}
+            status = f"FAILED: {res['error']}"
+        if log is not None:
+            log(f"[{counter[0]}/{total}] {p.label}: {status} {res['wall_s']:.2f} s")
+
+    if todo:
+        args = (text, source, base_dir)
+        if ray is not None:
+            _run_ray(ray, todo, args, runs, finished)
+        else:
+            _run_local(jobs, todo, args, runs, finished)
+
+    fails = [failures[k] for k in sorted(failures)]
+    table = summary_table(spec, points, runs)
+    from .results import _fsync_file, write_parquet
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{SUMMARY_TABLE}.partial-", dir=out)
+    os.close(fd)
+    try:
+        write_parquet(table, Path(tmp))
+        _fsync_file(Path(tmp))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out / SUMMARY_TABLE)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if fails:
+        _write_atomically(out / FAILURES_FILE,
+                          (json.dumps(fails, indent=2, ensure_ascii=False, default=str) + "\n").encode())
+    else:
+        try:
+            (out / FAILURES_FILE).unlink()
+        except FileNotFoundError:
+            pass
+    return table, fails
+
+
+def default_jobs() -> int:
+    """The CPUs this process may use (its affinity mask, which containers narrow)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _run_local(jobs, todo, args, runs: Path, finished) -> None:
+    jobs = min(jobs or default_jobs(), len(todo))
+    if jobs == 1:
+        for p in todo:
+            finished(p, run_point(*args, p.overrides, p.seed, str(runs / p.id)))
+        return
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    try:
+        pending = {pool.submit(run_point, *args, p.overrides, p.seed, str(runs / p.id)): p
+                   for p in todo}
+        while pending:
+            ready, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(ready, key=lambda f: pending[f].id):
+                p = pending.pop(fut)
+                try:
+                    res = fut.result()
+                except Exception as e:  # noqa: BLE001 - e.g. a worker killed by the OOM killer
+                    res = {"status": "failed", "error": f"worker died: {_error_text(e)}",
+                           "wall_s": 0.0}
+                finished(p, res)
+    except BaseException:
+        # Ctrl-C or SIGTERM: stop at once. Points not started are dropped; a worker stopped in
+        # the middle of writing leaves only a hidden ".NAME.partial-*" directory (removed by the
+        # next run), never a results directory that looks complete.
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                proc.terminate()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise SweepError("--ray: install ray to use --ray (pip install 'ray[default]'); it is "
+                         "not one of rove's default dependencies") from None
+    return ray
+
+
+def _run_ray(address: str, todo, args, runs: Path, finished) -> None:
+    ray_mod = _import_ray()
+
+    import logging
+
+    started = not ray_mod.is_initialized()
+    if started:
+        opts = dict(log_to_driver=False, logging_level=logging.ERROR)
+        try:
+            if address == "local":
+                ray_mod.init(include_dashboard=False, **opts)
+            else:
+                ray_mod.init(address=address, **opts)
+        except Exception as e:  # noqa: BLE001 - a bad address, a cluster that is down, ...
+            raise SweepError(f"--ray {address}: cannot start or reach Ray: {_error_text(e)} "
+                             f"(give a cluster address such as 'ray://HOST:10001', 'auto', "
+                             f"or 'local')") from None
+    try:
+        _ray_tasks(ray_mod, todo, args, runs, finished)
+    finally:
+        if started:
+            ray_mod.shutdown()
+
+
+def _ray_tasks(ray_mod, todo, args, runs: Path, finished) -> None:
+    from .results import write_results
+
+    task = ray_mod.remote(run_point)
+    refs = {task.remote(*args, p.overrides, p.seed, None): p for p in todo}
+    pending = list(refs)
+    try:
+        _ray_collect(ray_mod, refs, pending, runs, finished)
+    except BaseException:
+        for ref in refs:  # Ctrl-C: points not yet finished are not left running on the cluster
+            try:
+                ray_mod.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - finished already
+                pass
+        raise
+
+
+def _ray_collect(ray_mod, refs, pending, runs: Path, finished) -> None:
+    from .results import write_results
+
+    while pending:
+        ready, pending = ray_mod.wait(pending, num_returns=1)
+        for ref in ready:
+            p = refs[ref]
+            try:
+                res = ray_mod.get(ref)
+            except Exception as e:  # noqa: BLE001 - a lost task or worker
+                res = {"status": "failed", "error": f"ray task failed: {_error_text(e)}",
+                       "wall_s": 0.0}
+            if res["status"] == "ok":
+                summary, ts, q = res.pop("results")
+                write_results(runs / p.id, summary, ts, q)
+            finished(p, res)
+
+
+# --------------------------------------------------------------------------------------------
+# The summary table
+
+
+def _nullable(values: Sequence, dtype) -> "pa.Array":
+    """A primitive Arrow array (``None`` -> null), built from buffers: ``pa.array`` on a list
+    imports pandas (0.3 s), which a sweep of quick runs would spend mostly on that."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .results import _from_numpy
+
+    valid = np.array([v is not None for v in values], dtype=bool)
+    if np.dtype(dtype) == np.bool_:
+        data = np.packbits(np.array([bool(v) for v in values], dtype=bool), bitorder="little")
+        kind = pa.bool_()
+    else:
+        data = np.array([0 if v is None else v for v in values], dtype=dtype)
+        if valid.all():
+            return _from_numpy(data)
+        kind = pa.from_numpy_dtype(data.dtype)
+    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(kind, len(values), [bitmap, pa.py_buffer(data)],
+                                 null_count=int((~valid).sum()))
+
+
+def _strings(values: Sequence) -> "pa.Array":
+    """Dictionary-encoded strings, like the other results files."""
+    from .results import _dictionary_array
+
+    if any(v is None for v in values):
+        import pyarrow as pa
+
+        return pa.array(values, type=pa.string()).dictionary_encode()
+    return _dictionary_array([str(v) for v in values])
+
+
+def _grid_array(values: list):
+    kinds = {type(v) for v in values}
+    if kinds <= {bool}:
+        return _nullable(values, bool)
+    if kinds <= {int}:
+        return _nullable(values, "i8") if all(-2**63 <= v < 2**63 for v in values) else \
+            _strings([_value_text(v) for v in values])
+    if kinds <= {int, float}:
+        return _nullable([float(v) for v in values], "f8")
+    # strings, or mixed or composite values: as written (strings bare, others as TOML)
+    return _strings([_value_text(v) for v in values])
+
+
+def summary_table(spec: SweepSpec, points: Sequence[Point], runs: Path):
+    """One row per flow per complete point, sorted by point id then flow order."""
+    import pyarrow as pa
+
+    rows: list[dict] = []
+    link_names: list[str] = []
+    extra: list[str] = []
+    for p in sorted(points, key=lambda p: p.id):
+        f = runs / p.id / "summary.json"
+        if not f.is_file():
+            continue
+        try:
+            s = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise SweepError(f"{f}: unreadable: {_one_line(e)}") from None
+        links = {}
+        for link in s.get("links", []):
+            name = str(link.get("name"))
+            if name not in link_names:
+                link_names.append(name)
+            links[name] = link
+        for flow in s.get("flows", []):
+            row = {"point": p.id, "seed": p.seed, **{k: p.values[k] for k in spec.grid}}
+            for k, v in flow.items():
+                if k == "name":
+                    row["flow"] = v
+                elif k not in FLOW_COLUMNS and not isinstance(v, (list, dict)):
+                    if k not in extra:
+                        extra.append(k)
+                    row[k] = v
+                else:
+                    row[k] = v
+            row["jain_index"] = s.get("jain_index")
+            for name, link in links.items():
+                for fld in LINK_FIELDS:
+                    row[f"link_{name}_{fld}"] = link.get(fld)
+            rows.append(row)
+
+    cols: dict[str, Any] = {}
+    cols["point"] = _strings([r["point"] for r in rows])
+    cols["seed"] = _nullable([r["seed"] for r in rows], "u8")
+    for k in spec.grid:
+        cols[k] = _grid_array([r[k] for r in rows]) if rows else _grid_array(list(spec.grid[k]))[:0]
+    for k in ("flow", "cc"):
+        cols[k] = _strings([r.get(k) for r in rows])
+    numeric = [c for c in FLOW_COLUMNS if c not in ("flow", "cc")] + extra + ["jain_index"]
+    numeric += [f"link_{n}_{fld}" for n in link_names for fld in LINK_FIELDS]
+    for c in numeric:
+        vals = [r.get(c) for r in rows]
+        is_int = c in _INT_FIELDS or (c.startswith("link_") and
+                                      any(c.endswith("_" + f) for f in _INT_FIELDS))
+        if all(v is None or isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            if is_int and all(v is None or float(v).is_integer() for v in vals):
+                cols[c] = _nullable([None if v is None else int(v) for v in vals], "i8")
+            else:
+                cols[c] = _nullable([None if v is None or (isinstance(v, float) and math.isnan(v))
+                                     else float(v) for v in vals], "f8")
+        else:
+            cols[c] = _strings([None if v is None else str(v) for v in vals])
+    return pa.Table.from_arrays(list(cols.values()), names=list(cols))
+
+
+def sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None = None,
+          ray: str | None = None, progress: bool = False):
+    """Run (or resume) the sweep file ``path`` into ``out``; return the summary DataFrame.
+
+    The DataFrame is ``DIR/summary.parquet``; ``df.attrs["failures"]`` lists the failed points
+    (also in ``DIR/failures.json``). ``progress=True`` prints one line per finished point on
+    stderr. Raises :class:`SweepError` for a bad sweep file or output directory.
+    """
+    log = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else None
+    table, failures = run_sweep(path, out, jobs=jobs, ray=ray, log=log)
+    df = table.to_pandas()
+    df.attrs["failures"] = failures
+    return df
