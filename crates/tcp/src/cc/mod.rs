@@ -6,6 +6,7 @@
 //! add one line to [`REGISTRY`].
 
 mod bbr;
+mod bbr2;
 mod cubic;
 mod reno;
 
@@ -70,6 +71,7 @@ type Builder = fn(&CcConfig) -> Result<Box<dyn CongestionControl>, ParamError>;
 pub const REGISTRY: &[(&str, Builder)] = &[
     ("reno", reno::Reno::build),
     ("bbr", bbr::Bbr::build),
+    ("bbr2", bbr2::Bbr2::build),
     ("cubic", cubic::Cubic::build),
 ];
 
