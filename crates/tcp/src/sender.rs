@@ -32,7 +32,7 @@
 use crate::cc::CongestionControl;
 use crate::minmax::MinMax;
 use crate::rtt::{RttEstimator, RTO_INIT_US};
-use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, INFINITE_SSTHRESH};
+use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord, INFINITE_SSTHRESH};
 use crate::{ts_ms, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES};
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
 use rove_sim::Nanos;
@@ -63,6 +63,10 @@ struct Seg {
     /// 0 once the segment has been counted in a rate sample.
     delivered_mstamp: Nanos,
     delivered: u64,
+    /// tp->lost and packets in flight (itself included) at the last transmission (BBRv2's
+    /// tx.lost and tx.in_flight).
+    lost: u64,
+    in_flight: u32,
     app_limited: bool,
     flags: u8,
 }
@@ -558,10 +562,14 @@ impl TcpSender {
             self.tp.first_tx_mstamp = now;
             self.tp.delivered_mstamp = now;
         }
+        // Called before the segment is counted in flight: tcp_set_tx_in_flight adds it.
+        let in_flight = self.tp.packets_in_flight() + 1;
         let seg = &mut self.board[i];
         seg.first_tx = self.tp.first_tx_mstamp;
         seg.delivered_mstamp = self.tp.delivered_mstamp;
         seg.delivered = self.tp.delivered;
+        seg.lost = self.tp.lost;
+        seg.in_flight = in_flight;
         seg.app_limited = self.tp.app_limited != 0;
     }
 
@@ -580,6 +588,8 @@ impl TcpSender {
             rs.is_app_limited = seg.app_limited;
             rs.is_retrans = seg.flags & EVER_RETRANS != 0;
             rs.last_end_seq = seq + 1;
+            rs.prior_lost = seg.lost;
+            rs.tx_in_flight = seg.in_flight;
             self.tp.first_tx_mstamp = seg.xmit;
             rs.interval_ns = (seg.xmit - seg.first_tx) as i64;
         }
@@ -598,6 +608,7 @@ impl TcpSender {
         }
         rs.acked_sacked = delivered;
         rs.losses = lost;
+        rs.lost = tp.lost.saturating_sub(rs.prior_lost);
         if rs.prior_mstamp == 0 {
             rs.delivered = -1;
             rs.interval_ns = -1;
@@ -704,25 +715,29 @@ impl TcpSender {
         }
     }
 
-    /// tcp_mark_skb_lost.
+    /// tcp_mark_skb_lost; tells the algorithm (skb_marked_lost) when the segment is newly
+    /// counted as lost.
     fn mark_lost(&mut self, i: usize, seq: u64) {
         let flags = self.board[i].flags;
         if flags & SACKED != 0 {
             return;
         }
         if flags & LOST != 0 {
-            if flags & RETRANS != 0 {
-                // A retransmission lost again.
-                self.board[i].flags &= !RETRANS;
-                self.tp.retrans_out -= 1;
-                self.tp.lost += 1;
+            if flags & RETRANS == 0 {
+                return; // already lost, not yet retransmitted
             }
+            // A retransmission lost again.
+            self.board[i].flags &= !RETRANS;
+            self.tp.retrans_out -= 1;
         } else {
             self.board[i].flags |= LOST;
             self.tp.lost_out += 1;
-            self.tp.lost += 1;
         }
+        self.tp.lost += 1;
         self.retrans_hint = self.retrans_hint.min(seq);
+        let seg = self.board[i];
+        let tx = TxRecord { delivered: seg.delivered, lost: seg.lost, in_flight: seg.in_flight, is_app_limited: seg.app_limited, end_seq: seq + 1 };
+        self.cc.skb_marked_lost(&mut self.tp, &tx);
     }
 
     /// tcp_rack_reo_timeout.
@@ -1104,7 +1119,7 @@ impl TcpSender {
         if self.tp.packets_in_flight() == 0 {
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
-        self.board.push_back(Seg { xmit: now, first_tx: 0, delivered_mstamp: 0, delivered: 0, app_limited: false, flags: 0 });
+        self.board.push_back(Seg { xmit: now, first_tx: 0, delivered_mstamp: 0, delivered: 0, lost: 0, in_flight: 0, app_limited: false, flags: 0 });
         let i = self.board.len() - 1;
         self.rate_skb_sent(i, now);
         let had_packets_out = self.tp.packets_out > 0;

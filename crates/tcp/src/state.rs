@@ -43,6 +43,21 @@ pub enum CaEvent {
     Loss,
 }
 
+/// What a segment carried from its last transmission (the `tx` part of Linux's tcp_skb_cb, with
+/// BBRv2's additions `tx.lost` and `tx.in_flight`). Passed to `skb_marked_lost`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TxRecord {
+    /// tp->delivered when it was sent.
+    pub delivered: u64,
+    /// tp->lost when it was sent.
+    pub lost: u64,
+    /// Packets in flight just after it was sent, itself included.
+    pub in_flight: u32,
+    pub is_app_limited: bool,
+    /// Its sequence number (segments) + 1.
+    pub end_seq: u64,
+}
+
 /// A delivery-rate sample (struct rate_sample, tcp_rate.c).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RateSample {
@@ -66,6 +81,13 @@ pub struct RateSample {
     pub prior_in_flight: u32,
     pub is_app_limited: bool,
     pub is_retrans: bool,
+    /// Packets in flight when the sampled packet was sent, itself included (BBRv2's
+    /// rs->tx_in_flight); 0 when there is no sample.
+    pub tx_in_flight: u32,
+    /// tp->lost when the sampled packet was sent (rs->prior_lost).
+    pub prior_lost: u64,
+    /// Packets marked lost since the sampled packet was sent (rs->lost = tp->lost - prior_lost).
+    pub lost: u64,
     /// Sequence end of the last packet used for the sample (tcp_skb_sent_after tie-break).
     pub last_end_seq: u64,
 }

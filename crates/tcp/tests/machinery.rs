@@ -203,3 +203,15 @@ fn a_spurious_fast_retransmit_is_undone_when_its_duplicate_is_dsacked() {
     assert!(s.tp.snd_ssthresh > ssthresh, "ssthresh restored to {}", s.tp.snd_ssthresh);
     assert!(s.tp.snd_cwnd >= 10, "cwnd restored, got {}", s.tp.snd_cwnd);
 }
+
+#[test]
+fn rate_samples_carry_inflight_at_send_and_losses_since() {
+    let (mut s, mut w) = established(None);
+    // The initial window went out back to back: segment k left with k + 1 packets in flight.
+    // Segments 1..3 sacked: the newest delivered (3) gives the sample; 0 is marked lost.
+    w.now = 80 * MS;
+    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)), &mut w);
+    let rs = s.last_rate_sample;
+    assert_eq!(rs.tx_in_flight, 4);
+    assert_eq!((rs.prior_lost, rs.lost, rs.losses), (0, 1, 1));
+}

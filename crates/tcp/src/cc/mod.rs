@@ -10,7 +10,7 @@ mod bbr2;
 mod cubic;
 mod reno;
 
-use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState};
+use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord};
 
 pub trait CongestionControl: Send + Sync {
     /// Name as in the scenario's `cc` key (and Linux's `tcp_congestion_ops.name`).
@@ -42,6 +42,10 @@ pub trait CongestionControl: Send + Sync {
 
     /// `pkts_acked`: called on every ACK (pkts_acked may be 0), with its newest RTT sample.
     fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
+
+    /// `skb_marked_lost` (BBRv2's addition to tcp_congestion_ops): a segment was just marked
+    /// lost; `tx` is what it carried from its last transmission.
+    fn skb_marked_lost(&mut self, _tp: &mut TcpState, _tx: &TxRecord) {}
 
     /// `undo_cwnd`: the cwnd to restore when a reduction proves spurious.
     fn undo_cwnd(&mut self, tp: &TcpState) -> u32 {
