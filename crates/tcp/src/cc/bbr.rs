@@ -117,13 +117,13 @@ use rove_sim::Nanos;
 // Fixed-point scales
 
 /// tcp_bbr.c: BW_SCALE. Bandwidth unit: packets per microsecond << 24 (~715 bit/s per unit).
-const BW_SCALE: u32 = 24;
+pub(super) const BW_SCALE: u32 = 24;
 /// tcp_bbr.c: BW_UNIT.
-const BW_UNIT: u64 = 1 << BW_SCALE;
+pub(super) const BW_UNIT: u64 = 1 << BW_SCALE;
 /// tcp_bbr.c: BBR_SCALE. Fractions (gains) are scaled by 2^8.
-const BBR_SCALE: u32 = 8;
+pub(super) const BBR_SCALE: u32 = 8;
 /// tcp_bbr.c: BBR_UNIT, a gain of 1.0.
-const BBR_UNIT: u32 = 1 << BBR_SCALE;
+pub(super) const BBR_UNIT: u32 = 1 << BBR_SCALE;
 
 // ---------------------------------------------------------------------------------------------
 // Constants of tcp_bbr.c (and the few of the stack it reads)
@@ -133,21 +133,21 @@ const CYCLE_LEN: u32 = 8;
 /// tcp_bbr.c: bbr_bw_rtts = CYCLE_LEN + 2, the max-bandwidth filter's window in rounds.
 const BW_RTTS: u64 = CYCLE_LEN as u64 + 2;
 /// tcp_bbr.c: bbr_min_rtt_win_sec, the min_rtt filter's window (seconds).
-const MIN_RTT_WIN_SEC: u32 = 10;
+pub(super) const MIN_RTT_WIN_SEC: u32 = 10;
 /// tcp_bbr.c: bbr_probe_rtt_mode_ms, the least time spent at the minimum cwnd in PROBE_RTT.
-const PROBE_RTT_MODE_MS: u32 = 200;
+pub(super) const PROBE_RTT_MODE_MS: u32 = 200;
 /// tcp_bbr.c: bbr_min_tso_rate (bit/s): below it, one segment per TSO burst.
 const MIN_TSO_RATE_BPS: u64 = 1_200_000;
 /// tcp_bbr.c: bbr_pacing_margin_percent: pace 1 % below the estimate to keep queues low.
 const PACING_MARGIN_PERCENT: u64 = 1;
 /// tcp_bbr.c: bbr_high_gain = BBR_UNIT * 2885 / 1000 + 1 (2/ln 2 ≈ 2.885): the smallest gain
 /// that doubles the delivery rate every round, as slow start does.
-const HIGH_GAIN: u32 = BBR_UNIT * 2885 / 1000 + 1;
+pub(super) const HIGH_GAIN: u32 = BBR_UNIT * 2885 / 1000 + 1;
 /// tcp_bbr.c: bbr_drain_gain = BBR_UNIT * 1000 / 2885, the inverse of high_gain, to drain in
 /// one round the queue STARTUP built.
-const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
+pub(super) const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
 /// tcp_bbr.c: bbr_cwnd_gain, steady-state cwnd gain (tolerates delayed and stretched ACKs).
-const CWND_GAIN: u32 = BBR_UNIT * 2;
+pub(super) const CWND_GAIN: u32 = BBR_UNIT * 2;
 /// tcp_bbr.c: bbr_pacing_gain[], the PROBE_BW cycle: probe, drain, then cruise six phases.
 const PACING_GAIN: [u32; CYCLE_LEN as usize] =
     [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
@@ -156,11 +156,11 @@ const PACING_GAIN: [u32; CYCLE_LEN as usize] =
 const CYCLE_RAND: u32 = 7;
 /// tcp_bbr.c: bbr_cwnd_min_target, the least cwnd BBR aims for (two 2-packet delayed-ACK
 /// sequences), and PROBE_RTT's cwnd.
-const CWND_MIN_TARGET: u32 = 4;
+pub(super) const CWND_MIN_TARGET: u32 = 4;
 /// tcp_bbr.c: bbr_full_bw_thresh, the growth (1.25x) that means there may be more bandwidth.
-const FULL_BW_THRESH: u32 = BBR_UNIT * 5 / 4;
+pub(super) const FULL_BW_THRESH: u32 = BBR_UNIT * 5 / 4;
 /// tcp_bbr.c: bbr_full_bw_cnt, rounds without such growth after which the pipe is full.
-const FULL_BW_CNT: u32 = 3;
+pub(super) const FULL_BW_CNT: u32 = 3;
 /// tcp_bbr.c: bbr_lt_intvl_min_rtts, the least rounds in a long-term sampling interval.
 const LT_INTVL_MIN_RTTS: u32 = 4;
 /// tcp_bbr.c: bbr_lt_loss_thresh, lost/delivered (x256) above which an interval is lossy (~20 %).
@@ -172,33 +172,33 @@ const LT_BW_DIFF: u64 = 4000 / 8;
 /// tcp_bbr.c: bbr_lt_bw_max_rtts, rounds for which a policed flow uses lt_bw.
 const LT_BW_MAX_RTTS: u32 = 48;
 /// tcp_bbr.c: bbr_extra_acked_gain, the gain on extra_acked added to the cwnd target.
-const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
+pub(super) const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
 /// tcp_bbr.c: bbr_extra_acked_win_rtts, rounds per half of the extra_acked max filter.
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+pub(super) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 /// tcp_bbr.c: bbr_ack_epoch_acked_reset_thresh, packets after which an ACK epoch restarts.
-const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
+pub(super) const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
 /// tcp_bbr.c: bbr_extra_acked_max_us, the aggregation allowance is at most 100 ms of btl_bw.
-const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
+pub(super) const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 
 /// include/net/sock.h: sk_pacing_shift default (SK_DEFAULT_PACING_SHIFT = 10, ~1 ms of data
 /// per TSO burst).
-const PACING_SHIFT: u32 = 10;
+pub(super) const PACING_SHIFT: u32 = 10;
 /// include/linux/netdevice.h: GSO_LEGACY_MAX_SIZE, 64 KB.
-const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
+pub(super) const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
 /// include/net/tcp.h: MAX_TCP_HEADER = L1_CACHE_ALIGN(128 + MAX_HEADER), 320 bytes with an
 /// x86-64 distribution kernel's MAX_HEADER (LL_MAX_HEADER 128 + 48 for tunnels).
-const MAX_TCP_HEADER: u64 = 320;
+pub(super) const MAX_TCP_HEADER: u64 = 320;
 /// tcp_bbr.c: bbr_tso_segs_goal's cap (0x7F, a 7-bit field in older kernels).
 const TSO_SEGS_MAX: u32 = 0x7F;
 
 /// USEC_PER_SEC, USEC_PER_MSEC.
 const USEC_PER_SEC: u64 = 1_000_000;
-const USEC_PER_MSEC: u64 = 1_000;
+pub(super) const USEC_PER_MSEC: u64 = 1_000;
 /// HZ = 1000: one jiffy is one millisecond.
-const HZ: u32 = 1000;
+pub(super) const HZ: u32 = 1000;
 
 /// The gains are 10-bit fields of struct bbr (pacing_gain:10, cwnd_gain:10): < 4.0.
-const GAIN_FIELD_MAX: u32 = (1 << 10) - 1;
+pub(super) const GAIN_FIELD_MAX: u32 = (1 << 10) - 1;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -300,7 +300,7 @@ impl Params {
     }
 }
 
-fn bad(key: &str, message: String) -> ParamError {
+pub(super) fn bad(key: &str, message: String) -> ParamError {
     ParamError { key: key.to_string(), message }
 }
 
@@ -321,7 +321,7 @@ fn gain(t: &toml::Table, key: &str, zero_ok: bool) -> Result<Option<u32>, ParamE
     Ok(Some(units as u32))
 }
 
-fn integer(t: &toml::Table, key: &str, lo: i64, hi: i64) -> Result<Option<u32>, ParamError> {
+pub(super) fn integer(t: &toml::Table, key: &str, lo: i64, hi: i64) -> Result<Option<u32>, ParamError> {
     let Some(v) = t.get(key) else { return Ok(None) };
     match v.as_integer() {
         Some(i) if (lo..=hi).contains(&i) => Ok(Some(i as u32)),
@@ -334,25 +334,25 @@ fn integer(t: &toml::Table, key: &str, lo: i64, hi: i64) -> Result<Option<u32>, 
 
 /// tcp_jiffies32 at HZ = 1000: milliseconds, wrapping.
 #[inline]
-fn jiffies(now: Nanos) -> u32 {
+pub(super) fn jiffies(now: Nanos) -> u32 {
     (now / 1_000_000) as u32
 }
 
 /// A tcp_mstamp-like timestamp: microseconds.
 #[inline]
-fn mstamp_us(t: Nanos) -> u64 {
+pub(super) fn mstamp_us(t: Nanos) -> u64 {
     t / 1000
 }
 
 /// tcp_stamp_us_delta: t1 - t0, never negative.
 #[inline]
-fn us_delta(t1: u64, t0: u64) -> u64 {
+pub(super) fn us_delta(t1: u64, t0: u64) -> u64 {
     t1.saturating_sub(t0)
 }
 
 /// after(a, b) on 32-bit jiffies: a is later than b, modulo wrap-around.
 #[inline]
-fn after(a: u32, b: u32) -> bool {
+pub(super) fn after(a: u32, b: u32) -> bool {
     (b.wrapping_sub(a) as i32) < 0
 }
 
@@ -521,21 +521,6 @@ impl Bbr {
     // -----------------------------------------------------------------------------------------
     // Pacing
 
-    /// bbr_rate_bytes_per_sec: `rate` (BW_UNIT packets/µs) times `gain`, less the pacing
-    /// margin, in bytes per second. The kernel's order of operations, so the same rounding.
-    fn rate_bytes_per_sec(tp: &TcpState, rate: u64, gain: u32) -> u64 {
-        let mut r = rate as u128 * tp.mss_cache as u128;
-        r *= gain as u128;
-        r >>= BBR_SCALE;
-        r *= (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT)) as u128;
-        (r >> BW_SCALE).min(u64::MAX as u128) as u64
-    }
-
-    /// bbr_bw_to_pacing_rate (sk_max_pacing_rate is unlimited).
-    fn bw_to_pacing_rate(tp: &TcpState, bw: u32, gain: u32) -> u64 {
-        Self::rate_bytes_per_sec(tp, bw as u64, gain)
-    }
-
     /// bbr_init_pacing_rate_from_rtt: high_gain · cwnd / srtt (1 ms before any RTT sample).
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpState) {
         let rtt_us = if tp.srtt_us > 0 {
@@ -545,12 +530,12 @@ impl Bbr {
             USEC_PER_MSEC
         };
         let bw = (tp.snd_cwnd as u64 * BW_UNIT / rtt_us).min(u32::MAX as u64) as u32;
-        tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw, self.p.high_gain);
+        tp.pacing_rate = bw_to_pacing_rate(tp, bw, self.p.high_gain);
     }
 
     /// bbr_set_pacing_rate: pace at bw · gain; before the pipe is full, only ever raise it.
     fn set_pacing_rate(&mut self, tp: &mut TcpState, bw: u32, gain: u32) {
-        let rate = Self::bw_to_pacing_rate(tp, bw, gain);
+        let rate = bw_to_pacing_rate(tp, bw, gain);
         if !self.has_seen_rtt && tp.srtt_us > 0 {
             self.init_pacing_rate_from_rtt(tp);
         }
@@ -559,21 +544,12 @@ impl Bbr {
         }
     }
 
-    /// bbr_min_tso_segs: one segment per burst below bbr_min_tso_rate, else two.
-    fn min_tso_segs(tp: &TcpState) -> u32 {
-        if tp.pacing_rate < MIN_TSO_RATE_BPS >> 3 {
-            1
-        } else {
-            2
-        }
-    }
-
     /// bbr_tso_segs_goal: segments per TSO burst the kernel would aim for at this pacing rate
     /// (about 1 ms of data, at most 64 KB). rove's sender sends every segment on its own; the
     /// goal only sizes the cwnd quantization budget, as in Linux.
     fn tso_segs_goal(tp: &TcpState) -> u32 {
         let bytes = (tp.pacing_rate >> PACING_SHIFT).min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
-        let segs = ((bytes / tp.mss_cache.max(1) as u64) as u32).max(Self::min_tso_segs(tp));
+        let segs = ((bytes / tp.mss_cache.max(1) as u64) as u32).max(min_tso_segs(tp));
         segs.min(TSO_SEGS_MAX)
     }
 
@@ -592,13 +568,7 @@ impl Bbr {
 
     /// bbr_bdp: ceil(bw · min_rtt · gain) in packets; the initial window before any RTT.
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        if self.min_rtt_us == u32::MAX {
-            return INIT_CWND;
-        }
-        let w = bw as u128 * self.min_rtt_us as u128;
-        // Remove the BW_SCALE shift rounding up, so that an underestimate cannot feed on itself.
-        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
-        bdp.min(u32::MAX as u128) as u32
+        bdp(bw, self.min_rtt_us, gain)
     }
 
     /// bbr_quantization_budget: room for three TSO bursts (qdisc, NIC, receiver's GRO), an
@@ -787,7 +757,7 @@ impl Bbr {
         if self.lt_bw != 0 {
             let diff = bw.abs_diff(self.lt_bw);
             let close_ratio = diff as u64 * BBR_UNIT as u64 <= LT_BW_RATIO * self.lt_bw as u64;
-            let close_abs = Self::rate_bytes_per_sec(tp, diff as u64, BBR_UNIT) <= LT_BW_DIFF;
+            let close_abs = rate_bytes_per_sec(tp, diff as u64, BBR_UNIT) <= LT_BW_DIFF;
             if close_ratio || close_abs {
                 // Policed: use the average of the two intervals, at gain 1 to avoid drops.
                 self.lt_bw = ((bw as u64 + self.lt_bw as u64) >> 1) as u32;
@@ -1030,13 +1000,52 @@ impl Bbr {
 
 /// The sample's interval in µs, None when the sample is not a valid observation.
 #[inline]
-fn interval_us(rs: &RateSample) -> Option<u64> {
+pub(super) fn interval_us(rs: &RateSample) -> Option<u64> {
     if rs.delivered < 0 || rs.interval_ns <= 0 {
         return None;
     }
     // tcp_rate.c keeps interval_us; a sub-microsecond interval is 0 there, hence invalid.
     let us = rs.interval_ns as u64 / 1000;
     (us > 0).then_some(us)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic shared with bbr2.rs (tcp_bbr2.c keeps these from tcp_bbr.c unchanged)
+
+/// bbr_rate_bytes_per_sec: `rate` (BW_UNIT packets/µs) times `gain`, less the pacing
+/// margin, in bytes per second. The kernel's order of operations, so the same rounding.
+pub(super) fn rate_bytes_per_sec(tp: &TcpState, rate: u64, gain: u32) -> u64 {
+    let mut r = rate as u128 * tp.mss_cache as u128;
+    r *= gain as u128;
+    r >>= BBR_SCALE;
+    r *= (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT)) as u128;
+    (r >> BW_SCALE).min(u64::MAX as u128) as u64
+}
+
+/// bbr_bw_to_pacing_rate (sk_max_pacing_rate is unlimited).
+pub(super) fn bw_to_pacing_rate(tp: &TcpState, bw: u32, gain: u32) -> u64 {
+    rate_bytes_per_sec(tp, bw as u64, gain)
+}
+
+/// bbr_bdp: ceil(bw · min_rtt · gain) in packets; the initial window before any RTT
+/// (`min_rtt_us` still u32::MAX).
+pub(super) fn bdp(bw: u32, min_rtt_us: u32, gain: u32) -> u32 {
+    if min_rtt_us == u32::MAX {
+        return INIT_CWND;
+    }
+    let w = bw as u128 * min_rtt_us as u128;
+    // Remove the BW_SCALE shift rounding up, so that an underestimate cannot feed on itself.
+    let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
+    bdp.min(u32::MAX as u128) as u32
+}
+
+/// bbr_min_tso_segs: one segment per burst below bbr_min_tso_rate, else two.
+pub(super) fn min_tso_segs(tp: &TcpState) -> u32 {
+    if tp.pacing_rate < MIN_TSO_RATE_BPS >> 3 {
+        1
+    } else {
+        2
+    }
 }
 
 impl CongestionControl for Bbr {
@@ -1173,7 +1182,7 @@ mod tests {
         b.p.cycle_start = Some(phase);
         b.reset_probe_bw_mode(tp);
         b.update_gains();
-        tp.pacing_rate = Bbr::bw_to_pacing_rate(tp, bw, b.pacing_gain);
+        tp.pacing_rate = bw_to_pacing_rate(tp, bw, b.pacing_gain);
     }
 
     /// One ACK, `dt_us` after the previous one: `acked` packets delivered (`lost` newly lost),
@@ -1256,12 +1265,12 @@ mod tests {
         let tp = TcpState::default(); // mss 1448
                                       // 13981 · 1448 · 256 >> 8 = 20_244_488; · 990_000 >> 24 = 1_194_598 B/s (9.557 Mbit/s,
                                       // against the exact 833.33 · 1448 · 0.99 = 1_194_600).
-        assert_eq!(Bbr::bw_to_pacing_rate(&tp, BW_10MBPS, BBR_UNIT), 1_194_598);
+        assert_eq!(bw_to_pacing_rate(&tp, BW_10MBPS, BBR_UNIT), 1_194_598);
         // 1.25, 0.75, high_gain and drain_gain, each through the same truncations.
-        assert_eq!(Bbr::bw_to_pacing_rate(&tp, BW_10MBPS, 320), 1_493_248);
-        assert_eq!(Bbr::bw_to_pacing_rate(&tp, BW_10MBPS, 192), 895_949);
-        assert_eq!(Bbr::bw_to_pacing_rate(&tp, BW_10MBPS, 739), 3_448_470);
-        assert_eq!(Bbr::bw_to_pacing_rate(&tp, BW_10MBPS, 88), 410_643);
+        assert_eq!(bw_to_pacing_rate(&tp, BW_10MBPS, 320), 1_493_248);
+        assert_eq!(bw_to_pacing_rate(&tp, BW_10MBPS, 192), 895_949);
+        assert_eq!(bw_to_pacing_rate(&tp, BW_10MBPS, 739), 3_448_470);
+        assert_eq!(bw_to_pacing_rate(&tp, BW_10MBPS, 88), 410_643);
     }
 
     #[test]
@@ -1307,7 +1316,7 @@ mod tests {
         // At 100 Mbit/s (bw 139810): pacing 11_945_988 B/s, 1 ms = 11_665 B = 8 segments,
         // budget 24; BDP·2 = ceil(666.7) = 667: 691, even: 692.
         let bw100 = BW_10MBPS * 10;
-        tp.pacing_rate = Bbr::bw_to_pacing_rate(&tp, bw100, BBR_UNIT);
+        tp.pacing_rate = bw_to_pacing_rate(&tp, bw100, BBR_UNIT);
         assert_eq!(tp.pacing_rate, 11_945_988);
         assert_eq!(Bbr::tso_segs_goal(&tp), 8);
         assert_eq!(b.inflight(&tp, bw100, CWND_GAIN), 692);
@@ -1572,7 +1581,7 @@ mod tests {
         // A high one raises it: 2.885 · bw.
         ack(&mut b, &mut tp, Ack { round: true, sample_pkts: 34, interval_us: 40_800, ..Default::default() });
         let bw = bw_of(34, 40_800);
-        assert_eq!(tp.pacing_rate, Bbr::bw_to_pacing_rate(&tp, bw, 739));
+        assert_eq!(tp.pacing_rate, bw_to_pacing_rate(&tp, bw, 739));
     }
 
     #[test]
@@ -1670,7 +1679,7 @@ mod tests {
         assert_eq!(b.bw(), 159_383);
         // Paced at gain 1 on lt_bw, all through PROBE_BW's cycle.
         assert_eq!(b.pacing_gain(), BBR_UNIT);
-        assert_eq!(tp.pacing_rate, Bbr::bw_to_pacing_rate(&tp, 159_383, BBR_UNIT));
+        assert_eq!(tp.pacing_rate, bw_to_pacing_rate(&tp, 159_383, BBR_UNIT));
         // After 48 rounds, back to the max filter and the gain cycle.
         for _ in 0..47 {
             policed_round(&mut b, &mut tp, 90, 0);

@@ -108,68 +108,42 @@
 //!
 //! * **ECN** (DCTCP-style `ecn_alpha`, the ECN exit of STARTUP, the ECN cut of inflight_lo,
 //!   ECN re-probing) is omitted: rove's links do not mark. So is PLB.
-//! * **`rs->tx_in_flight` and `rs->lost`** (inflight when the sampled packet was sent, and
-//!   packets marked lost since) are not in rove's [`RateSample`]. They are approximated from a
-//!   history of (tp.delivered, tp.lost, cwnd) recorded after every ACK: the sampled packet was
-//!   sent after the ACK that brought `tp.delivered` to `rs.prior_delivered`, so
-//!   `lost ~= tp.lost - lost then` and `tx_in_flight ~= min(rs.prior_in_flight, cwnd then)`.
-//!   The history holds the last [`HISTORY_LEN`] ACKs; older samples use its oldest entry.
-//! * **`skb_marked_lost`** (a hook per packet marked lost) has no counterpart in rove's hooks.
-//!   It is emulated once per ACK with `rs.losses > 0`, before the model update (where the
-//!   kernel calls it): the loss round restarts at the first loss, and while probing a loss
-//!   rate above loss_thresh cuts inflight_hi to `bbr2_inflight_hi_from_lost_skb`'s value, with
-//!   this ACK's (approximate) tx_in_flight / lost standing in for those of the lost packet.
+//! * **`rs->tx_in_flight`, `rs->lost` and `skb_marked_lost`** are the sender's, as v2alpha's
+//!   tcp_rate.c and tcp_mark_skb_lost provide them ([`RateSample::tx_in_flight`],
+//!   [`RateSample::lost`], [`CongestionControl::skb_marked_lost`] with the segment's
+//!   [`TxRecord`]). rove's segments are one packet each (`tcp_skb_pcount` = 1), and a segment
+//!   is never marked lost once SACKed, so the kernel's `!scb->tx.delivered_mstamp` check has
+//!   nothing to skip.
 //! * Left out: the fast path (`bbr_fast_path`, a CPU saving that does not change the result
 //!   when its conditions hold), `usage_based_cwnd` (off by default), `refill_add_inc` (0 by
 //!   default), the debug fields. `undo` (on by default) is kept.
 //! * As in `bbr.rs`: rove sends no TSO bursts, but the quantization budget is the kernel's
 //!   (`bbr_cwnd_tso_budget = 1`: at least three bursts of `bbr_tso_segs_goal`); products the
 //!   kernel computes in u64 are computed in u128 and saturated.
-//!
-//! # What rove's sender would need to match the kernel exactly
-//!
-//! `RateSample::tx_in_flight` and `RateSample::lost` (tcp_rate.c fills them from the skb's
-//! `tx.in_flight` and `tx.lost`) and a per-packet `skb_marked_lost` hook.
 
+use super::bbr::{
+    after, bad, bdp, bw_to_pacing_rate, integer, interval_us, jiffies, min_tso_segs, mstamp_us,
+    us_delta, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_GAIN,
+    CWND_MIN_TARGET, DRAIN_GAIN, EXTRA_ACKED_GAIN, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS,
+    FULL_BW_CNT, FULL_BW_THRESH, GAIN_FIELD_MAX, GSO_LEGACY_MAX_SIZE, HIGH_GAIN, HZ,
+    MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PACING_SHIFT, PROBE_RTT_MODE_MS, USEC_PER_MSEC,
+};
 use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
-use crate::state::{CaEvent, CaState, RateSample, TcpState, INIT_CWND};
+use crate::state::{CaEvent, CaState, RateSample, TcpState, TxRecord, INIT_CWND};
 use rove_sim::rng::Stream;
-use rove_sim::Nanos;
 
 // ---------------------------------------------------------------------------------------------
-// Fixed-point scales (as tcp_bbr.c)
+// Constants of tcp_bbr2.c (v2alpha). Those it keeps from tcp_bbr.c (fixed-point scales, v1's
+// gains, full-pipe, min_rtt and ACK-aggregation constants, the TSO sizes) come from bbr.rs.
 
-/// tcp_bbr2.c: BW_SCALE. Bandwidth unit: packets per microsecond << 24.
-const BW_SCALE: u32 = 24;
-/// tcp_bbr2.c: BW_UNIT.
-const BW_UNIT: u64 = 1 << BW_SCALE;
-/// tcp_bbr2.c: BBR_SCALE. Fractions scaled by 2^8.
-const BBR_SCALE: u32 = 8;
-/// tcp_bbr2.c: BBR_UNIT.
-const BBR_UNIT: u32 = 1 << BBR_SCALE;
-
-// ---------------------------------------------------------------------------------------------
-// Constants of tcp_bbr2.c (v2alpha)
-
-/// tcp_bbr2.c: bbr_high_gain = BBR_UNIT * 2885 / 1000 + 1, STARTUP pacing gain.
-const HIGH_GAIN: u32 = BBR_UNIT * 2885 / 1000 + 1;
 /// tcp_bbr2.c: bbr_startup_cwnd_gain = BBR_UNIT * 2885 / 1000 + 1 (STARTUP and DRAIN).
 const STARTUP_CWND_GAIN: u32 = BBR_UNIT * 2885 / 1000 + 1;
-/// tcp_bbr2.c: bbr_drain_gain = BBR_UNIT * 1000 / 2885.
-const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
-/// tcp_bbr2.c: bbr_cwnd_gain = BBR_UNIT * 2, PROBE_BW cwnd gain.
-const CWND_GAIN: u32 = BBR_UNIT * 2;
 /// tcp_bbr2.c: bbr_pacing_gain[] indexed by enum bbr_pacing_gain_phase
 /// (UP = 0: 5/4, DOWN = 1: 3/4, CRUISE = 2: 1, REFILL = 3: 1).
 const PACING_GAIN: [u32; 4] = [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT];
 /// tcp_bbr2.c: bbr_bw_probe_pif_gain = BBR_UNIT * 5 / 4: UP ends once inflight reaches this
 /// many BDPs (after one min_rtt).
 const BW_PROBE_PIF_GAIN: u32 = BBR_UNIT * 5 / 4;
-/// tcp_bbr2.c: bbr_cwnd_min_target.
-const CWND_MIN_TARGET: u32 = 4;
-/// tcp_bbr2.c: bbr_full_bw_thresh (1.25x growth) and bbr_full_bw_cnt (3 rounds).
-const FULL_BW_THRESH: u32 = BBR_UNIT * 5 / 4;
-const FULL_BW_CNT: u32 = 3;
 /// tcp_bbr2.c: bbr_full_loss_cnt, loss events in a STARTUP round to exit on loss.
 const FULL_LOSS_CNT: u32 = 8;
 /// tcp_bbr2.c: loss_events_in_round is a 4-bit saturating counter.
@@ -192,41 +166,13 @@ const BW_PROBE_RAND_MS: u32 = 1000;
 const BW_PROBE_RENO_GAIN: u32 = BBR_UNIT;
 /// tcp_bbr2.c: bbr_probe_rtt_win_ms.
 const PROBE_RTT_WIN_MS: u32 = 5000;
-/// tcp_bbr2.c: bbr_probe_rtt_mode_ms.
-const PROBE_RTT_MODE_MS: u32 = 200;
 /// tcp_bbr2.c: bbr_probe_rtt_cwnd_gain = BBR_UNIT * 1 / 2.
 const PROBE_RTT_CWND_GAIN: u32 = BBR_UNIT / 2;
-/// tcp_bbr2.c: bbr_min_rtt_win_sec.
-const MIN_RTT_WIN_SEC: u32 = 10;
-/// tcp_bbr2.c: bbr_extra_acked_gain, bbr_extra_acked_win_rtts, bbr_ack_epoch_acked_reset_thresh,
-/// bbr_extra_acked_max_us.
-const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
-const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
-/// tcp_bbr2.c: bbr_pacing_margin_percent.
-const PACING_MARGIN_PERCENT: u64 = 1;
-/// tcp_bbr2.c: bbr_min_tso_rate (bit/s).
-const MIN_TSO_RATE_BPS: u64 = 1_200_000;
 /// tcp_bbr2.c: bbr_bw_probe_up_rounds is capped at 30 (1 << 30 packets per round).
 const PROBE_UP_ROUNDS_MAX: u32 = 30;
 
-/// As bbr.rs: sk_pacing_shift, GSO_MAX_SIZE (64 KB in v2alpha's kernel), MAX_TCP_HEADER.
-const PACING_SHIFT: u32 = 10;
-const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
-const MAX_TCP_HEADER: u64 = 320;
 /// tcp_bbr2.c: bbr_tso_rtt_shift, halve the RTT-based TSO allowance per 2^9 µs of min_rtt.
 const TSO_RTT_SHIFT: u32 = 9;
-
-const USEC_PER_SEC: u64 = 1_000_000;
-const USEC_PER_MSEC: u64 = 1_000;
-/// HZ = 1000.
-const HZ: u32 = 1000;
-/// Gains are 10-bit fields (< 4.0).
-const GAIN_FIELD_MAX: u32 = (1 << 10) - 1;
-
-/// ACKs of (delivered, lost, cwnd) history kept to approximate `rs.tx_in_flight` / `rs.lost`.
-pub const HISTORY_LEN: usize = 4096;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -368,13 +314,6 @@ impl Params {
     }
 }
 
-fn bad(key: &str, message: String) -> ParamError {
-    ParamError {
-        key: key.to_string(),
-        message,
-    }
-}
-
 fn number(t: &toml::Table, key: &str) -> Result<Option<f64>, ParamError> {
     let Some(v) = t.get(key) else { return Ok(None) };
     match v {
@@ -413,121 +352,12 @@ fn gain(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
     Ok(Some(units as u32))
 }
 
-fn integer(t: &toml::Table, key: &str, lo: i64, hi: i64) -> Result<Option<u32>, ParamError> {
-    let Some(v) = t.get(key) else { return Ok(None) };
-    match v.as_integer() {
-        Some(i) if (lo..=hi).contains(&i) => Ok(Some(i as u32)),
-        _ => Err(bad(
-            key,
-            format!("expected an integer from {lo} to {hi}, got {v}"),
-        )),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Clocks
-
-#[inline]
-fn jiffies(now: Nanos) -> u32 {
-    (now / 1_000_000) as u32
-}
-
-#[inline]
-fn mstamp_us(t: Nanos) -> u64 {
-    t / 1000
-}
-
-#[inline]
-fn us_delta(t1: u64, t0: u64) -> u64 {
-    t1.saturating_sub(t0)
-}
-
-#[inline]
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-/// The sample's interval in µs, None when the sample is not valid.
-#[inline]
-fn interval_us(rs: &RateSample) -> Option<u64> {
-    if rs.delivered < 0 || rs.interval_ns <= 0 {
-        return None;
-    }
-    let us = rs.interval_ns as u64 / 1000;
-    (us > 0).then_some(us)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Send-time history (stand-in for skb->tx.in_flight / skb->tx.lost, see the header)
-
-struct History {
-    delivered: Vec<u64>,
-    lost: Vec<u64>,
-    cwnd: Vec<u32>,
-    /// Entries written, ever; entry k lives at k % HISTORY_LEN.
-    len: u64,
-}
-
-impl History {
-    fn new() -> Self {
-        History {
-            delivered: vec![0; HISTORY_LEN],
-            lost: vec![0; HISTORY_LEN],
-            cwnd: vec![0; HISTORY_LEN],
-            len: 0,
-        }
-    }
-
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-
-    /// Records the state after an ACK (replacing the last entry if delivered did not move).
-    fn push(&mut self, delivered: u64, lost: u64, cwnd: u32) {
-        if self.len > 0 {
-            let last = ((self.len - 1) % HISTORY_LEN as u64) as usize;
-            if self.delivered[last] == delivered {
-                self.lost[last] = lost;
-                self.cwnd[last] = cwnd;
-                return;
-            }
-        }
-        let i = (self.len % HISTORY_LEN as u64) as usize;
-        self.delivered[i] = delivered;
-        self.lost[i] = lost;
-        self.cwnd[i] = cwnd;
-        self.len += 1;
-    }
-
-    /// (lost, cwnd) of the latest entry with delivered <= `d` (the oldest kept if none).
-    fn at(&self, d: u64) -> Option<(u64, u32)> {
-        if self.len == 0 {
-            return None;
-        }
-        let first = self.len.saturating_sub(HISTORY_LEN as u64);
-        let idx = |k: u64| (k % HISTORY_LEN as u64) as usize;
-        // Binary search over logical positions [first, len) for the last delivered <= d.
-        let (mut lo, mut hi) = (first, self.len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.delivered[idx(mid)] <= d {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let k = if lo > first { lo - 1 } else { first };
-        Some((self.lost[idx(k)], self.cwnd[idx(k)]))
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 
 /// BBRv2's congestion-control block (struct bbr in tcp_bbr2.c).
 pub struct Bbr2 {
     p: Params,
     rng: Stream,
-    history: History,
 
     min_rtt_us: u32,
     min_rtt_stamp: u32,
@@ -605,7 +435,6 @@ impl Bbr2 {
         Bbr2 {
             p,
             rng: Stream::new(seed, "bbr2"),
-            history: History::new(),
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: 0,
@@ -690,18 +519,6 @@ impl Bbr2 {
     // -----------------------------------------------------------------------------------------
     // Pacing (as tcp_bbr.c)
 
-    fn rate_bytes_per_sec(tp: &TcpState, rate: u64, gain: u32) -> u64 {
-        let mut r = rate as u128 * tp.mss_cache as u128;
-        r *= gain as u128;
-        r >>= BBR_SCALE;
-        r *= (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT)) as u128;
-        (r >> BW_SCALE).min(u64::MAX as u128) as u64
-    }
-
-    fn bw_to_pacing_rate(tp: &TcpState, bw: u32, gain: u32) -> u64 {
-        Self::rate_bytes_per_sec(tp, bw as u64, gain)
-    }
-
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpState) {
         let rtt_us = if tp.srtt_us > 0 {
             self.has_seen_rtt = true;
@@ -710,11 +527,11 @@ impl Bbr2 {
             USEC_PER_MSEC
         };
         let bw = (tp.snd_cwnd as u64 * BW_UNIT / rtt_us).min(u32::MAX as u64) as u32;
-        tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw, HIGH_GAIN);
+        tp.pacing_rate = bw_to_pacing_rate(tp, bw, HIGH_GAIN);
     }
 
     fn set_pacing_rate(&mut self, tp: &mut TcpState, bw: u32, gain: u32) {
-        let rate = Self::bw_to_pacing_rate(tp, bw, gain);
+        let rate = bw_to_pacing_rate(tp, bw, gain);
         if !self.has_seen_rtt && tp.srtt_us > 0 {
             self.init_pacing_rate_from_rtt(tp);
         }
@@ -726,11 +543,7 @@ impl Bbr2 {
     /// bbr_tso_segs_goal: about 1 ms of data at the pacing rate, plus an allowance of
     /// 64 KB / 2^(min_rtt / 512 µs) (bbr_tso_rtt_shift), at most 64 KB.
     fn tso_segs_goal(&self, tp: &TcpState) -> u32 {
-        let min_segs = if tp.pacing_rate < MIN_TSO_RATE_BPS >> 3 {
-            1
-        } else {
-            2
-        };
+        let min_segs = min_tso_segs(tp);
         let mut bytes = tp.pacing_rate >> PACING_SHIFT;
         let r = self.min_rtt_us >> TSO_RTT_SHIFT;
         if r < u32::BITS {
@@ -745,12 +558,7 @@ impl Bbr2 {
 
     /// bbr_bdp: ceil(bw · min_rtt · gain) packets; the initial window before any RTT.
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        if self.min_rtt_us == u32::MAX {
-            return INIT_CWND;
-        }
-        let w = bw as u128 * self.min_rtt_us as u128;
-        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
-        bdp.min(u32::MAX as u128) as u32
+        bdp(bw, self.min_rtt_us, gain)
     }
 
     /// bbr_quantization_budget with bbr_cwnd_tso_budget = 1 ("flooring", v2alpha's default):
@@ -950,43 +758,21 @@ impl Bbr2 {
     }
 
     /// bbr2_is_inflight_too_high: lost > loss_thresh · tx_in_flight.
-    fn is_inflight_too_high(&self, s: &TxSample) -> bool {
-        loss_too_high(s.lost, s.tx_in_flight, self.p.loss_thresh)
+    fn is_inflight_too_high(&self, rs: &RateSample) -> bool {
+        loss_too_high(sat_u32(rs.lost), rs.tx_in_flight, self.p.loss_thresh)
     }
 
     /// bbr2_handle_inflight_too_high: cut inflight_hi to max(tx_in_flight, (1-beta) · target
     /// inflight) and stop probing.
-    fn handle_inflight_too_high(&mut self, tp: &TcpState, rs: &RateSample, s: &TxSample) {
+    fn handle_inflight_too_high(&mut self, tp: &TcpState, rs: &RateSample) {
         self.prev_probe_too_high = true;
         self.bw_probe_samples = false; // react once per probe
         if !rs.is_app_limited {
             self.inflight_hi =
-                inflight_hi_cut(s.tx_in_flight, self.target_inflight(tp), self.p.beta);
+                inflight_hi_cut(rs.tx_in_flight, self.target_inflight(tp), self.p.beta);
         }
         if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
             self.start_bw_probe_down(tp);
-        }
-    }
-
-    /// bbr2_skb_marked_lost, once per ACK that marked packets lost (rove has no per-packet
-    /// hook): the loss round starts at the first loss; while probing, a loss rate above
-    /// loss_thresh cuts inflight_hi to where the rate crossed it (bbr2_inflight_hi_from_lost_skb,
-    /// for the last packet marked, with this ACK's sample standing in for the lost packet's).
-    fn skb_marked_lost(&mut self, tp: &TcpState, rs: &RateSample, s: &TxSample) {
-        if !self.loss_in_round {
-            self.loss_round_delivered = tp.delivered;
-        }
-        self.loss_in_round = true;
-        if !self.bw_probe_samples || s.tx_in_flight == 0 {
-            return;
-        }
-        if self.is_inflight_too_high(s) {
-            let at_loss = inflight_hi_from_lost(s.tx_in_flight, s.lost, self.p.loss_thresh);
-            let s = TxSample {
-                tx_in_flight: at_loss,
-                lost: s.lost,
-            };
-            self.handle_inflight_too_high(tp, rs, &s);
         }
     }
 
@@ -1017,7 +803,7 @@ impl Bbr2 {
 
     /// bbr2_adapt_upper_bounds: follow the probe's ACKs, cut inflight_hi on excess loss or
     /// raise it where more proved safe. Returns true when it decided a state transition.
-    fn adapt_upper_bounds(&mut self, tp: &TcpState, rs: &RateSample, s: &TxSample) -> bool {
+    fn adapt_upper_bounds(&mut self, tp: &TcpState, rs: &RateSample) -> bool {
         if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
@@ -1033,16 +819,16 @@ impl Bbr2 {
                 return true;
             }
         }
-        if self.is_inflight_too_high(s) {
+        if self.is_inflight_too_high(rs) {
             if self.bw_probe_samples {
-                self.handle_inflight_too_high(tp, rs, s);
+                self.handle_inflight_too_high(tp, rs);
             }
         } else {
             if self.inflight_hi == u32::MAX {
                 return false;
             }
-            if s.tx_in_flight > self.inflight_hi {
-                self.inflight_hi = s.tx_in_flight;
+            if rs.tx_in_flight > self.inflight_hi {
+                self.inflight_hi = rs.tx_in_flight;
             }
             if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
                 self.probe_inflight_hi_upward(tp, rs);
@@ -1142,11 +928,11 @@ impl Bbr2 {
     }
 
     /// bbr2_update_cycle_phase.
-    fn update_cycle_phase(&mut self, tp: &TcpState, rs: &RateSample, s: &TxSample) {
+    fn update_cycle_phase(&mut self, tp: &TcpState, rs: &RateSample) {
         if !self.full_bw_reached {
             return;
         }
-        if self.adapt_upper_bounds(tp, rs, s) {
+        if self.adapt_upper_bounds(tp, rs) {
             return;
         }
         if self.mode != Mode::ProbeBw {
@@ -1212,7 +998,7 @@ impl Bbr2 {
     /// bbr2_check_loss_too_high_in_startup: at the end of a round in Recovery with at least
     /// full_loss_cnt loss events and a loss rate above loss_thresh, the pipe is full; the BDP
     /// becomes inflight_hi.
-    fn check_loss_too_high_in_startup(&mut self, tp: &TcpState, rs: &RateSample, s: &TxSample) {
+    fn check_loss_too_high_in_startup(&mut self, tp: &TcpState, rs: &RateSample) {
         if self.full_bw_reached {
             return;
         }
@@ -1223,7 +1009,7 @@ impl Bbr2 {
             && self.loss_round_start
             && tp.ca_state == CaState::Recovery
             && self.loss_events_in_round >= self.p.full_loss_cnt
-            && self.is_inflight_too_high(s)
+            && self.is_inflight_too_high(rs)
         {
             // bbr2_handle_queue_too_high_in_startup
             self.full_bw_reached = true;
@@ -1398,27 +1184,10 @@ impl Bbr2 {
         self.pacing_gain = pacing;
         self.cwnd_gain = cwnd;
     }
-
-    /// The stand-in for rs->tx_in_flight and rs->lost (see the header).
-    fn tx_sample(&self, tp: &TcpState, rs: &RateSample) -> TxSample {
-        match self.history.at(rs.prior_delivered) {
-            Some((lost_then, cwnd_then)) if rs.prior_mstamp != 0 || rs.delivered > 0 => TxSample {
-                tx_in_flight: rs.prior_in_flight.min(cwnd_then.max(1)),
-                lost: tp.lost.saturating_sub(lost_then).min(u32::MAX as u64) as u32,
-            },
-            _ => TxSample {
-                tx_in_flight: 0,
-                lost: 0,
-            },
-        }
-    }
 }
 
-/// What the kernel reads from the sampled skb's send-time state.
-#[derive(Debug, Clone, Copy)]
-struct TxSample {
-    tx_in_flight: u32,
-    lost: u32,
+fn sat_u32(x: u64) -> u32 {
+    x.min(u32::MAX as u64) as u32
 }
 
 /// bbr2_is_inflight_too_high's test: lost > tx_in_flight · loss_thresh (1/256 units).
@@ -1533,8 +1302,6 @@ impl CongestionControl for Bbr2 {
         self.stopped_risky_probe = false;
         self.ack_phase = AckPhase::Init;
         self.pick_probe_wait();
-        self.history.clear();
-        self.history.push(tp.delivered, tp.lost, tp.snd_cwnd);
         tp.pacing_needed = true;
     }
 
@@ -1552,12 +1319,32 @@ impl CongestionControl for Bbr2 {
         true
     }
 
+    /// bbr2_skb_marked_lost: the loss round starts at the first loss; while probing, a loss
+    /// rate above loss_thresh over the flight up to this packet cuts inflight_hi to where the
+    /// rate crossed it (bbr2_inflight_hi_from_lost_skb) and ends the probe.
+    fn skb_marked_lost(&mut self, tp: &mut TcpState, tx: &TxRecord) {
+        if !self.loss_in_round {
+            self.loss_round_delivered = tp.delivered; // first loss in this round trip
+        }
+        self.loss_in_round = true;
+        if !self.bw_probe_samples {
+            return; // not a packet sent while probing for bandwidth
+        }
+        let mut rs = RateSample {
+            tx_in_flight: tx.in_flight,
+            lost: tp.lost.saturating_sub(tx.lost),
+            is_app_limited: tx.is_app_limited,
+            ..Default::default()
+        };
+        if self.is_inflight_too_high(&rs) {
+            rs.tx_in_flight =
+                inflight_hi_from_lost(rs.tx_in_flight, sat_u32(rs.lost), self.p.loss_thresh);
+            self.handle_inflight_too_high(tp, &rs);
+        }
+    }
+
     /// bbr2_main.
     fn cong_control(&mut self, tp: &mut TcpState, rs: &RateSample) {
-        let s = self.tx_sample(tp, rs);
-        if rs.losses > 0 {
-            self.skb_marked_lost(tp, rs, &s);
-        }
         self.update_round_start(tp, rs);
         let sample_bw = match interval_us(rs) {
             // DIV_ROUND_UP, as bbr_calculate_bw_sample.
@@ -1569,10 +1356,10 @@ impl CongestionControl for Bbr2 {
         // bbr2_update_model
         self.update_congestion_signals(tp, rs, sample_bw);
         self.update_ack_aggregation(tp, rs);
-        self.check_loss_too_high_in_startup(tp, rs, &s);
+        self.check_loss_too_high_in_startup(tp, rs);
         self.check_full_bw_reached(rs);
         self.check_drain(tp);
-        self.update_cycle_phase(tp, rs, &s);
+        self.update_cycle_phase(tp, rs);
         self.update_min_rtt(tp, rs);
         self.update_gains();
         let bw = self.bw();
@@ -1580,7 +1367,6 @@ impl CongestionControl for Bbr2 {
         self.set_cwnd(tp, rs.acked_sacked, bw, self.cwnd_gain);
         self.bound_cwnd_for_inflight_model(tp);
         self.prev_ca_state = tp.ca_state;
-        self.history.push(tp.delivered, tp.lost, tp.snd_cwnd);
     }
 
     /// bbr2_set_state: an RTO restarts full-pipe detection; outside probes, inflight_lo starts
@@ -1669,7 +1455,7 @@ mod tests {
         b.mode = Mode::ProbeBw;
         b.cycle_idx = phase;
         b.update_gains();
-        tp.pacing_rate = Bbr2::bw_to_pacing_rate(&tp, BW_10MBPS, BBR_UNIT);
+        tp.pacing_rate = bw_to_pacing_rate(&tp, BW_10MBPS, BBR_UNIT);
         tp
     }
 
@@ -1777,13 +1563,12 @@ mod tests {
         // Target inflight: min(BDP 34 (floored at 3 TSO bursts = 6) + 2 in UP = 36, cwnd 80) = 36;
         // · 180 >> 8 = 25.
         assert_eq!(b.target_inflight(&tp), 36);
-        let rs = RateSample::default();
         b.handle_inflight_too_high(
             &tp,
-            &rs,
-            &TxSample {
+            &RateSample {
                 tx_in_flight: 60,
                 lost: 5,
+                ..Default::default()
             },
         );
         assert_eq!(b.inflight_hi, 60);
@@ -1794,13 +1579,75 @@ mod tests {
         b.cycle_idx = Phase::Up;
         b.handle_inflight_too_high(
             &tp,
-            &rs,
-            &TxSample {
+            &RateSample {
                 tx_in_flight: 20,
                 lost: 5,
+                ..Default::default()
             },
         );
         assert_eq!(b.inflight_hi, 25);
+    }
+
+    #[test]
+    fn skb_marked_lost_while_probing_cuts_inflight_hi_where_the_loss_rate_crossed_alpha() {
+        let mut b = bbr2("");
+        let mut tp = in_probe_bw(&mut b, Phase::Up);
+        tp.snd_cwnd = 80;
+        tp.delivered = 1000;
+        b.inflight_hi = 80;
+        b.bw_probe_samples = true;
+        b.loss_in_round = false;
+        // One loss of a packet sent with 60 in flight: 1 <= 60 · 5 >> 8 = 1, not too high. The
+        // loss round starts here.
+        tp.lost = 1;
+        let tx = TxRecord {
+            delivered: 900,
+            lost: 0,
+            in_flight: 60,
+            is_app_limited: false,
+            end_seq: 950,
+        };
+        b.skb_marked_lost(&mut tp, &tx);
+        assert!(b.loss_in_round);
+        assert_eq!(b.loss_round_delivered, 1000);
+        assert_eq!((b.inflight_hi, b.cycle_idx), (80, Phase::Up));
+        // The tenth: lost_prev 9 >= ceil(59 · 5 / 256) = 2, so the rate had crossed before this
+        // packet: inflight_hi = 59 (> 0.7 · target 36 = 25), and the probe ends.
+        tp.delivered = 1010;
+        tp.lost = 10;
+        b.skb_marked_lost(&mut tp, &tx);
+        assert_eq!(
+            b.loss_round_delivered, 1000,
+            "the loss round started at the first loss"
+        );
+        assert_eq!(b.inflight_hi, 59);
+        assert_eq!(b.cycle_idx, Phase::Down);
+        assert!(b.prev_probe_too_high && !b.bw_probe_samples);
+        // Once per probe: further losses leave inflight_hi alone.
+        tp.lost = 30;
+        b.skb_marked_lost(
+            &mut tp,
+            &TxRecord {
+                in_flight: 40,
+                ..tx
+            },
+        );
+        assert_eq!(b.inflight_hi, 59);
+        // An app-limited packet ends the probe without cutting inflight_hi.
+        let mut b = bbr2("");
+        let mut tp = in_probe_bw(&mut b, Phase::Up);
+        tp.snd_cwnd = 80;
+        b.inflight_hi = 80;
+        b.bw_probe_samples = true;
+        tp.lost = 10;
+        b.skb_marked_lost(
+            &mut tp,
+            &TxRecord {
+                is_app_limited: true,
+                ..tx
+            },
+        );
+        assert_eq!((b.inflight_hi, b.cycle_idx), (80, Phase::Down));
     }
 
     #[test]
@@ -1942,70 +1789,37 @@ mod tests {
         tp.ca_state = CaState::Recovery;
         let lossy = RateSample {
             losses: 1,
-            ..Default::default()
-        };
-        let s = TxSample {
             tx_in_flight: 100,
             lost: 10,
+            ..Default::default()
         };
         // Seven loss events, then the round ends with the eighth: still below full_loss_cnt.
         for _ in 0..7 {
             b.loss_round_start = false;
-            b.check_loss_too_high_in_startup(&tp, &lossy, &s);
+            b.check_loss_too_high_in_startup(&tp, &lossy);
         }
         assert!(!b.full_bw_reached);
         b.loss_round_start = true;
-        b.check_loss_too_high_in_startup(&tp, &lossy, &s);
+        b.check_loss_too_high_in_startup(&tp, &lossy);
         assert!(b.full_bw_reached);
         // inflight_hi = 1 BDP, floored at 3 TSO bursts (3 · 2 packets at 1.03 MB/s): 34.
         assert_eq!(b.inflight_hi, 34);
         // With a loss rate under alpha, the same count does not end STARTUP.
         let mut b = bbr2("");
         b.init(&mut tp);
+        let mild = RateSample {
+            losses: 1,
+            tx_in_flight: 1000,
+            lost: 7,
+            ..Default::default()
+        };
         for _ in 0..10 {
             b.loss_round_start = false;
-            b.check_loss_too_high_in_startup(
-                &tp,
-                &lossy,
-                &TxSample {
-                    tx_in_flight: 1000,
-                    lost: 7,
-                },
-            );
+            b.check_loss_too_high_in_startup(&tp, &mild);
         }
         b.loss_round_start = true;
-        b.check_loss_too_high_in_startup(
-            &tp,
-            &lossy,
-            &TxSample {
-                tx_in_flight: 1000,
-                lost: 7,
-            },
-        );
+        b.check_loss_too_high_in_startup(&tp, &mild);
         assert!(!b.full_bw_reached);
-    }
-
-    #[test]
-    fn send_history_gives_lost_and_cwnd_as_of_the_sampled_packets_send() {
-        let mut h = History::new();
-        h.push(0, 0, 10);
-        h.push(10, 1, 20);
-        h.push(10, 2, 22); // same delivered: replaces
-        h.push(25, 3, 30);
-        assert_eq!(h.at(0), Some((0, 10)));
-        assert_eq!(h.at(12), Some((2, 22)));
-        assert_eq!(h.at(25), Some((3, 30)));
-        assert_eq!(h.at(1000), Some((3, 30)));
-        // Wrapped: the oldest kept entry stands in for anything older.
-        let mut h = History::new();
-        for k in 0..(HISTORY_LEN as u64 + 100) {
-            h.push(k, k / 10, k as u32);
-        }
-        assert_eq!(h.at(5), Some((10, 100)));
-        assert_eq!(
-            h.at(HISTORY_LEN as u64 + 50),
-            Some(((HISTORY_LEN as u64 + 50) / 10, HISTORY_LEN as u32 + 50))
-        );
     }
 
     #[test]
