@@ -18,7 +18,6 @@ import argparse
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -220,25 +219,12 @@ def _cmd_trace_synth(args) -> int:
 
 
 def _write_text_atomically(path: Path, text: str) -> None:
-    import tempfile
-
     parent = path.absolute().parent
     if not parent.is_dir():
         raise CliError(f"{path}: directory {parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.partial-", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from .results import write_bytes_atomically
+
+    write_bytes_atomically(path, text.encode("ascii"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -261,6 +261,28 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def replace_atomically(path: Path, write) -> None:
+    """Create ``path`` through ``write(tmp)`` on a temporary file beside it, fsync it and rename
+    it into place: readers see the old file or the complete new one, and an error or interrupt
+    leaves nothing behind."""
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.partial-", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        _fsync_file(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_bytes_atomically(path: Path, data: bytes) -> None:
+    replace_atomically(path, lambda tmp: tmp.write_bytes(data))
+
+
 def write_parquet(table: pa.Table, path: Path) -> None:
     """Write ``table`` deterministically (same table -> same bytes)."""
     pq.write_table(table, str(path), **_PARQUET_OPTIONS)

@@ -32,7 +32,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -352,20 +351,9 @@ def _fingerprint(spec: SweepSpec, text: str) -> dict:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.partial-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from .results import write_bytes_atomically
+
+    write_bytes_atomically(path, data)
 
 
 def _prepare_out(out: Path, spec: SweepSpec, text: str) -> None:
@@ -452,21 +440,9 @@ def run_sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None 
 
     fails = [failures[k] for k in sorted(failures)]
     table = summary_table(spec, points, runs)
-    from .results import _fsync_file, write_parquet
+    from .results import replace_atomically, write_parquet
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{SUMMARY_TABLE}.partial-", dir=out)
-    os.close(fd)
-    try:
-        write_parquet(table, Path(tmp))
-        _fsync_file(Path(tmp))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out / SUMMARY_TABLE)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_atomically(out / SUMMARY_TABLE, lambda tmp: write_parquet(table, tmp))
     if fails:
         _write_atomically(out / FAILURES_FILE,
                           (json.dumps(fails, indent=2, ensure_ascii=False, default=str) + "\n").encode())
@@ -556,8 +532,6 @@ def _run_ray(address: str, todo, args, runs: Path, finished) -> None:
 
 
 def _ray_tasks(ray_mod, todo, args, runs: Path, finished) -> None:
-    from .results import write_results
-
     task = ray_mod.remote(run_point)
     refs = {task.remote(*args, p.overrides, p.seed, None): p for p in todo}
     pending = list(refs)
