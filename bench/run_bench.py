@@ -3,7 +3,7 @@
 
 For each benchmark scenario given (default: bench/dumbbell-10x100.toml) it prints
 
-1. the engine alone, once per algorithm (reno, cubic, bbr, bbr2), each run in its own process:
+1. the engine alone, once per algorithm (reno, cubic, bbr, bbr2, bbr2plus), each run in its own process:
    ``target/release/rove-bench SCENARIO --set flows.0.cc=ALGO`` (wall time, events/s, peak RSS,
    as that binary prints them);
 2. the full Python path: ``rove run SCENARIO -o build/bench/NAME --quiet`` in a fresh process,
@@ -43,7 +43,7 @@ def _run_measured(cmd: list[str]) -> tuple[int, int]:
     return proc.returncode, usage.ru_maxrss
 
 
-ALGORITHMS = ("reno", "cubic", "bbr", "bbr2")
+ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus")
 TRACES = ROOT.parent / "shared" / "traces" / "mahimahi"
 
 

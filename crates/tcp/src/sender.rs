@@ -540,6 +540,7 @@ impl TcpSender {
         self.tp.min_rtt_us = self.min_rtt.running_min(MIN_RTT_WINDOW_NS, now, (ca_rtt / 1000).max(1));
         self.rtt.sample(seq_rtt / 1000, self.tp.snd_una, self.tp.snd_nxt);
         self.tp.srtt_us = self.rtt.srtt_us();
+        self.tp.mdev_us4 = self.rtt.mdev_us4;
         self.backoff = 0; // RFC 6298: reset backoff on a valid RTT measurement
         self.stats.rtt_samples_ns.push(seq_rtt);
     }

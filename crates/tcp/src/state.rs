@@ -129,6 +129,8 @@ pub struct TcpState {
     pub ca_state: CaState,
     /// Smoothed RTT in microseconds (unscaled), 0 before the first sample.
     pub srtt_us: u64,
+    /// Mean deviation of the RTT, µs scaled by 4 (Linux `tp->mdev_us`), 0 before the first sample.
+    pub mdev_us4: u64,
     /// Windowed minimum RTT in microseconds (tcp_min_rtt), u64::MAX before the first sample.
     pub min_rtt_us: u64,
     /// Pacing rate in bytes per second (sk_pacing_rate).
@@ -178,6 +180,7 @@ impl Default for TcpState {
             bytes_acked: 0,
             ca_state: CaState::Open,
             srtt_us: 0,
+            mdev_us4: 0,
             min_rtt_us: u64::MAX,
             pacing_rate: 0,
             pacing_needed: false,

@@ -76,6 +76,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("reno", reno::Reno::build),
     ("bbr", bbr::Bbr::build),
     ("bbr2", bbr2::Bbr2::build),
+    ("bbr2plus", bbr2::Bbr2::build_plus),
     ("cubic", cubic::Cubic::build),
 ];
 
