@@ -4,19 +4,14 @@
 //! packet's serialization), and 9.653 Mbit/s of payload (1448 of every 1500 bytes).
 
 use rove_world::record::FlowSeries;
-use rove_world::{load, summarize, ParseOptions, Summary, World};
+
+mod common;
+use common::{rows, run};
 
 /// Payload rate of the 10 Mbit/s link, bit/s.
 const PAYLOAD_BPS: f64 = 10e6 * 1448.0 / 1500.0;
 /// BDP in packets: 833.3 pkt/s · (40 ms + 1.2 ms serialization).
 const BDP_PKTS: f64 = 10e6 / 8.0 / 1500.0 * 0.0412;
-
-fn run(toml: &str) -> (World, Summary) {
-    let mut w = load(toml, &ParseOptions { source: "<test>", ..Default::default() }).unwrap_or_else(|e| panic!("{e}"));
-    w.run();
-    let s = summarize(&w);
-    (w, s)
-}
 
 /// One BBR flow over 10 Mbit/s, 20 ms each way, a `buffer` deep bottleneck, sampled every ms.
 fn one_flow(duration: &str, buffer: &str, cc_params: &str) -> String {
@@ -39,11 +34,6 @@ cc = "bbr"
 cc_params = {{ {cc_params} }}
 "#
     )
-}
-
-/// Row indices of flow 0, in time order.
-fn rows(f: &FlowSeries) -> Vec<usize> {
-    (0..f.time_s.len()).filter(|&i| f.flow[i] == 0).collect()
 }
 
 /// Index (into `rows`) of the first row whose cc_state is `state`.

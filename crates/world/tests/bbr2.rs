@@ -2,27 +2,15 @@
 //! two-way propagation delay: 833.3 packets of 1500 bytes per second, a BDP of 34.3 packets
 //! (41.2 ms including one packet's serialization), 9.653 Mbit/s of payload.
 
-use rove_world::record::FlowSeries;
-use rove_world::{load, summarize, ParseOptions, Summary, World};
+use rove_world::{load, ParseOptions};
+
+mod common;
+use common::{rows, run};
 
 /// Payload rate of the 10 Mbit/s link, Mbit/s.
 const PAYLOAD_MBPS: f64 = 10.0 * 1448.0 / 1500.0;
 /// BDP in packets: 833.3 pkt/s · (40 ms + 1.2 ms serialization).
 const BDP_PKTS: f64 = 10e6 / 8.0 / 1500.0 * 0.0412;
-
-fn run(toml: &str) -> (World, Summary) {
-    let mut w = load(
-        toml,
-        &ParseOptions {
-            source: "<test>",
-            ..Default::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    w.run();
-    let s = summarize(&w);
-    (w, s)
-}
 
 /// One BBRv2 flow over 10 Mbit/s, 20 ms each way, a `buffer` deep bottleneck with random loss
 /// `loss`, sampled every ms.
@@ -47,11 +35,6 @@ cc = "bbr2"
 cc_params = {{ {cc_params} }}
 "#
     )
-}
-
-/// Row indices of flow 0, in time order.
-fn rows(f: &FlowSeries) -> Vec<usize> {
-    (0..f.time_s.len()).filter(|&i| f.flow[i] == 0).collect()
 }
 
 #[test]

@@ -2,21 +2,10 @@
 //! pieces implemented so far: loss threshold 20 %, ProbeTry, Algorithm 1 (expire BtlBW) and
 //! Algorithm 3 (BDP compensation).
 
-use rove_world::{load, summarize, ParseOptions, Summary, World};
+use rove_world::{load, ParseOptions, World};
 
-fn run(toml: &str) -> (World, Summary) {
-    let mut w = load(
-        toml,
-        &ParseOptions {
-            source: "<test>",
-            ..Default::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    w.run();
-    let s = summarize(&w);
-    (w, s)
-}
+mod common;
+use common::{run};
 
 /// One flow over a 20 Mbit/s bottleneck that drops to 5 Mbit/s at 10 s; 20 ms each way, a
 /// deep (2000-packet) buffer, sampled every 10 ms.

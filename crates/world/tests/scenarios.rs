@@ -1,17 +1,8 @@
 //! Behaviour of whole scenarios, each against a hand-computed or published expectation.
 
-use rove_world::{load, summarize, ParseOptions, Summary, World};
 
-fn world(toml: &str) -> World {
-    load(toml, &ParseOptions { source: "<test>", ..Default::default() }).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn run(toml: &str) -> (World, Summary) {
-    let mut w = world(toml);
-    w.run();
-    let s = summarize(&w);
-    (w, s)
-}
+mod common;
+use common::run;
 
 /// One flow over `down`/`up` with the given link keys for `down` and flow keys.
 fn single(duration: &str, down: &str, flow: &str) -> String {
