@@ -365,19 +365,13 @@ impl Params {
         if let Some(v) = boolean(t, "probe_try")? {
             p.plus.probe_try = v;
         }
-        if let Some(v) = gain(t, "gamma")? {
-            if v < BBR_UNIT {
-                return Err(bad("gamma", format!("expected a factor from 1 to 4, got {}", v as f64 / BBR_UNIT as f64)));
-            }
+        if let Some(v) = factor_at_least_one(t, "gamma")? {
             p.plus.gamma = v;
         }
         if let Some(v) = boolean(t, "expire_btlbw")? {
             p.plus.expire_btlbw = v;
         }
-        if let Some(v) = gain(t, "theta")? {
-            if v < BBR_UNIT {
-                return Err(bad("theta", format!("expected a factor from 1 to 4, got {}", v as f64 / BBR_UNIT as f64)));
-            }
+        if let Some(v) = factor_at_least_one(t, "theta")? {
             p.plus.theta = v;
         }
         if let Some(v) = boolean(t, "bdp_compensation")? {
@@ -475,6 +469,16 @@ fn fraction(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
 }
 
 /// A gain 0 <= g < 4 into BBR_UNIT fixed point, rounded to nearest.
+/// A BBRv2+ RTT factor (θ, γ): a gain of at least 1.
+fn factor_at_least_one(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
+    match gain(t, key)? {
+        Some(v) if v < BBR_UNIT => {
+            Err(bad(key, format!("expected a factor from 1 to 4, got {}", v as f64 / BBR_UNIT as f64)))
+        }
+        other => Ok(other),
+    }
+}
+
 fn gain(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
     let Some(x) = number(t, key)? else {
         return Ok(None);
