@@ -304,7 +304,22 @@ def build_parser() -> argparse.ArgumentParser:
                          "start one on this machine (needs ray installed)")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     sw.set_defaults(func=_cmd_sweep)
+
+    # --- rove reproduce NAME ... (python/rove/reproduce/): the study parses its own options ---
+    rp = sub.add_parser("reproduce", help="rerun a paper's experiments and report against it",
+                        description="Rerun a source document's experiments and write a report "
+                                    "(NAME: bbrv2plus, fidelity; 'rove reproduce NAME --help').",
+                        add_help=False)
+    rp.add_argument("study_args", nargs=argparse.REMAINDER, metavar="NAME [options]")
+    rp.set_defaults(func=_cmd_reproduce)
+    # --- end of rove reproduce ---
     return p
+
+
+def _cmd_reproduce(args) -> int:  # rove reproduce: dispatch to rove.reproduce.main
+    from .reproduce import main as reproduce_main
+
+    return reproduce_main(args.study_args)
 
 
 def _positive_int(text: str) -> int:

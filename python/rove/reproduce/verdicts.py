@@ -1,0 +1,167 @@
+"""Numbers and verdicts of a reproduction: Jain's index, per-network normalisation, and the
+comparison of a measured value with a claim of the paper.
+
+A *verdict* is one of :data:`HOLDS`, :data:`PARTLY`, :data:`FAILS` or :data:`NOT_MEASURED`; it
+is always computed from numbers with a criterion that the report prints next to it, never set by
+hand. Everything here is plain arithmetic so that the tests can pin it with hand-computed values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+HOLDS = "holds"
+PARTLY = "partly"
+FAILS = "does not hold"
+NOT_MEASURED = "not measured"
+NOT_AVAILABLE = "not available in this build"
+
+__all__ = [
+    "HOLDS", "PARTLY", "FAILS", "NOT_MEASURED", "NOT_AVAILABLE", "Claim",
+    "jain_index", "judge_range", "judge_fraction", "combine", "normalise_networks",
+    "is_number",
+]
+
+
+def is_number(x) -> bool:
+    """A finite real number (not None, not NaN, not a bool)."""
+    if x is None or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def jain_index(values: Iterable[float]) -> float | None:
+    """Jain's fairness index ``(sum x)^2 / (n * sum x^2)``; the thesis's Eq. for two flows,
+    ``F = (T1 + T2)^2 / (2 (T1^2 + T2^2))``. ``None`` for no values or when all are zero."""
+    xs = [float(v) for v in values]
+    if not xs:
+        return None
+    sq = sum(x * x for x in xs)
+    if sq == 0.0:
+        return None
+    return sum(xs) ** 2 / (len(xs) * sq)
+
+
+def judge_range(value, holds: tuple[float, float], partly: tuple[float, float] | None = None) -> str:
+    """:data:`HOLDS` when ``holds[0] <= value <= holds[1]``, else :data:`PARTLY` when inside
+    ``partly`` (if given), else :data:`FAILS`; :data:`NOT_MEASURED` when ``value`` is not a
+    number. Use ``-inf`` / ``inf`` for one-sided criteria."""
+    if not is_number(value):
+        return NOT_MEASURED
+    v = float(value)
+    if holds[0] <= v <= holds[1]:
+        return HOLDS
+    if partly is not None and partly[0] <= v <= partly[1]:
+        return PARTLY
+    return FAILS
+
+
+def judge_fraction(flags: Sequence[bool | None], holds_at: float = 0.8,
+                   partly_at: float = 0.5) -> tuple[str, float | None]:
+    """For a claim checked at several points: the share of points where it is true (points
+    given as ``None`` are not counted) and the verdict: :data:`HOLDS` when the share is at least
+    ``holds_at``, :data:`PARTLY` when at least ``partly_at``, else :data:`FAILS`."""
+    known = [bool(f) for f in flags if f is not None]
+    if not known:
+        return NOT_MEASURED, None
+    share = sum(known) / len(known)
+    if share >= holds_at:
+        return HOLDS, share
+    if share >= partly_at:
+        return PARTLY, share
+    return FAILS, share
+
+
+def combine(verdicts: Iterable[str]) -> str:
+    """One verdict for several: all hold -> holds; none holds or is partial -> does not hold;
+    otherwise partly. Verdicts that were not measured (or not available) are left out; if
+    nothing was measured the result is :data:`NOT_MEASURED`."""
+    vs = [v for v in verdicts if v in (HOLDS, PARTLY, FAILS)]
+    if not vs:
+        return NOT_MEASURED
+    if all(v == HOLDS for v in vs):
+        return HOLDS
+    if all(v == FAILS for v in vs):
+        return FAILS
+    return PARTLY
+
+
+@dataclass
+class Claim:
+    """One statement of the paper, checked: the quote and where it is, what we measured, the
+    criterion, and the verdict computed from the measurement."""
+
+    quote: str                     # the paper's words
+    where: str                     # "§4.3.2, Fig. 4.5"
+    measured: str                  # our numbers, as text
+    criterion: str                 # how the verdict is computed
+    verdict: str                   # HOLDS / PARTLY / FAILS / NOT_MEASURED / NOT_AVAILABLE
+    notes: list[str] = field(default_factory=list)
+
+
+def normalise_networks(rows: Sequence[Mapping], network: str = "network", scheme: str = "scheme",
+                       tput: str = "tput", delay: str = "delay",
+                       p95: str = "p95") -> dict[str, dict[str, float | None]]:
+    """The thesis's normalisation (§4.5.2, Fig. 4.18), per network then across networks.
+
+    ``rows`` hold one run each: its network, scheme, throughput, average queueing delay and
+    95th-percentile queueing delay. Per network and scheme the runs are averaged; then, in each
+    network, a scheme's average throughput is divided by the largest average throughput of any
+    scheme there, and its average and p95 delay by the smallest *average* delay of any scheme
+    there ("the 95%tile queuing delay ... is also normalized to the minimum average queuing
+    delay"). Returns, per scheme, the mean and the (population) standard deviation of each
+    normalised value across networks: ``{"tput_mean", "tput_sd", "delay_mean", "delay_sd",
+    "p95_mean", "p95_sd", "networks"}``. A network whose smallest average delay is 0 gives no
+    delay values (they would be infinite) and is counted in ``"delay_skipped"``.
+    """
+    cells: dict[tuple, list[Mapping]] = {}
+    for r in rows:
+        cells.setdefault((r[network], r[scheme]), []).append(r)
+
+    def avg(xs):
+        xs = [float(x) for x in xs if is_number(x)]
+        return sum(xs) / len(xs) if xs else None
+
+    per_net: dict = {}
+    for (net, sch), rs in cells.items():
+        per_net.setdefault(net, {})[sch] = (avg(r[tput] for r in rs), avg(r[delay] for r in rs),
+                                            avg(r[p95] for r in rs))
+    norm: dict[str, dict[str, list[float]]] = {}
+    skipped: dict[str, int] = {}
+    for net, schemes in per_net.items():
+        tputs = [v[0] for v in schemes.values() if v[0] is not None]
+        delays = [v[1] for v in schemes.values() if v[1] is not None]
+        max_t = max(tputs) if tputs else None
+        min_d = min(delays) if delays else None
+        for sch, (t, d, p) in schemes.items():
+            acc = norm.setdefault(sch, {"tput": [], "delay": [], "p95": []})
+            if t is not None and max_t:
+                acc["tput"].append(t / max_t)
+            if min_d is not None and min_d > 0:
+                if d is not None:
+                    acc["delay"].append(d / min_d)
+                if p is not None:
+                    acc["p95"].append(p / min_d)
+            else:
+                skipped[sch] = skipped.get(sch, 0) + 1
+
+    def mean_sd(xs):
+        if not xs:
+            return None, None
+        m = sum(xs) / len(xs)
+        return m, math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+    out = {}
+    for sch, acc in norm.items():
+        tm, ts = mean_sd(acc["tput"])
+        dm, ds = mean_sd(acc["delay"])
+        pm, ps = mean_sd(acc["p95"])
+        out[sch] = {"tput_mean": tm, "tput_sd": ts, "delay_mean": dm, "delay_sd": ds,
+                    "p95_mean": pm, "p95_sd": ps, "networks": len(acc["tput"]),
+                    "delay_skipped": skipped.get(sch, 0)}
+    return out
