@@ -1,6 +1,5 @@
-//! BBRv2+ (seed 000, thesis chapter 4, §4.4) in whole scenarios (issue 4, item 2). Only the
-//! pieces implemented so far: loss threshold 20 %, ProbeTry, Algorithm 1 (expire BtlBW) and
-//! Algorithm 3 (BDP compensation).
+//! BBRv2+ (seed 000, thesis chapter 4, §4.4) in whole scenarios (issue 4, item 2): the pieces
+//! switched on and off one at a time on the same run.
 
 use rove_world::{load, ParseOptions, World};
 
@@ -55,16 +54,20 @@ fn bbr2plus_with_algorithm_1_drains_the_queue_faster_than_bbr2_after_a_rate_drop
     // Thesis §4.5 (Fig. 4.16): on a decrease BBRv2+ sees the RTT rise, expires BtlBW and adapts
     // much faster than BBRv2, with lower queueing.
     let mut rows = vec![];
+    const OFF: &str = "probe_try = false, continuous_probing = false, probe_interval_rounds = 0, expire_btlbw = false, dual_mode = false, bdp_compensation = false";
     for (cc, params) in [
-        ("bbr2", ""),
-        ("bbr2", "loss_thresh = 0.2"),
-        ("bbr2plus", "expire_btlbw = false"),
-        ("bbr2plus", ""),
-        ("bbr2plus", "probe_try = false, bdp_compensation = false"),
-        ("bbr2plus", "probe_try = false, bdp_compensation = false, expire_btlbw = false"),
-        ("bbr2plus", "expire_btlbw = false, bdp_compensation = false"),
+        ("bbr2", "".to_string()),
+        ("bbr2", "loss_thresh = 0.2".to_string()),
+        ("bbr2plus", OFF.to_string()),
+        ("bbr2plus", OFF.replace("expire_btlbw = false", "expire_btlbw = true")),
+        ("bbr2plus", "expire_btlbw = false".to_string()),
+        ("bbr2plus", "".to_string()),
+        ("bbr2plus", "bdp_compensation = false".to_string()),
+        ("bbr2plus", "variant = \"code\"".to_string()),
+        ("bbr2plus", "variant = \"code\", bdp_compensation = false".to_string()),
+        ("bbr2plus", OFF.replace("probe_try = false, continuous_probing = false, probe_interval_rounds = 0", "probe_try = true, continuous_probing = true, probe_interval_rounds = 8")),
     ] {
-        let (w, s) = run(&rate_drop(cc, params));
+        let (w, s) = run(&rate_drop(cc, &params));
         let states: std::collections::BTreeSet<&str> = w.recorder.flows.cc_state.iter().copied().collect();
         println!("   states: {states:?}");
         let before = mean_queue_delay_ms(&w, 5.0, 10.0);
@@ -79,39 +82,43 @@ fn bbr2plus_with_algorithm_1_drains_the_queue_faster_than_bbr2_after_a_rate_drop
         );
         rows.push((cc, params, after, s.flows[0].goodput_mbps));
     }
-    let (bbr2, bbr2_a20, plus_no_alg1, plus, plus_alg1_only, plus_all_off) =
-        (rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]);
-    // With every piece off, bbr2plus is bbr2 at alpha 20 %: the same run.
-    assert_eq!(plus_all_off.2, bbr2_a20.2);
-    assert_eq!(plus_all_off.3, bbr2_a20.3);
-    // Algorithm 1 alone (measured: 80 ms against 199 ms for bbr2 and for bbr2plus with it off):
-    // the queue of the drop is gone about 2 s after it instead of about 4 s.
-    assert!(
-        plus_alg1_only.2 < 0.6 * bbr2.2 && plus_alg1_only.2 < 0.6 * plus_all_off.2,
-        "10-15 s queueing: Algorithm 1 only {:.2} ms, bbr2 {:.2} ms, all pieces off {:.2} ms",
-        plus_alg1_only.2, bbr2.2, plus_all_off.2
-    );
-    // With Algorithm 3 on too (the default), Algorithm 1 still shortens the queue against
-    // Algorithm 3 alone (measured: 206 against 379 ms) but not below bbr2's (199 ms): the
+    let by = |i: usize| (rows[i].2, rows[i].3);
+    let (bbr2, bbr2_a20, all_off, alg1_only, no_alg1, plus, plus_no_alg3, code, _code_no_alg3, probing_only) =
+        (by(0), by(1), by(2), by(3), by(4), by(5), by(6), by(7), by(8), by(9));
+    // With every piece off, bbr2plus is bbr2 at alpha 20 %: the same run, to the byte.
+    assert_eq!(all_off, bbr2_a20);
+    // Algorithm 1 alone (measured: 80 ms against 199 ms for bbr2): the queue of the drop is
+    // gone about 2 s after it instead of about 4 s.
+    assert!(alg1_only.0 < 0.6 * bbr2.0, "10-15 s queueing: Algorithm 1 only {:.2} ms, bbr2 {:.2} ms", alg1_only.0, bbr2.0);
+    // The thesis's BBRv2+ without Algorithm 3 (measured 63 ms): the redesigned ProbeBW with
+    // Algorithm 1 drains the drop's queue within about 1 s.
+    assert!(plus_no_alg3.0 < 0.5 * bbr2.0, "no Algorithm 3 {:.2} ms, bbr2 {:.2} ms", plus_no_alg3.0, bbr2.0);
+    // The full default (measured 162 ms) is better than bbr2 but gives back much of that: the
     // queue that builds after the drop raises mdev, Algorithm 3 reads it as jitter
     // (> mu · RTprop) and enlarges the cwnd target. Reported, not tuned away.
-    assert!(plus.2 < plus_no_alg1.2, "default {:.2} ms, without Algorithm 1 {:.2} ms", plus.2, plus_no_alg1.2);
-    // ProbeTry without Algorithm 1 (measured: 276 ms, the queue still 287 ms at 14-15 s): a
-    // failed ProbeTry goes to DOWN_SLIGHTLY without BBRv2's end-of-probe bw_hi advance, so the
-    // old 20 Mbit/s max lasts longer; in BBRv2+ BtlBW expires through Algorithm 1. Printed only.
+    assert!(plus.0 < bbr2.0 && plus.0 < no_alg1.0, "default {:.2} ms, bbr2 {:.2}, without Algorithm 1 {:.2}", plus.0, bbr2.0, no_alg1.0);
+    // The probing redesign without Algorithm 1 (measured 276 ms) and the authors'-code variant
+    // (measured 465 ms, still 69 ms at 15-20 s) hold a standing queue: cwnd-limited at 2 BDP of
+    // the old rate, UP cannot raise the RTT, so ProbeTry and continuous probing pass and loop
+    // UP -> POST_UP -> UP without a DOWN; Algorithm 1 runs only in CRUISE and DOWN, and the
+    // code drops BBRv2's end-of-probe bw_hi advance, leaving its 25-round forced advance
+    // (rounds of ~330 ms here) as the way out. Asserted as measured, so a change shows.
+    assert!(probing_only.0 > bbr2.0 && code.0 > bbr2.0, "probing only {:.2} ms, code {:.2} ms", probing_only.0, code.0);
     // Not at the price of the link: goodput within 10 % of bbr2's.
-    for r in [plus, plus_alg1_only] {
-        assert!(r.3 > 0.9 * bbr2.3, "goodput {} {{{}}} {} vs bbr2 {}", r.0, r.1, r.3, bbr2.3);
+    for r in [plus, alg1_only, plus_no_alg3, code] {
+        assert!(r.1 > 0.9 * bbr2.1, "goodput {} vs bbr2 {}", r.1, bbr2.1);
     }
 }
 
 #[test]
-fn bbr2plus_rejects_pieces_not_implemented_and_bbr2_rejects_bbr2plus_keys() {
+fn bbr2plus_rejects_bad_values_and_bbr2_rejects_bbr2plus_keys() {
     for (cc, params, key) in [
-        ("bbr2plus", "continuous_probing = true", "continuous_probing"),
-        ("bbr2plus", "dual_mode = true", "dual_mode"),
+        ("bbr2plus", "variant = \"paper\"", "variant"),
+        ("bbr2plus", "eta1 = 0", "eta1"),
         ("bbr2plus", "theta = 0.5", "theta"),
+        ("bbr2plus", "round_rtt = \"mean\"", "round_rtt"),
         ("bbr2", "expire_btlbw = true", "expire_btlbw"),
+        ("bbr2", "dual_mode = true", "dual_mode"),
     ] {
         let e = load(
             &rate_drop(cc, params),
@@ -121,5 +128,51 @@ fn bbr2plus_rejects_pieces_not_implemented_and_bbr2_rejects_bbr2plus_keys() {
         .unwrap_or_else(|| panic!("{cc} accepted {params}"));
         let msg = e.to_string();
         assert!(msg.contains(key), "{cc} {params}: {msg}");
+    }
+}
+
+
+/// BBRv2+ against one CUBIC flow: 40 Mbit/s, 40 ms RTT, a deep buffer of `bdps` BDPs, 60 s.
+fn against_cubic(plus_params: &str, bdps: f64) -> String {
+    let buffer = (bdps * 40e6 * 0.040 / 8.0 / 1500.0).round() as u64;
+    format!(
+        r#"
+duration = "60s"
+[links.down]
+rate = "40Mbps"
+delay = "20ms"
+buffer = "{buffer}pkt"
+[links.up]
+rate = "1Gbps"
+delay = "20ms"
+[[flows]]
+name = "plus"
+path = ["down"]
+ack_path = ["up"]
+cc = "bbr2plus"
+cc_params = {{ {plus_params} }}
+[[flows]]
+name = "cubic"
+path = ["down"]
+ack_path = ["up"]
+cc = "cubic"
+"#
+    )
+}
+
+#[test]
+fn dual_mode_keeps_bbr2plus_from_starving_against_cubic_in_a_deep_buffer() {
+    // Thesis §4.5 (Fig. 4.20): without dual mode BBRv2+ is starved by CUBIC in deep buffers
+    // (it reads CUBIC's queue as a bandwidth decrease); with it, it is not.
+    for bdps in [4.0, 16.0] {
+        let mut share = vec![];
+        for params in ["dual_mode = false", ""] {
+            let (w, _) = run(&against_cubic(params, bdps));
+            let plus = w.goodput_mbps_between(0, 30.0, 60.0);
+            let cubic = w.goodput_mbps_between(1, 30.0, 60.0);
+            println!("{bdps:>4} BDP {{{params:<18}}}: bbr2plus {plus:6.2} Mbit/s, cubic {cubic:6.2} Mbit/s");
+            share.push(plus / (plus + cubic));
+        }
+        assert!(share[1] > share[0] + 0.1, "{bdps} BDP: share without dual mode {:.3}, with {:.3}", share[0], share[1]);
     }
 }
