@@ -277,3 +277,11 @@ def test_end_to_end_quick_only_responsiveness(tmp_path, capsys):
     assert cli_main(["reproduce", "bbrv2plus", "--quick", "--only", "responsiveness",
                      "-o", str(out), "--quiet"]) == 0
     assert (out / "responsiveness" / "main" / "bbr" / "runs").stat().st_mtime_ns == before
+
+
+def test_normalise_networks_reference_schemes_set_the_scale():
+    rows = [{"network": "A", "scheme": "x", "tput": 10, "delay": 2, "p95": 4},
+            {"network": "A", "scheme": "z", "tput": 20, "delay": 1, "p95": 1}]
+    n = normalise_networks(rows, reference={"x"})
+    assert n["x"]["tput_mean"] == pytest.approx(1.0) and n["x"]["delay_mean"] == pytest.approx(1.0)
+    assert n["z"]["tput_mean"] == pytest.approx(2.0) and n["z"]["delay_mean"] == pytest.approx(0.5)

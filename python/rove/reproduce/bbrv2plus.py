@@ -51,6 +51,9 @@ BBR2_A20 = Series("bbr2-a20", "BBRv2(20%, 0.3)", "bbr2", {"loss_thresh": 0.2})
 BBR2_A20_B0 = Series("bbr2-a20-b0", "BBRv2(20%, 0)", "bbr2", {"loss_thresh": 0.2, "beta": 0.0})
 PLUS = Series("bbr2plus", "BBRv2+", "bbr2plus")
 PLUS_NODUAL = Series("bbr2plus-nodual", "BBRv2+ w/o dual mode", "bbr2plus", {"dual_mode": False})
+# The authors' kernel module's settings (additive RTT margins, mu = 0.4, per-round srtt, the
+# 25-round forced bw_hi advance, ...): shown beside the thesis's BBRv2+, not used by the verdicts.
+PLUS_CODE = Series("bbr2plus-code", "BBRv2+ (code variant)", "bbr2plus", {"variant": "code"})
 
 
 def _both(s: Series) -> Series:
@@ -151,13 +154,13 @@ def _analyse_steps(ctx: Context) -> Section:
 
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("fairness", "Inter-protocol fairness against CUBIC",
-               (BBR, BBR2, BBR2_A20, PLUS, PLUS_NODUAL),
+               (BBR, BBR2, BBR2_A20, PLUS, PLUS_NODUAL, PLUS_CODE),
                (Part("main", "fairness.toml",
                      Quick({"links.btl.buffer": ["40KB", "200KB", "800KB", "6.4MB"]},
                            {"duration": "60s"}, (1,))),),
                analyse_fairness),
     Experiment("rtt-fairness", "RTT fairness 40 ms vs 150 ms",
-               (_both(BBR), _both(BBR2), _both(PLUS)),
+               (_both(BBR), _both(BBR2), _both(PLUS), _both(PLUS_CODE)),
                (Part("main", "rtt-fairness.toml",
                      Quick({"links.btl.buffer": ["40KB", "400KB", "3.2MB"]},
                            {"duration": "60s"}, (1,))),),
@@ -175,22 +178,22 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                            (1,))),),
                analyse_loss),
     Experiment("responsiveness", "Responsiveness to ±5 Mbps steps",
-               (BBR, BBR2, PLUS),
+               (BBR, BBR2, PLUS, PLUS_CODE),
                (Part("main", "responsiveness.toml", Quick({}, {"duration": "20s"}, (1,))),),
                _analyse_responsiveness),
     Experiment("jitter", "Gaussian jitter 0–120 ms",
-               (CUBIC, BBR, BBR2, PLUS),
+               (CUBIC, BBR, BBR2, PLUS, PLUS_CODE),
                (Part("main", "jitter.toml",
                      Quick({"links.jit.jitter": ["0ms", "20ms", "40ms", "80ms", "120ms"]}, {"duration": "20s"},
                            (1,))),),
                analyse_jitter),
     Experiment("step-traces", "Five synthetic step traces",
-               (CUBIC, BBR, BBR2, PLUS),
+               (CUBIC, BBR, BBR2, PLUS, PLUS_CODE),
                (Part("main", "step-traces.toml", Quick({}, {"duration": "30s"}, (1,)),
                      _step_settings),),
                _analyse_steps),
     Experiment("cellular", "Cellular traces (Mahimahi and synthetic)",
-               (CUBIC, BBR, BBR2, PLUS),
+               (CUBIC, BBR, BBR2, PLUS, PLUS_CODE),
                (Part("mahimahi", "cellular-mahimahi.toml", Quick({}, {"duration": "30s"}, (1,)),
                      _mahimahi_settings),
                 Part("synth", "cellular-synth.toml", Quick({}, {"duration": "30s"}, (1, 2, 3)))),

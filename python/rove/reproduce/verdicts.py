@@ -106,7 +106,7 @@ class Claim:
 
 def normalise_networks(rows: Sequence[Mapping], network: str = "network", scheme: str = "scheme",
                        tput: str = "tput", delay: str = "delay",
-                       p95: str = "p95") -> dict[str, dict[str, float | None]]:
+                       p95: str = "p95", reference=None) -> dict[str, dict[str, float | None]]:
     """The thesis's normalisation (§4.5.2, Fig. 4.18), per network then across networks.
 
     ``rows`` hold one run each: its network, scheme, throughput, average queueing delay and
@@ -118,6 +118,9 @@ def normalise_networks(rows: Sequence[Mapping], network: str = "network", scheme
     normalised value across networks: ``{"tput_mean", "tput_sd", "delay_mean", "delay_sd",
     "p95_mean", "p95_sd", "networks"}``. A network whose smallest average delay is 0 gives no
     delay values (they would be infinite) and is counted in ``"delay_skipped"``.
+    ``reference``, if given, is the set of schemes whose values define each network's largest
+    throughput and smallest delay (the schemes the paper compared); the others are normalised
+    by the same figures.
     """
     cells: dict[tuple, list[Mapping]] = {}
     for r in rows:
@@ -134,8 +137,9 @@ def normalise_networks(rows: Sequence[Mapping], network: str = "network", scheme
     norm: dict[str, dict[str, list[float]]] = {}
     skipped: dict[str, int] = {}
     for net, schemes in per_net.items():
-        tputs = [v[0] for v in schemes.values() if v[0] is not None]
-        delays = [v[1] for v in schemes.values() if v[1] is not None]
+        ref = [v for k, v in schemes.items() if reference is None or k in reference]
+        tputs = [v[0] for v in ref if v[0] is not None]
+        delays = [v[1] for v in ref if v[1] is not None]
         max_t = max(tputs) if tputs else None
         min_d = min(delays) if delays else None
         for sch, (t, d, p) in schemes.items():
