@@ -900,8 +900,10 @@ def analyse_cellular(ctx: Context) -> Section:
         s.notes.append(f"Part `{part}` skipped: {why}")
     s.notes.append("[GAP] the thesis's 20 saturatr traces are not published; we use the public "
                    "Mahimahi LTE traces (when present) and rove's `synth:cellular` traces (one "
-                   "trace per seed), delay 20 ms each way (the thesis measured per-trace delays "
-                   "with ping and does not print them), no added loss.")
+                   "trace per seed), delay 20 ms each way. The thesis emulated each trace's "
+                   "delay and loss rate as measured with ping and prints neither; we run every "
+                   "trace set without loss and again with 1 % random loss on the data path, and "
+                   "judge each separately.")
     if not len(ctx.df):
         s.paragraphs.append("No run completed.")
         return s
@@ -912,14 +914,20 @@ def analyse_cellular(ctx: Context) -> Section:
                         "algorithms the thesis compared (CUBIC, BBR, BBRv2, BBRv2+; Orca is not "
                         "in rove); other series are normalised by the same figures.")
     plt = _plt()
-    parts = [p for p in ("mahimahi", "synth") if p in set(ctx.df["part"])]
-    fig, axes = plt.subplots(1, max(1, len(parts)), figsize=(6.3 * max(1, len(parts)), 4.2),
-                             squeeze=False)
-    for ax, part in zip(axes[0], parts):
+    names = {"mahimahi": "Mahimahi LTE traces", "synth": "rove synth:cellular traces",
+             "mahimahi-loss1": "Mahimahi LTE traces + 1 % loss",
+             "synth-loss1": "rove synth:cellular traces + 1 % loss"}
+    parts = [p for p in names if p in set(ctx.df["part"])]
+    ncol = min(2, max(1, len(parts)))
+    nrow = max(1, -(-len(parts) // ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6.3 * ncol, 4.2 * nrow), squeeze=False)
+    for ax in axes.flat[len(parts):]:
+        ax.set_visible(False)
+    for ax, part in zip(axes.flat, parts):
         d = ctx.df[ctx.df["part"] == part].copy()
-        netcol = "setting" if part == "mahimahi" else "seed"
+        netcol = "setting" if part.startswith("mahimahi") else "seed"
         norm = normalise_networks(network_rows(d, netcol), reference=THESIS_SCHEMES)
-        name = "Mahimahi LTE traces" if part == "mahimahi" else "rove synth:cellular traces"
+        name = names[part]
         s.tables.append(_norm_table(norm, labels, name))
         raw = d.groupby("series")[["goodput_mbps", "link_down_mean_queue_delay_ms"]].mean()
         s.tables.append(Table(["algorithm", "goodput Mbps", "mean queueing delay ms"],
