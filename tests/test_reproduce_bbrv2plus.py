@@ -15,7 +15,8 @@ import pytest
 import rove
 from rove.cli import main as cli_main
 from rove.reproduce import bbrv2plus as repro
-from rove.reproduce.bbrv2plus_checks import jitter_onset, phase_metrics, tput_gain
+from rove.reproduce.bbrv2plus_dynamics import phase_metrics
+from rove.reproduce.bbrv2plus_paths import jitter_onset, tput_gain
 from rove.reproduce.document import Table, markdown_table
 from rove.reproduce.measures import rate_mbps, size_bytes, time_ms, window_goodputs
 from rove.reproduce.runner import DEFAULT_SETTING, check_available, derived_spec

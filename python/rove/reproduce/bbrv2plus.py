@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from . import document
-from .bbrv2plus_checks import (Context, analyse_cellular, analyse_fairness, analyse_jitter,
-                               analyse_loss, analyse_responsiveness, analyse_retrans,
-                               analyse_rtt_fairness, analyse_step_traces)
+from .bbrv2plus_common import Context
+from .bbrv2plus_dynamics import analyse_cellular, analyse_responsiveness, analyse_step_traces
+from .bbrv2plus_fairness import analyse_fairness, analyse_rtt_fairness
+from .bbrv2plus_paths import analyse_jitter, analyse_loss, analyse_retrans
 from .document import Document, Section, Table
 from .measures import rate_mbps, time_ms
 from .runner import (DEFAULT_SETTING, Quick, Series, Setting, concat, derived_spec, repo_root,
