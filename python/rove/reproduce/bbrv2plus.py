@@ -288,7 +288,43 @@ def build_facts() -> list[str]:
     return facts
 
 
-def _intro(quick: bool, started: str, wall_s: float | None, selected: Sequence[str]) -> list[str]:
+LOG_FILE = "reproduce-log.json"
+
+
+def read_log(out: Path) -> list[dict]:
+    """The invocations that wrote ``out`` (``DIR/reproduce-log.json``): a resumed run reruns
+    nothing that is complete, so the report's run time is the sum over them."""
+    import json
+
+    try:
+        data = json.loads((out / LOG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [d for d in data if isinstance(d, dict)] if isinstance(data, list) else []
+
+
+def _append_log(out: Path, entry: dict) -> list[dict]:
+    import json
+
+    from ..results import write_bytes_atomically
+
+    log = read_log(out) + [entry]
+    write_bytes_atomically(out / LOG_FILE, (json.dumps(log, indent=2) + "\n").encode("utf-8"))
+    return log
+
+
+def _runs_text(log: Sequence[dict]) -> str:
+    if not log:
+        return ""
+    parts = [f"{d.get('started', '?')}: {float(d.get('wall_s', 0)):.0f} s"
+             + (" (quick)" if d.get("quick") else "") for d in log]
+    total = sum(float(d.get("wall_s", 0)) for d in log)
+    return (f" Invocations that wrote this directory (a resumed invocation reruns nothing that "
+            f"is complete): {'; '.join(parts)}; total {total:.0f} s.")
+
+
+def _intro(quick: bool, started: str, wall_s: float | None, selected: Sequence[str],
+           log: Sequence[dict] = ()) -> list[str]:
     mode = ("**quick** (`--quick`: shorter runs, smaller grids, one seed; a smoke test, not the "
             "reference)" if quick else "**full** (the committed sweep files)")
     lines = [
@@ -302,7 +338,8 @@ def _intro(quick: bool, started: str, wall_s: float | None, selected: Sequence[s
         f"Mode: {mode}. Experiments: {', '.join(selected)}. Started {started}; "
         + (f"run time {wall_s:.0f} s" if wall_s is not None else "in progress")
         + f"; rove commit {_git_describe()}. Every point's results are under the output "
-          f"directory (`<experiment>/<part>/<series>/...`, each a `rove sweep` directory).",
+          f"directory (`<experiment>/<part>/<series>/...`, each a `rove sweep` directory)."
+        + _runs_text(log),
         "This build's BBRv2+ (`cc = \"bbr2plus\"`): " + "; ".join(build_facts()) + ".",
     ]
     return lines
@@ -392,7 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        [s for _, s, _ in done])
         document.write(doc, out)
     total = time.perf_counter() - t_all
-    doc = Document(title, _intro(args.quick, started, total, selected), _summary(done),
+    log_entries = _append_log(out, {"started": started, "wall_s": round(total, 1),
+                                    "quick": bool(args.quick), "experiments": selected})
+    doc = Document(title, _intro(args.quick, started, total, selected, log_entries), _summary(done),
                    [s for _, s, _ in done])
     md, html = document.write(doc, out)
     if not args.quiet:
