@@ -230,7 +230,7 @@ def analyse_step_traces(ctx: Context, networks_doc: list[str]) -> Section:
 
 
 def analyse_cellular(ctx: Context) -> Section:
-    s = Section("8. Cellular traces (thesis §4.5.7, Fig. 4.24b; abstract and §1 summary)")
+    s = Section("8. Cellular traces (thesis §4.5.7, Fig. 4.24b; summaries in §1.3 and §4.1)")
     s.notes += _unavailable_notes(ctx)
     for part, why in ctx.skipped.items():
         s.notes.append(f"Part `{part}` skipped: {why}")
@@ -276,7 +276,7 @@ def analyse_cellular(ctx: Context) -> Section:
         v = combine([judge_range(rt, (1.15, 1.35), (1.05, INF)), judge_range(rd, (0, 1.25), (0, 1.5))])
         s.claims.append(Claim("Compared with BBRv2, BBRv2+ can achieve a throughput improvement of "
                               "about 25% in mobile scenarios, and the queuing delay is close to "
-                              "that of BBRv2", f"§1 / §4.1 summary, Fig. 4.24b [{name}]",
+                              "that of BBRv2", f"§1.3 and §4.1 (summaries), Fig. 4.24b [{name}]",
                               f"mean per-network ratio BBRv2+/BBRv2: throughput {fmt(rt)}, "
                               f"mean queueing delay {fmt(rd)}",
                               "throughput ratio 1.15–1.35 holds (≥ 1.05 partly) and delay ratio ≤ "
