@@ -7,6 +7,7 @@
 
 mod bbr;
 mod bbr2;
+mod bbr_model;
 mod cubic;
 mod reno;
 
