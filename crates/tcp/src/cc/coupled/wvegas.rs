@@ -1,6 +1,8 @@
 //! wVegas, weighted Vegas for multipath TCP: Y. Cao, M. Xu, X. Fu, "Delay-based Congestion
 //! Control for Multipath TCP", IEEE ICNP 2012; Linux MPTCP's `wvegas`
-//! (`net/mptcp/mptcp_wvegas.c`, by the authors). Summarised in seed 001 §3.
+//! (`net/mptcp/mptcp_wvegas.c`, by the authors; followed here as in the tree's 4.x releases
+//! (v0.9x, the `ack_sample` API), which the sources' experiments ran: MPTCP v0.94/v0.95).
+//! Summarised in seed 001 §3.
 //!
 //! # The algorithm
 //!
@@ -27,7 +29,7 @@
 //! - **Drain**: with `q = rtt − base_rtt` and `q_min` the smallest q seen since the last drain,
 //!   if `q ≥ 2·q_min` then `cwnd ← cwnd · base_rtt / (2·rtt)`, and q_min restarts.
 //! - **Slow start** as Vegas: once `diff > γ` in slow start, cwnd drops to `target + 1`
-//!   (`target = cwnd·base_rtt/rtt`) and ssthresh below it; a loss halves cwnd as Reno
+//!   (`target = cwnd·base_rtt/rtt`) and ssthresh to it; a loss halves cwnd as Reno
 //!   (`tcp_reno_ssthresh`), and outside the Open state (Recovery, Loss, CWR) the subflow runs
 //!   Reno (`wvegas_disable`) until it is Open again, when its Vegas state restarts.
 //!
@@ -47,7 +49,10 @@
 //! - RTT samples are `rtt_us + 1` (`vrtt`, so that 0 never occurs); `base_rtt` starts at
 //!   0x7fffffff µs and is reset only by a restart after idle (`CA_EVENT_CWND_RESTART`).
 //! - A round with ≤ 2 RTT samples runs Reno instead (`cnt_rtt <= 2`); between round ends, slow
-//!   start continues per ACK (`cwnd <= ssthresh`).
+//!   start continues per ACK (`tcp_in_slow_start`: cwnd < ssthresh). (The tree's older 3.x
+//!   code tested `cwnd <= ssthresh` and lowered ssthresh to `cwnd − 1`; with the modern
+//!   `tcp_slow_start`, capped at ssthresh, cwnd = ssthresh is then a fixed point that never
+//!   leaves slow start, which the 4.x code fixed. `mptcp_wvegas_ssthresh` is `min(ssthresh, cwnd)`.)
 //! - `diff`, `target` and the drain factor are integer arithmetic (the drain factor in 2^-16).
 //! - The sum of rates counts the group's subflows that can send and have RTT samples in their
 //!   current round (`sampled_rtt > 0`); each contributes the rate it computed at its own last
@@ -261,7 +266,7 @@ impl CongestionControl for WVegas {
             }
             self.cnt_rtt = 0;
             self.sampled_rtt = 0;
-        } else if tp.snd_cwnd <= tp.snd_ssthresh {
+        } else if tp.in_slow_start() {
             tp.slow_start(acked);
         }
         self.publish(tp);
@@ -276,10 +281,10 @@ impl WVegas {
         let target_cwnd = cwnd * self.base_rtt / rtt;
         let diff = cwnd * rtt.saturating_sub(self.base_rtt) / rtt;
 
-        if diff > self.p.gamma as u64 && tp.snd_cwnd <= tp.snd_ssthresh {
+        if diff > self.p.gamma as u64 && tp.in_slow_start() {
             tp.snd_cwnd = tp.snd_cwnd.min(target_cwnd as u32 + 1);
-            tp.snd_ssthresh = tp.snd_ssthresh.min(tp.snd_cwnd.saturating_sub(1));
-        } else if tp.snd_cwnd <= tp.snd_ssthresh {
+            tp.snd_ssthresh = tp.snd_ssthresh.min(tp.snd_cwnd); // mptcp_wvegas_ssthresh
+        } else if tp.in_slow_start() {
             tp.slow_start(acked);
         } else {
             if diff >= self.alpha as u64 {
@@ -298,7 +303,7 @@ impl WVegas {
             }
             if diff > self.alpha as u64 {
                 tp.snd_cwnd -= 1;
-                tp.snd_ssthresh = tp.snd_ssthresh.min(tp.snd_cwnd.saturating_sub(1));
+                tp.snd_ssthresh = tp.snd_ssthresh.min(tp.snd_cwnd); // mptcp_wvegas_ssthresh
             } else if diff < self.alpha as u64 {
                 tp.snd_cwnd += 1;
             }
@@ -343,7 +348,7 @@ mod tests {
         // cwnd 40: diff = 40·(115000 − 100000)/115000 = 5 (5.2 truncated) ≥ initial α 2, so the
         // weight is updated: x_a = 40/115000 µs⁻¹ = 3.478e-4; the other subflow published
         // x_b = 5e-4: weight = 3.478/8.478 = 0.410, α = max(2, ⌊4.10⌋) = 4.
-        // diff 5 > 4: cwnd 39, ssthresh min(10, 38) = 10, then tcp_current_ssthresh =
+        // diff 5 > 4: cwnd 39, ssthresh min(10, 39) = 10, then tcp_current_ssthresh =
         // max(10, 19 + 9) = 28. q = 15000 µs becomes q_min; 15000 < 30000: no drain.
         let h = CouplingHandle::new();
         let (a, b) = (h.subflow(), h.subflow());
@@ -377,12 +382,14 @@ mod tests {
     #[test]
     fn slow_start_ends_at_target_when_diff_exceeds_gamma() {
         // cwnd 40 in slow start, diff 5 > γ 1: target = ⌊40·100000/115000⌋ = 34, cwnd 35,
-        // ssthresh min(∞, 34) = 34, then tcp_current_ssthresh = max(34, 17 + 8) = 34.
+        // ssthresh min(∞, 35) = 35, then tcp_current_ssthresh = max(35, 17 + 8) = 35: the next
+        // round is in congestion avoidance.
         let mut cc = WVegas::new(WVegasParams::default(), CouplingSlot::alone());
         let mut t = tp(40, crate::state::INFINITE_SSTHRESH);
         cc.init(&mut t);
         one_round(&mut cc, &mut t);
-        assert_eq!((t.snd_cwnd, t.snd_ssthresh), (35, 34));
+        assert_eq!((t.snd_cwnd, t.snd_ssthresh), (35, 35));
+        assert!(!t.in_slow_start());
     }
 
     #[test]
