@@ -47,7 +47,7 @@
 //!   recomputes on cwnd changes, state changes and losses).
 
 use super::super::{reject_unknown, CcConfig, CongestionControl, ParamError};
-use super::{get_bool, members, reno_ai, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
+use super::{get_bool, members, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
 use crate::state::{AckSample, TcpState};
 
 pub struct Lia {
@@ -155,12 +155,9 @@ impl CongestionControl for Lia {
             }
         }
         let units = if self.kernel_ack_counting { 1 } else { acked };
+        // N = cwnd (Reno's tcp_cong_avoid_ai) for a subflow alone.
         let n = self.cpl.publish_and(tp, |_| {}, acks_per_increment);
-        if n == tp.snd_cwnd.max(1) {
-            reno_ai(tp, units);
-        } else {
-            tp.cong_avoid_ai(n, units);
-        }
+        tp.cong_avoid_ai(n, units);
         self.cpl.publish(tp, |_| {});
     }
 }

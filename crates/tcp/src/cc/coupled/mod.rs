@@ -31,6 +31,32 @@
 //! Built without a slot (a plain single-path flow with `cc = "lia"`), an algorithm makes a private
 //! handle with one slot: a one-subflow group.
 //!
+//! Only the coupled algorithms publish. A subflow switched at run time to an uncoupled algorithm
+//! (MPTCP-SSCC picks CUBIC, BBR, ... for uncoupled subflows) should be moved to a group of its
+//! own ([`CouplingHandle::uncouple`]) or marked unusable, or its slot keeps its last values and
+//! its group's members keep counting them. A coupled algorithm built later on the same slot
+//! takes it over from its first hook call.
+//!
+//! # Use from the connection layer
+//!
+//! ```
+//! use rove_tcp::cc::{build, CcConfig, CouplingHandle};
+//!
+//! let params = toml::Table::new(); // the flow's cc_params
+//! let coupling = CouplingHandle::new(); // one per multipath connection
+//! let mut subflows = Vec::new();
+//! for _path in 0..2 {
+//!     let slot = coupling.subflow(); // slot 0, 1, ... in group 0
+//!     let config = CcConfig::new(&params, 1).with_coupling(slot);
+//!     subflows.push(build("lia", &config).unwrap().unwrap()); // give it to the subflow's TcpSender
+//! }
+//! // A shared-bottleneck detector (BCCPS, MPTCP-SSCC) regroups at run time:
+//! coupling.set_group(1, 7); // subflow 1 now coupled only with group 7's subflows (none: alone)
+//! coupling.uncouple(0); // subflow 0 in a group of its own
+//! coupling.set_usable(1, false); // path of subflow 1 down: left out of every sum
+//! assert_eq!(coupling.slot(1).group, 7);
+//! ```
+//!
 //! # What is published, and when
 //!
 //! A slot holds what its subflow published at its last hook call; another subflow's cwnd changed

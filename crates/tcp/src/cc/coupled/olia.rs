@@ -234,7 +234,7 @@ impl CongestionControl for Olia {
         let (alone, inc) = self.cpl.publish_and(
             tp,
             |s| s.olia_inter_loss_pkts = l,
-            |slots, me| (super::group_size(slots, me) <= 1, increase_per_packet(slots, me, metric)),
+            |slots, me| (super::group_size(slots, me) <= 1 || !slots[me].counts(), increase_per_packet(slots, me, metric)),
         );
         if !tp.is_cwnd_limited() {
             return;
