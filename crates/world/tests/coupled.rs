@@ -1,6 +1,6 @@
-//! The coupled algorithms (LIA, OLIA, BALIA, wVegas; crates/tcp/src/cc/coupled) on single-path
-//! flows, where each is a one-subflow group. Multipath behaviour (shares at a shared
-//! bottleneck) is tested with the connection layer.
+//! The coupled algorithms (LIA, OLIA, BALIA, wVegas; crates/tcp/src/cc/coupled) in whole runs:
+//! on single-path flows, where each is a one-subflow group; and, ahead of the connection layer,
+//! on pairs of flows coupled through one handle as two subflows of a connection would be.
 
 mod common;
 use common::{rows, run};
