@@ -135,3 +135,48 @@ fn coupled_pair_takes_about_one_tcp_share_at_a_shared_bottleneck() {
     println!("uncoupled reno: mean ratio {m:.3}");
     assert!(m > 1.7, "uncoupled: mean ratio {m:.3}");
 }
+
+#[test]
+fn regrouping_at_run_time_uncouples_the_pair() {
+    // The pair starts coupled (LIA) and is split into two groups at 60 s, as a shared-bottleneck
+    // detector that (wrongly, here) decides the subflows do not share a bottleneck would do:
+    // each subflow is then a Reno flow of its own, and the pair takes about two shares.
+    use rove_tcp::cc::{build, CcConfig, CouplingHandle};
+    let toml = r#"
+duration = "120s"
+[links.down]
+rate = "20Mbps"
+delay = "20ms"
+buffer = "70pkt"
+loss = 0.001
+[links.up]
+rate = "1Gbps"
+delay = "20ms"
+[[flows]]
+name = "sub0"
+path = ["down"]
+ack_path = ["up"]
+[[flows]]
+name = "sub1"
+path = ["down"]
+ack_path = ["up"]
+[[flows]]
+name = "tcp"
+path = ["down"]
+ack_path = ["up"]
+"#;
+    let mut w = common::world(toml);
+    let h = CouplingHandle::new();
+    let p = toml::Table::new();
+    for f in 0..2 {
+        w.flows[f].sender.cc = build("lia", &CcConfig::new(&p, 1).with_coupling(h.subflow())).unwrap().unwrap();
+    }
+    w.run_until(60_000_000_000);
+    h.set_group(1, 1);
+    w.run();
+    let ratio = |from, to| (w.goodput_mbps_between(0, from, to) + w.goodput_mbps_between(1, from, to)) / w.goodput_mbps_between(2, from, to);
+    let (coupled, split) = (ratio(20.0, 60.0), ratio(80.0, 120.0));
+    println!("coupled {coupled:.2}, split {split:.2}");
+    assert!(coupled < 1.3, "coupled ratio {coupled:.3}");
+    assert!(split > 1.6, "split ratio {split:.3}");
+}
