@@ -1705,7 +1705,7 @@ mod tests {
     fn parameters_are_validated() {
         let build = |s: &str| {
             let t: toml::Table = toml::from_str(s).unwrap();
-            Bbr::build(&CcConfig { params: &t, seed: 1 }).err()
+            Bbr::build(&CcConfig::new(&t, 1)).err()
         };
         assert!(build("").is_none());
         assert!(build("high_gain = 2.5\ncwnd_gain = 2\nprobe_rtt_mode_ms = 100\nmin_rtt_win_sec = 5\nextra_acked_gain = 0.5\nlt_bw = false\ncycle_start = 3").is_none());
