@@ -119,3 +119,29 @@ def test_bad_options_are_one_line_exit_2(tmp_path, capsys):
     assert fidelity.main(["-o", str(tmp_path), "--duration", "-1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and all(ln.startswith("rove: error: ") for ln in err.splitlines())
+
+
+def test_report_with_kernel_results_counts_agreement(tmp_path):
+    e1 = Experiment("reno-a", "reno", 1, 20, 2, rate_mbps=10)
+    e2 = Experiment("bbr-b", "bbr", 1, 20, 2, rate_mbps=10)
+
+    def summary(goodput, rtt):
+        return {"flows": [{"name": "f", "goodput_mbps": goodput, "mean_rtt_ms": rtt,
+                           "p95_rtt_ms": rtt * 1.2, "retrans_rate": 0.0}],
+                "links": [{"name": "down", "mean_queue_delay_ms": rtt - 20,
+                           "p95_queue_delay_ms": rtt - 15}]}
+
+    outcomes = [Outcome(e1, sim=summary(9.0, 40.0), kernel=summary(9.3, 41.0)),  # both within
+                Outcome(e2, sim=summary(9.0, 30.0), kernel=summary(8.0, 36.0))]  # both outside
+    out = tmp_path / "r"
+    out.mkdir()
+    fidelity.write_report(out, outcomes, "rove run --backend kernel", quick=False)
+    doc = json.loads((out / "fidelity.json").read_text())
+    assert doc["kernel_runs"] == 2
+    assert doc["agreement"]["reno"]["goodput_mbps"] == {"compared": 1, "within": 1,
+                                                       "median_abs_error": pytest.approx(0.3 / 9)}
+    assert doc["agreement"]["bbr"]["mean_rtt_ms"]["within"] == 0
+    assert doc["agreement"]["cubic"]["goodput_mbps"]["compared"] == 0
+    md = (out / "report.md").read_text()
+    assert "| reno | 1/1 | 1/1 | 1/1 |" in md and "| bbr | 0/1 | 0/1 | 0/1 |" in md
+    assert (out / "goodput.png").stat().st_size > 0

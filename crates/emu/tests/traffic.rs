@@ -209,6 +209,27 @@ fn an_unknown_algorithm_exits_2_listing_the_kernels() {
 }
 
 #[test]
+fn a_refused_connection_exits_1_with_an_error_line() {
+    // A port nobody listens on: bind an ephemeral port, note it, close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = scratch("refused.jsonl");
+    let o = Command::new(BIN)
+        .args(["client", "--connect", &format!("127.0.0.1:{port}"), "--cc", "reno", "--bytes", "1000", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
+    assert!(err.contains("connect to 127.0.0.1:") && err.contains("refused"), "{err}");
+    let (samples, last) = read_lines(&out);
+    assert!(samples.is_empty());
+    assert_eq!(last["end"], "error");
+    assert_eq!(last["bytes_acked"], 0);
+    assert!(last["error"].as_str().unwrap().contains("refused"), "{last}");
+}
+
+#[test]
 fn a_sized_transfer_reports_its_completion_time_and_every_byte_acked() {
     let server = Server::loopback();
     let n: u64 = 7_340_033; // not a multiple of the MSS or of the write size
