@@ -211,22 +211,41 @@ fn an_unknown_algorithm_exits_2_listing_the_kernels() {
 #[test]
 fn a_refused_connection_exits_1_with_an_error_line() {
     // A port nobody listens on: bind an ephemeral port, note it, close it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let out = scratch("refused.jsonl");
     let o = Command::new(BIN)
-        .args(["client", "--connect", &format!("127.0.0.1:{port}"), "--cc", "reno", "--bytes", "1000", "--out"])
+        .args([
+            "client",
+            "--connect",
+            &format!("127.0.0.1:{port}"),
+            "--cc",
+            "reno",
+            "--bytes",
+            "1000",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
-    assert!(err.contains("connect to 127.0.0.1:") && err.contains("refused"), "{err}");
+    assert!(
+        err.contains("connect to 127.0.0.1:") && err.contains("refused"),
+        "{err}"
+    );
     let (samples, last) = read_lines(&out);
     assert!(samples.is_empty());
     assert_eq!(last["end"], "error");
     assert_eq!(last["bytes_acked"], 0);
-    assert!(last["error"].as_str().unwrap().contains("refused"), "{last}");
+    assert!(
+        last["error"].as_str().unwrap().contains("refused"),
+        "{last}"
+    );
 }
 
 #[test]
@@ -506,5 +525,50 @@ fn mptcp_over_two_addresses_uses_two_subflows() {
     assert!(
         !left.contains(&names.0) && !left.contains(&names.1),
         "namespaces left behind: {left}"
+    );
+}
+
+#[test]
+fn rates_are_in_bits_per_second_on_a_shaped_link() {
+    require_root!("creates network namespaces");
+    let pair = NamespacePair::new();
+    let (c, s) = (pair.client.as_str(), pair.server.as_str());
+    // 20 Mbit/s token bucket on the client's side of the veth (netem is absent; TBF is not).
+    ip(&[
+        "netns", "exec", c, "tc", "qdisc", "add", "dev", "v0", "root", "tbf", "rate", "20mbit",
+        "burst", "20kb", "latency", "100ms",
+    ]);
+    let server = Server::start(&["ip", "netns", "exec", s], "10.91.1.2:5201", false);
+    let run = client(
+        &["ip", "netns", "exec", c],
+        &[
+            "--connect",
+            &server.addr,
+            "--cc",
+            "cubic",
+            "--duration",
+            "2.5",
+        ],
+    );
+    let late: Vec<&Value> = run.samples.iter().filter(|x| f(x, "t_s") > 1.0).collect();
+    assert!(late.len() > 100, "{} samples after 1 s", late.len());
+    let (first, last) = (late[0], late[late.len() - 1]);
+    let goodput_bps = (f(last, "bytes_acked") - f(first, "bytes_acked")) * 8.0
+        / (f(last, "t_s") - f(first, "t_s"));
+    assert!(
+        (17e6..20.5e6).contains(&goodput_bps),
+        "goodput {goodput_bps} bit/s through a 20 Mbit/s bucket"
+    );
+    let mut delivery: Vec<f64> = late.iter().map(|x| f(x, "delivery_rate_bps")).collect();
+    delivery.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let median = delivery[delivery.len() / 2];
+    assert!(
+        (12e6..22e6).contains(&median),
+        "median delivery rate {median} bit/s"
+    );
+    // The bucket's 100 ms of queue shows in the smoothed RTT, not in the (empty-queue) minimum.
+    assert!(
+        f(last, "srtt_ms") > 10.0 * f(last, "min_rtt_ms").max(0.1),
+        "{last}"
     );
 }
