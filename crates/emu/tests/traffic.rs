@@ -612,3 +612,104 @@ fn rates_are_in_bits_per_second_on_a_shaped_link() {
         "{last}"
     );
 }
+
+/// The set-up the module documentation asks of the orchestrator, on two real paths: two veth
+/// pairs, each shaped to 10 Mbit/s; the second path's client address is a `subflow` endpoint
+/// bound to its device, with a route to the server's subnet through that device at a higher
+/// metric.
+#[test]
+fn mptcp_over_two_shaped_paths_uses_both() {
+    require_root!("creates network namespaces");
+    let (c, s) = (unique("rvt-c"), unique("rvt-s"));
+    let guard = NamespacePair {
+        client: c.clone(),
+        server: s.clone(),
+    };
+    ip(&["netns", "add", &c]);
+    ip(&["netns", "add", &s]);
+    for (k, (vc, vs)) in [("vA", "wA"), ("vB", "wB")].into_iter().enumerate() {
+        ip(&[
+            "link", "add", vc, "netns", &c, "type", "veth", "peer", "name", vs, "netns", &s,
+        ]);
+        ip(&[
+            "-n",
+            &c,
+            "addr",
+            "add",
+            &format!("10.92.{}.1/24", k + 1),
+            "dev",
+            vc,
+        ]);
+        ip(&[
+            "-n",
+            &s,
+            "addr",
+            "add",
+            &format!("10.92.{}.2/24", k + 1),
+            "dev",
+            vs,
+        ]);
+        ip(&["-n", &c, "link", "set", vc, "up"]);
+        ip(&["-n", &s, "link", "set", vs, "up"]);
+        ip(&[
+            "netns", "exec", &c, "tc", "qdisc", "add", "dev", vc, "root", "tbf", "rate", "10mbit",
+            "burst", "20kb", "latency", "100ms",
+        ]);
+    }
+    ip(&[
+        "-n",
+        &c,
+        "route",
+        "add",
+        "10.92.1.0/24",
+        "dev",
+        "vB",
+        "metric",
+        "200",
+    ]);
+    ip(&["-n", &c, "mptcp", "limits", "set", "subflows", "1"]);
+    ip(&["-n", &s, "mptcp", "limits", "set", "subflows", "1"]);
+    ip(&[
+        "-n",
+        &c,
+        "mptcp",
+        "endpoint",
+        "add",
+        "10.92.2.1",
+        "dev",
+        "vB",
+        "subflow",
+    ]);
+    let server = Server::start(&["ip", "netns", "exec", &s], "10.92.1.2:5201", true);
+    let secs = 2.0;
+    let run = client(
+        &["ip", "netns", "exec", &c],
+        &[
+            "--connect",
+            &server.addr,
+            "--cc",
+            "cubic",
+            "--mptcp",
+            "--duration",
+            "2",
+        ],
+    );
+    let subflows = run.last["subflows"].as_array().unwrap();
+    assert_eq!(subflows.len(), 2, "{}", run.last);
+    for sf in subflows {
+        let mbps = f(sf, "bytes_acked") * 8.0 / secs / 1e6;
+        // each path alone carries at most 10 Mbit/s; both must carry a real share
+        assert!(
+            (4.0..10.5).contains(&mbps),
+            "subflow {} carried {mbps:.2} Mbit/s",
+            sf["local"]
+        );
+    }
+    let total = f(&run.last, "bytes_acked") * 8.0 / secs / 1e6;
+    assert!(
+        total > 12.0,
+        "both paths together: {total:.2} Mbit/s (one path gives at most 10)"
+    );
+    drop(server);
+    drop(guard);
+}

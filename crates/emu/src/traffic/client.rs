@@ -5,6 +5,7 @@ use std::io::{BufWriter, ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
@@ -52,18 +53,15 @@ fn data_bytes_acked(raw: u64, syn_counted: bool, written: u64) -> u64 {
 /// Connection-level and per-subflow keys of one TCP_INFO reading, bytes_acked corrected.
 /// `written` is read after the kernel's counters, so it bounds them (up to the one write(2) in
 /// progress, whose bytes the kernel may take before the counter adds them).
-fn measure(
-    fd: RawFd,
-    mptcp_socket: bool,
-    written: &AtomicU64,
-) -> Option<(tcp_info::Sample, Option<Vec<mptcp::Subflow>>)> {
+fn measure(p: &Probe) -> Option<(tcp_info::Sample, Option<Vec<mptcp::Subflow>>)> {
+    let (fd, mptcp_socket) = (p.fd, p.mptcp);
     let (info, len) = tcp_info::read(fd).ok()?;
     let data_level = if mptcp_socket {
         mptcp::data_counters(fd)
     } else {
         None
     };
-    let written = written.load(Ordering::SeqCst);
+    let written = p.written.load(Ordering::SeqCst);
     let mut sample = tcp_info::Sample::from_info(&info, len);
     sample.bytes_acked = sample
         .bytes_acked
@@ -97,12 +95,39 @@ fn measure(
     if !subflows.is_empty() {
         sample.retrans_segs = subflows.iter().map(|s| s.sample.retrans_segs).sum();
     }
+    p.remember(&subflows);
     Some((sample, Some(subflows)))
 }
 
+/// What the sampler and the final line read: the socket and the client's own counters.
+struct Probe<'a> {
+    fd: RawFd,
+    mptcp: bool,
+    /// Bytes the kernel accepted from the client.
+    written: &'a AtomicU64,
+    /// Every subflow seen so far with its latest reading, in order of appearance: the final
+    /// line reports them all, also those the kernel closed before the end (at the end of a
+    /// sized transfer it may tear subflows down before the last reading).
+    seen: Mutex<Vec<mptcp::Subflow>>,
+}
+
+impl Probe<'_> {
+    fn remember(&self, current: &[mptcp::Subflow]) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        for sf in current {
+            let key = (sf.local, sf.remote);
+            match seen.iter_mut().find(|s| (s.local, s.remote) == key) {
+                Some(old) => *old = sf.clone(),
+                None => seen.push(sf.clone()),
+            }
+        }
+    }
+}
+
 /// One sample line's object.
-fn sample_json(fd: RawFd, mptcp_socket: bool, t_s: f64, written: &AtomicU64) -> Option<Value> {
-    let (sample, subflows) = measure(fd, mptcp_socket, written)?;
+fn sample_json(p: &Probe, t_s: f64) -> Option<Value> {
+    let (sample, subflows) = measure(p)?;
+    let fd = p.fd;
     let mut m = Map::new();
     m.insert("t_s".into(), json!(round_us(t_s)));
     m.extend(sample.to_json());
@@ -122,12 +147,10 @@ fn round_us(t_s: f64) -> f64 {
 
 /// Samples every `interval` on a fixed schedule until `done`; returns the writer and the count.
 fn sample_loop(
-    fd: RawFd,
-    mptcp_socket: bool,
+    probe: &Probe,
     start: Instant,
     interval: Duration,
     done: &AtomicBool,
-    written: &AtomicU64,
     mut out: BufWriter<File>,
 ) -> (BufWriter<File>, u64, Option<std::io::Error>) {
     let first = Instant::now();
@@ -138,12 +161,7 @@ fn sample_loop(
             return (out, count, None);
         }
         let now = Instant::now();
-        if let Some(line) = sample_json(
-            fd,
-            mptcp_socket,
-            now.duration_since(start).as_secs_f64(),
-            written,
-        ) {
+        if let Some(line) = sample_json(probe, now.duration_since(start).as_secs_f64()) {
             if let Err(e) = serde_json::to_writer(&mut out, &line)
                 .map_err(std::io::Error::from)
                 .and_then(|()| out.write_all(b"\n"))
@@ -256,13 +274,8 @@ struct Outcome<'a> {
 }
 
 /// The final line's object.
-fn final_json(
-    fd: Option<RawFd>,
-    mptcp_socket: bool,
-    start: Instant,
-    written: &AtomicU64,
-    o: Outcome,
-) -> Value {
+fn final_json(probe: Option<&Probe>, mptcp_socket: bool, start: Instant, o: Outcome) -> Value {
+    let fd = probe.map(|p| p.fd);
     let mut m = Map::new();
     m.insert("final".into(), json!(true));
     m.insert(
@@ -271,10 +284,12 @@ fn final_json(
             .completed
             .map(|t| round_us(t.duration_since(start).as_secs_f64()))),
     );
-    let (info, subflows) = match fd.and_then(|fd| measure(fd, mptcp_socket, written)) {
-        Some((s, sf)) => (Some(s), sf),
-        None => (None, mptcp_socket.then(Vec::new)),
-    };
+    let info = probe.and_then(measure).map(|(s, _)| s);
+    let subflows = mptcp_socket.then(|| {
+        probe
+            .map(|p| p.seen.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
+    });
     let bytes_acked = info.as_ref().and_then(|s| s.bytes_acked);
     m.insert("bytes_acked".into(), json!(bytes_acked.unwrap_or(0)));
     m.insert(
@@ -335,7 +350,6 @@ pub fn run(args: &ClientArgs) -> Result<i32, TrafficError> {
                 None,
                 args.mptcp,
                 start,
-                &AtomicU64::new(0),
                 Outcome {
                     end: End::Signal,
                     completed: None,
@@ -353,7 +367,6 @@ pub fn run(args: &ClientArgs) -> Result<i32, TrafficError> {
                 None,
                 args.mptcp,
                 start,
-                &AtomicU64::new(0),
                 Outcome {
                     end: End::Error,
                     completed: None,
@@ -374,18 +387,14 @@ pub fn run(args: &ClientArgs) -> Result<i32, TrafficError> {
     let fd = stream.as_raw_fd();
     let done = AtomicBool::new(false);
     let written = AtomicU64::new(0);
+    let probe = Probe {
+        fd,
+        mptcp: args.mptcp,
+        written: &written,
+        seen: Mutex::new(Vec::new()),
+    };
     let (end, completed, error, (mut out, samples, write_err)) = std::thread::scope(|scope| {
-        let sampler = scope.spawn(|| {
-            sample_loop(
-                fd,
-                args.mptcp,
-                start,
-                args.sample_interval,
-                &done,
-                &written,
-                out,
-            )
-        });
+        let sampler = scope.spawn(|| sample_loop(&probe, start, args.sample_interval, &done, out));
         let (end, completed, error) = transfer(&mut stream, args.amount, start, &written);
         done.store(true, Ordering::SeqCst);
         let sampled = sampler.join().expect("the sampler thread does not panic");
@@ -395,10 +404,9 @@ pub fn run(args: &ClientArgs) -> Result<i32, TrafficError> {
         return Err(out_error(args, e));
     }
     let v = final_json(
-        Some(fd),
+        Some(&probe),
         args.mptcp,
         start,
-        &written,
         Outcome {
             end,
             completed,

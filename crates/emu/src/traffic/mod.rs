@@ -48,7 +48,8 @@
 //! reports exactly N. A subflow's `bytes_acked` is bounded by its own `bytes_sent` the same way.
 //!
 //! The last line is `{"final": true, "fct_s", "bytes_acked", "bytes_sent", "retrans_segs",
-//! "cc", "elapsed_s", "end", "samples"}` (+ `"subflows"` for MPTCP, + `"error"` when the
+//! "cc", "elapsed_s", "end", "samples"}` (+ `"subflows"` for MPTCP: every subflow seen during
+//! the connection with its latest reading, also those closed before the end; + `"error"` when the
 //! transfer failed, exit 1). `end` is `eof` (sized transfer complete), `duration`, `signal` or
 //! `error`; `fct_s` is `null` unless `end` is `eof`. The output is buffered and flushed at the
 //! end (and whenever the buffer fills).
@@ -56,12 +57,19 @@
 //! **MPTCP**: `--mptcp` opens `IPPROTO_MPTCP` sockets on both sides. The client connects to
 //! the server's address on the first path; further subflows come from the kernel's in-kernel
 //! path manager, which the orchestrator configures before starting the flows:
-//! - client namespace: `ip mptcp limits set subflows K` and, per extra path,
-//!   `ip mptcp endpoint add CLIENT_ADDR_ON_PATH dev IFACE subflow` (the kernel then opens a
-//!   subflow from that address to the server's address and binds it to IFACE, so the client
-//!   namespace needs a route to the server's address through IFACE, e.g. a second route with a
-//!   higher metric);
-//! - server namespace: `ip mptcp limits set subflows K` (it accepts K joins).
+//! - client namespace: `ip mptcp limits set subflows K` (K = paths − 1) and, per extra path,
+//!   `ip mptcp endpoint add CLIENT_ADDR_ON_PATH dev IFACE subflow`: the kernel then opens a
+//!   subflow from that address to the server's (first-path) address, bound to IFACE. The
+//!   client namespace therefore needs a route to the server's address through IFACE: the same
+//!   prefix as the first path's route with a higher metric, e.g.
+//!   `ip route add SERVER_SUBNET dev IFACE metric 200` (a more specific route, such as a /32,
+//!   would pull the first subflow onto IFACE too);
+//! - server namespace: `ip mptcp limits set subflows K` (it accepts K joins) and a route back
+//!   to each client address through its path (the connected routes do this when each path
+//!   has its own subnet).
+//!
+//! The test `mptcp_over_two_shaped_paths_uses_both` (tests/traffic.rs) runs exactly this on
+//! two veth pairs shaped to 10 Mbit/s each: both subflows carry 4–10 Mbit/s, together > 12.
 //!
 //! The client itself does nothing per path: it reads per-subflow TCP_INFO with
 //! `getsockopt(SOL_MPTCP, MPTCP_TCPINFO)` and the addresses with `MPTCP_SUBFLOW_ADDRS`.
