@@ -145,3 +145,24 @@ def test_report_with_kernel_results_counts_agreement(tmp_path):
     md = (out / "report.md").read_text()
     assert "| reno | 1/1 | 1/1 | 1/1 |" in md and "| bbr | 0/1 | 0/1 | 0/1 |" in md
     assert (out / "goodput.png").stat().st_size > 0
+
+
+def test_existing_kernel_results_are_reused_and_drawn_over_the_simulator(tmp_path):
+    import rove
+
+    exps = experiments(quick=True, traces_dir=None, duration_s=1)[:1]
+    e = exps[0]
+    out = tmp_path / "fid"
+    # Stand-in for a kernel run (the kernel backend is another branch): the simulator with
+    # another seed, already in place, so run_all must reuse it and not start a kernel run.
+    rove.run(e.scenario, out=out / "runs" / e.id / "kernel", seed=5)
+    outcomes = fidelity.run_all(exps, out, kernel=True)
+    (o,) = outcomes
+    assert o.kernel is not None and o.kernel_error is None and o.compare_error is None
+    assert (out / "runs" / e.id / "compare" / "compare.html").is_file()
+    assert (out / "runs" / e.id / "compare" / "goodput.png").is_file()
+    fidelity.write_report(out, outcomes, "stand-in", quick=True)
+    doc = json.loads((out / "fidelity.json").read_text())
+    (row,) = [r for r in doc["rows"] if r["kind"] == "flow"]
+    sim, kern = row["goodput_mbps"]["sim"], row["goodput_mbps"]["kernel"]
+    assert row["goodput_mbps"]["ratio"] == pytest.approx(kern / sim)

@@ -16,6 +16,7 @@ Layout of DIR::
 
     scenarios/ID.toml             every generated scenario (run them by hand with rove run)
     runs/ID/sim/, runs/ID/kernel/ results directories (a run whose summary.json exists is reused)
+    runs/ID/compare/              rove compare of the two (A = simulator, B = kernel)
     fidelity.json                 every compared row, the targets, what was (not) run
     report.md, report.html        the tables and figures
     goodput.png, rtt.png, queue_delay.png   kernel against simulator, one point per flow/link
@@ -209,6 +210,18 @@ class Outcome:
     kernel: dict | None = None
     sim_error: str | None = None
     kernel_error: str | None = None
+    compare_error: str | None = None
+
+
+def _overlay(run_dir: Path) -> str | None:
+    """``rove compare`` of the two runs into ``run_dir/compare`` (figures over each other)."""
+    from .compare import compare
+
+    try:
+        compare(run_dir / "sim", run_dir / "kernel", out=run_dir / "compare")
+    except Exception as e:  # noqa: BLE001 - a figure must not end the whole report
+        return f"{type(e).__name__}: {' '.join(str(e).split())}"
+    return None
 
 
 def _write_scenario(path: Path, scenario: dict) -> None:
@@ -244,6 +257,8 @@ def run_all(exps: Sequence[Experiment], out: Path, kernel: bool,
             if not _have(run_dir / "kernel"):
                 o.kernel_error = _run_kernel(scen, run_dir / "kernel", e.duration_s)
             o.kernel = _load_summary(run_dir / "kernel") if o.kernel_error is None else None
+        if o.sim and o.kernel:
+            o.compare_error = _overlay(run_dir)
         status = [f"sim {'ok' if o.sim else 'FAILED: ' + str(o.sim_error)}"]
         if kernel:
             status.append(f"kernel {'ok' if o.kernel else 'FAILED: ' + str(o.kernel_error)}")
@@ -515,7 +530,8 @@ def write_report(out: Path, outcomes: Sequence[Outcome], kernel_status: str, qui
     if failures:
         md += ["", "## Failed runs", ""] + [f"- {f['id']}: sim: {f['sim_error'] or 'ok'}; "
                                             f"kernel: {f['kernel_error'] or 'ok'}" for f in failures]
-    md += ["", "Scenarios: `scenarios/`; results: `runs/ID/sim`, `runs/ID/kernel`; "
+    md += ["", "Scenarios: `scenarios/`; results: `runs/ID/sim`, `runs/ID/kernel`; both over "
+           "each other (rove compare, A = simulator, B = kernel): `runs/ID/compare/compare.html`; "
            "every row: `fidelity.json`."]
     write_bytes_atomically(out / "report.md", ("\n".join(md) + "\n").encode())
     from .report import _CSS
