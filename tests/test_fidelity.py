@@ -166,3 +166,18 @@ def test_existing_kernel_results_are_reused_and_drawn_over_the_simulator(tmp_pat
     (row,) = [r for r in doc["rows"] if r["kind"] == "flow"]
     sim, kern = row["goodput_mbps"]["sim"], row["goodput_mbps"]["kernel"]
     assert row["goodput_mbps"]["ratio"] == pytest.approx(kern / sim)
+
+
+def test_a_machine_that_cannot_run_the_kernel_backend_stops_trying(tmp_path, monkeypatch):
+    calls = []
+
+    def refuse(scenario_file, out, duration_s, python=None):
+        calls.append(scenario_file)
+        return "exit 2: rove: error: the kernel backend needs root"
+
+    monkeypatch.setattr(fidelity, "_run_kernel", refuse)
+    exps = experiments(quick=True, traces_dir=None, duration_s=0.5)
+    outcomes = fidelity.run_all(exps, tmp_path / "fid", kernel=True)
+    assert len(calls) == 2  # the same exit-2 error twice: no more attempts
+    assert all(o.sim is not None and o.kernel is None for o in outcomes)
+    assert outcomes[-1].kernel_error.startswith("not run: skipped after the same error twice")

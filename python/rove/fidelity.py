@@ -241,8 +241,16 @@ def _load_summary(d: Path) -> dict | None:
 
 def run_all(exps: Sequence[Experiment], out: Path, kernel: bool,
             log: Callable[[str], None] = lambda s: None) -> list[Outcome]:
+    """Run every experiment (reusing results already in ``out``).
+
+    The kernel backend exits 2 for an unusable machine (not root, no TUN) as for bad input; when
+    two scenarios in a row fail with the same exit-2 message, the remaining kernel runs are
+    skipped with that message instead of failing one by one.
+    """
     (out / "scenarios").mkdir(parents=True, exist_ok=True)
     outcomes = []
+    previous_usage_error = None
+    skip_kernel = None
     for i, e in enumerate(exps, 1):
         scen = out / "scenarios" / f"{e.id}.toml"
         _write_scenario(scen, e.scenario)
@@ -254,8 +262,16 @@ def run_all(exps: Sequence[Experiment], out: Path, kernel: bool,
             o.sim_error = _run_sim(scen, run_dir / "sim")
         o.sim = _load_summary(run_dir / "sim") if o.sim_error is None else None
         if kernel:
-            if not _have(run_dir / "kernel"):
+            if _have(run_dir / "kernel"):
+                pass
+            elif skip_kernel:
+                o.kernel_error = f"not run: {skip_kernel}"
+            else:
                 o.kernel_error = _run_kernel(scen, run_dir / "kernel", e.duration_s)
+                usage = o.kernel_error if (o.kernel_error or "").startswith("exit 2:") else None
+                if usage and usage == previous_usage_error:
+                    skip_kernel = f"skipped after the same error twice ({usage})"
+                previous_usage_error = usage
             o.kernel = _load_summary(run_dir / "kernel") if o.kernel_error is None else None
         if o.sim and o.kernel:
             o.compare_error = _overlay(run_dir)
