@@ -5,6 +5,7 @@
     rove report DIR
     rove trace synth KIND -o FILE [--duration 60s] [--seed N] [--param KEY=VALUE ...]
     rove sweep SWEEP.toml -o DIR [--jobs N] [--ray ADDRESS|local] [--quiet]
+    rove compare DIR_A DIR_B [-o OUT]
 
 Bad input of any kind (scenario errors, missing files, a directory that holds no results, a bad
 option value) prints one line ``rove: error: ...`` on stderr and exits with status 2, never a
@@ -228,6 +229,27 @@ def _write_text_atomically(path: Path, text: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# rove compare (python/rove/compare.py)
+
+
+def _cmd_compare(args) -> int:
+    from .compare import run_cli
+
+    return run_cli(args)
+
+
+def _add_compare_parser(sub) -> None:
+    c = sub.add_parser("compare", help="two results directories side by side, with ratios",
+                       description="Print per flow and per link the results of DIR_A and DIR_B "
+                                   "side by side with their ratio B/A; with -o, also draw them "
+                                   "over each other (PNGs) and write compare.md/.html/.json.")
+    c.add_argument("dir_a", metavar="DIR_A", help="results directory (A)")
+    c.add_argument("dir_b", metavar="DIR_B", help="results directory (B)")
+    c.add_argument("-o", "--out", metavar="OUT", help="directory for figures and documents")
+    c.set_defaults(func=_cmd_compare)
+
+
+# --------------------------------------------------------------------------------------------
 # Parser and entry point
 
 
@@ -313,6 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("study_args", nargs=argparse.REMAINDER, metavar="NAME [options]")
     rp.set_defaults(func=_cmd_reproduce)
     # --- end of rove reproduce ---
+
+    _add_compare_parser(sub)
     return p
 
 

@@ -43,7 +43,7 @@ impl Script {
 
 fn reno(size_bytes: Option<u64>) -> TcpSender {
     let p = toml::Table::new();
-    let cc = build("reno", &CcConfig { params: &p, seed: 1 }).unwrap().unwrap();
+    let cc = build("reno", &CcConfig::new(&p, 1)).unwrap().unwrap();
     TcpSender::new(cc, Segments { size_bytes })
 }
 

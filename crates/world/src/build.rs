@@ -23,7 +23,7 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
     for (i, spec) in scenario.flows.iter().enumerate() {
         let err = |location: String, message: String| ScenarioError { file: scenario.source.clone(), location, message };
         let seed = rove_scenario::stream_seed(scenario.seed, &format!("flow:{}:cc", spec.name));
-        let algo = match cc::build(&spec.cc, &cc::CcConfig { params: &spec.cc_params, seed }) {
+        let algo = match cc::build(&spec.cc, &cc::CcConfig::new(&spec.cc_params, seed)) {
             None => {
                 return Err(err(format!("flows[{i}].cc"), format!("unknown algorithm \"{}\"; known: {}", spec.cc, cc::names().join(", "))))
             }

@@ -107,6 +107,7 @@
 //!   the same values wherever the kernel's do not overflow (rates below ~2.9 Tbit/s).
 //! * `extra_acked` is a u16 in the kernel; it is saturated rather than truncated here.
 
+use super::bbr_model::{AckAggregation, FullPipe};
 use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
 use crate::minmax::MinMax;
 use crate::state::{CaEvent, CaState, RateSample, TcpState, INIT_CWND};
@@ -404,27 +405,15 @@ pub struct Bbr {
 
     pacing_gain: u32,
     cwnd_gain: u32,
-    full_bw_reached: bool,
-    /// Round starts without significant bandwidth growth.
-    full_bw_cnt: u32,
+    /// Full-pipe detection (full_bw_reached, full_bw_cnt, full_bw).
+    full: FullPipe,
     /// Current phase of the PROBE_BW cycle.
     cycle_idx: u32,
     has_seen_rtt: bool,
     /// cwnd before loss recovery or PROBE_RTT.
     prior_cwnd: u32,
-    /// Recent bandwidth, to tell whether the pipe is full.
-    full_bw: u32,
-
-    // ACK aggregation.
-    /// Start of the ACK sampling epoch (µs).
-    ack_epoch_mstamp: u64,
-    /// Max excess of packets ACKed over btl_bw's prediction, in the two halves of the window.
-    extra_acked: [u16; 2],
-    /// Packets (S)ACKed in the epoch (20 bits).
-    ack_epoch_acked: u32,
-    /// Age of the current extra_acked half, in rounds (5 bits).
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK aggregation (extra_acked and its epoch).
+    ack_aggr: AckAggregation,
 }
 
 impl Bbr {
@@ -460,17 +449,11 @@ impl Bbr {
             lt_last_lost: 0,
             pacing_gain,
             cwnd_gain: pacing_gain,
-            full_bw_reached: false,
-            full_bw_cnt: 0,
+            full: FullPipe::default(),
             cycle_idx: 0,
             has_seen_rtt: false,
             prior_cwnd: 0,
-            full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            ack_aggr: AckAggregation::default(),
         }
     }
 }
@@ -514,9 +497,6 @@ impl Bbr {
     }
 
     /// bbr_extra_acked: max excess ACKed over the last 5-10 rounds.
-    fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
-    }
 
     // -----------------------------------------------------------------------------------------
     // Pacing
@@ -539,7 +519,7 @@ impl Bbr {
         if !self.has_seen_rtt && tp.srtt_us > 0 {
             self.init_pacing_rate_from_rtt(tp);
         }
-        if self.full_bw_reached || rate > tp.pacing_rate {
+        if self.full.reached || rate > tp.pacing_rate {
             tp.pacing_rate = rate;
         }
     }
@@ -606,11 +586,11 @@ impl Bbr {
 
     /// bbr_ack_aggregation_cwnd: extra cwnd for ACK aggregation, once the pipe has been filled.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if self.p.extra_acked_gain == 0 || !self.full_bw_reached {
+        if self.p.extra_acked_gain == 0 || !self.full.reached {
             return 0;
         }
         let max_aggr_cwnd = (self.bw() as u64 * EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
-        let aggr_cwnd = ((self.p.extra_acked_gain as u64 * self.extra_acked() as u64) >> BBR_SCALE) as u32;
+        let aggr_cwnd = ((self.p.extra_acked_gain as u64 * self.ack_aggr.extra_acked() as u64) >> BBR_SCALE) as u32;
         aggr_cwnd.min(max_aggr_cwnd)
     }
 
@@ -656,7 +636,7 @@ impl Bbr {
                 // Room for data that seems to arrive in aggregates.
                 target = target.saturating_add(self.ack_aggregation_cwnd());
                 target = self.quantization_budget(tp, target);
-                if self.full_bw_reached {
+                if self.full.reached {
                     cwnd = cwnd.saturating_add(acked).min(target);
                 } else if cwnd < target || tp.delivered < INIT_CWND as u64 {
                     cwnd = cwnd.saturating_add(acked);
@@ -726,7 +706,7 @@ impl Bbr {
 
     /// bbr_reset_mode: back to STARTUP unless the pipe has been filled.
     fn reset_mode(&mut self, tp: &TcpState) {
-        if !self.full_bw_reached {
+        if !self.full.reached {
             self.reset_startup_mode();
         } else {
             self.reset_probe_bw_mode(tp);
@@ -861,53 +841,21 @@ impl Bbr {
         if self.p.extra_acked_gain == 0 || rs.acked_sacked == 0 || interval_us(rs).is_none() {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let delivered_us = mstamp_us(tp.delivered_mstamp);
-        let epoch_us = us_delta(delivered_us, self.ack_epoch_mstamp);
-        let mut expected_acked = (self.bw() as u64 * epoch_us / BW_UNIT).min(u32::MAX as u64) as u32;
-        // Restart the epoch when ACKs come slower than expected, or after very many.
-        if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked.saturating_add(rs.acked_sacked) >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = delivered_us;
-            expected_acked = 0;
-        }
-        self.ack_epoch_acked = self.ack_epoch_acked.saturating_add(rs.acked_sacked).min(0xFFFFF);
-        let extra = self.ack_epoch_acked.saturating_sub(expected_acked).min(tp.snd_cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        if extra > *slot as u32 {
-            *slot = extra.min(u16::MAX as u32) as u16;
-        }
+        let bw = self.bw();
+        self.ack_aggr.update(tp, rs, self.round_start, bw, EXTRA_ACKED_WIN_RTTS);
     }
 
     /// bbr_check_full_bw_reached: the pipe is full after FULL_BW_CNT round starts without
     /// 25 % growth of the max bandwidth.
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
-        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
-            return;
-        }
-        let bw_thresh = ((self.full_bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE) as u32;
-        if self.max_bw() >= bw_thresh {
-            self.full_bw = self.max_bw();
-            self.full_bw_cnt = 0;
-            return;
-        }
-        self.full_bw_cnt += 1;
-        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
+        let max_bw = self.max_bw();
+        self.full.check(self.round_start, rs, max_bw);
     }
 
     /// bbr_check_drain: STARTUP -> DRAIN once the pipe is full; DRAIN -> PROBE_BW once the
     /// queue is estimated drained.
     fn check_drain(&mut self, tp: &mut TcpState) {
-        if self.mode == Mode::Startup && self.full_bw_reached {
+        if self.mode == Mode::Startup && self.full.reached {
             self.mode = Mode::Drain;
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
         }
@@ -1070,20 +1018,14 @@ impl CongestionControl for Bbr {
         self.init_pacing_rate_from_rtt(tp);
         self.round_start = false;
         self.idle_restart = false;
-        self.full_bw_reached = false;
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.restart();
         self.cycle_mstamp = 0;
         self.cycle_idx = 0;
         self.reset_lt_bw_sampling(tp);
         self.reset_startup_mode();
         self.pacing_gain = self.p.high_gain;
         self.cwnd_gain = self.p.high_gain;
-        self.ack_epoch_mstamp = mstamp_us(tp.now);
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.ack_aggr = AckAggregation { epoch_mstamp: mstamp_us(tp.now), ..AckAggregation::default() };
         tp.pacing_needed = true; // SK_PACING_NEEDED
     }
 
@@ -1111,7 +1053,7 @@ impl CongestionControl for Bbr {
         if new_state == CaState::Loss {
             let rs = RateSample { losses: 1, ..Default::default() };
             self.prev_ca_state = CaState::Loss;
-            self.full_bw = 0;
+            self.full.bw = 0;
             self.round_start = true;
             if self.p.lt_bw {
                 self.lt_bw_sampling(tp, &rs);
@@ -1126,8 +1068,7 @@ impl CongestionControl for Bbr {
             return;
         }
         self.idle_restart = true;
-        self.ack_epoch_mstamp = mstamp_us(tp.now);
-        self.ack_epoch_acked = 0;
+        self.ack_aggr.restart_epoch(mstamp_us(tp.now));
         match self.mode {
             Mode::ProbeBw => {
                 let bw = self.bw();
@@ -1140,8 +1081,8 @@ impl CongestionControl for Bbr {
 
     /// bbr_undo_cwnd: a spurious slow-down; restart full-pipe detection and long-term sampling.
     fn undo_cwnd(&mut self, tp: &TcpState) -> u32 {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.bw = 0;
+        self.full.cnt = 0;
         self.reset_lt_bw_sampling(tp);
         tp.snd_cwnd
     }
@@ -1175,8 +1116,8 @@ mod tests {
 
     /// Puts `b` in PROBE_BW at `phase` with btl_bw = `bw` and min_rtt 40 ms, as after STARTUP.
     fn in_probe_bw(b: &mut Bbr, tp: &mut TcpState, bw: u32, phase: u32) {
-        b.full_bw_reached = true;
-        b.full_bw = bw;
+        b.full.reached = true;
+        b.full.bw = bw;
         b.bw.reset(b.rtt_cnt, bw as u64);
         b.min_rtt_us = RTT_40MS_US;
         b.p.cycle_start = Some(phase);
@@ -1449,7 +1390,7 @@ mod tests {
             ack(&mut b, &mut tp, Ack { round: true, app_limited: true, ..Default::default() });
         }
         assert_eq!(b.mode(&tp), "startup");
-        assert!(!b.full_bw_reached);
+        assert!(!b.full.reached);
     }
 
     #[test]
@@ -1619,9 +1560,9 @@ mod tests {
     fn an_rto_restarts_full_pipe_detection_and_starts_long_term_sampling() {
         let mut b = bbr("");
         let mut tp = established(&mut b, 0);
-        b.full_bw = 5000;
+        b.full.bw = 5000;
         b.set_state(&mut tp, CaState::Loss);
-        assert_eq!(b.full_bw, 0);
+        assert_eq!(b.full.bw, 0);
         assert!(b.round_start);
         assert!(b.lt_is_sampling);
         assert_eq!(b.prev_ca_state, CaState::Loss);
@@ -1723,25 +1664,25 @@ mod tests {
         let mut tp = established(&mut b, 0);
         in_probe_bw(&mut b, &mut tp, BW_10MBPS, 2);
         tp.snd_cwnd = 74;
-        b.ack_epoch_mstamp = mstamp_us(tp.now);
+        b.ack_aggr.epoch_mstamp = mstamp_us(tp.now);
         // Steady ACKs at the estimated rate (a packet per 1.2 ms, 0.99998 of btl_bw): at most
         // the rounding of expected_acked in excess.
         for _ in 0..50 {
             ack(&mut b, &mut tp, Ack { in_flight: 70, ..Default::default() });
         }
-        let before = b.extra_acked();
+        let before = b.ack_aggr.extra_acked();
         assert!(before <= 2, "{before}");
         // Then 20 packets ACKed at once, 1.2 ms after the previous ACK: 19 more than expected.
         ack(&mut b, &mut tp, Ack { acked: 20, in_flight: 70, ..Default::default() });
-        let extra = b.extra_acked();
+        let extra = b.ack_aggr.extra_acked();
         assert_eq!(extra, before + 19);
         assert_eq!(b.ack_aggregation_cwnd(), extra);
         // The cwnd target grows by it: 67 + extra + 6, rounded up to even.
         tp.snd_cwnd = 200;
         ack(&mut b, &mut tp, Ack { in_flight: 70, ..Default::default() });
-        assert_eq!(tp.snd_cwnd, (67 + b.extra_acked() + 6 + 1) & !1);
+        assert_eq!(tp.snd_cwnd, (67 + b.ack_aggr.extra_acked() + 6 + 1) & !1);
         // Capped at 100 ms of btl_bw: 13981 · 100_000 / 2^24 = 83 packets.
-        b.extra_acked = [500, 0];
+        b.ack_aggr.extra_acked = [500, 0];
         assert_eq!(b.ack_aggregation_cwnd(), 83);
         // extra_acked_gain = 0 turns it off.
         let b = bbr("extra_acked_gain = 0");
@@ -1752,19 +1693,19 @@ mod tests {
     fn undo_resets_full_pipe_detection_and_keeps_cwnd() {
         let mut b = bbr("");
         let mut tp = established(&mut b, 0);
-        b.full_bw = 100;
-        b.full_bw_cnt = 2;
+        b.full.bw = 100;
+        b.full.cnt = 2;
         b.lt_bw = 77;
         tp.snd_cwnd = 33;
         assert_eq!(b.undo_cwnd(&tp), 33);
-        assert_eq!((b.full_bw, b.full_bw_cnt, b.lt_bw), (0, 0, 0));
+        assert_eq!((b.full.bw, b.full.cnt, b.lt_bw), (0, 0, 0));
     }
 
     #[test]
     fn parameters_are_validated() {
         let build = |s: &str| {
             let t: toml::Table = toml::from_str(s).unwrap();
-            Bbr::build(&CcConfig { params: &t, seed: 1 }).err()
+            Bbr::build(&CcConfig::new(&t, 1)).err()
         };
         assert!(build("").is_none());
         assert!(build("high_gain = 2.5\ncwnd_gain = 2\nprobe_rtt_mode_ms = 100\nmin_rtt_win_sec = 5\nextra_acked_gain = 0.5\nlt_bw = false\ncycle_start = 3").is_none());

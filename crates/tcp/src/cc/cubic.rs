@@ -627,7 +627,7 @@ mod tests {
 
     fn build_err(kv: &[(&str, toml::Value)]) -> ParamError {
         let t = params(kv);
-        match Cubic::build(&CcConfig { params: &t, seed: 1 }) {
+        match Cubic::build(&CcConfig::new(&t, 1)) {
             Ok(_) => panic!("{kv:?} accepted"),
             Err(e) => e,
         }

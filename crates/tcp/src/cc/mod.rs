@@ -7,8 +7,12 @@
 
 mod bbr;
 mod bbr2;
+mod bbr_model;
+pub mod coupled;
 mod cubic;
 mod reno;
+
+pub use coupled::{CouplingHandle, CouplingSlot};
 
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord};
 
@@ -63,10 +67,28 @@ pub trait CongestionControl: Send + Sync {
 }
 
 /// What an algorithm is built from: its `cc_params` and a seed for its own random choices
-/// (e.g. BBR's random ProbeBW start phase), derived from the run's seed and the flow's name.
+/// (e.g. BBR's random ProbeBW start phase), derived from the run's seed and the flow's name;
+/// and, for a subflow of a multipath connection, its slot in the connection's coupling
+/// ([`coupled`]), which the coupled algorithms (`lia`, `olia`, `balia`, `wvegas`) read and the
+/// others ignore.
+#[derive(Clone)]
 pub struct CcConfig<'a> {
     pub params: &'a toml::Table,
     pub seed: u64,
+    pub coupling: Option<CouplingSlot>,
+}
+
+impl<'a> CcConfig<'a> {
+    /// A single-path configuration (no coupling).
+    pub fn new(params: &'a toml::Table, seed: u64) -> Self {
+        CcConfig { params, seed, coupling: None }
+    }
+
+    /// The same, for a subflow coupled through `slot` (from [`CouplingHandle::subflow`]).
+    pub fn with_coupling(mut self, slot: CouplingSlot) -> Self {
+        self.coupling = Some(slot);
+        self
+    }
 }
 
 type Builder = fn(&CcConfig) -> Result<Box<dyn CongestionControl>, ParamError>;
@@ -78,6 +100,10 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr2", bbr2::Bbr2::build),
     ("bbr2plus", bbr2::Bbr2::build_plus),
     ("cubic", cubic::Cubic::build),
+    ("lia", coupled::lia::Lia::build),
+    ("olia", coupled::olia::Olia::build),
+    ("balia", coupled::balia::Balia::build),
+    ("wvegas", coupled::wvegas::WVegas::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.

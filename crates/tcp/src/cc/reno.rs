@@ -76,7 +76,7 @@ mod tests {
     fn unknown_parameters_are_rejected() {
         let mut p = toml::Table::new();
         p.insert("beta".into(), toml::Value::Float(0.5));
-        let e = Reno::build(&CcConfig { params: &p, seed: 1 }).err().unwrap();
+        let e = Reno::build(&CcConfig::new(&p, 1)).err().unwrap();
         assert_eq!(e.key, "beta");
     }
 }

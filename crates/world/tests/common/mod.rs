@@ -21,3 +21,16 @@ pub fn run(toml: &str) -> (World, Summary) {
 pub fn rows(f: &FlowSeries) -> Vec<usize> {
     (0..f.time_s.len()).filter(|&i| f.flow[i] == 0).collect()
 }
+
+/// A scenario of one bottleneck link "down" (its keys as TOML lines, e.g. `rate = "20Mbps"`)
+/// with a 1 Gbit/s, 20 ms ACK link "up", and `flows` as (name, cc, cc_params inline-table
+/// body) all over it, lasting `duration`. `extra` goes at the top level (e.g. sample_interval).
+pub fn bottleneck(duration: &str, extra: &str, down: &str, flows: &[(&str, &str, &str)]) -> String {
+    let mut s = format!("duration = \"{duration}\"\n{extra}\n[links.down]\n{down}\n[links.up]\nrate = \"1Gbps\"\ndelay = \"20ms\"\n");
+    for (name, cc, params) in flows {
+        s += &format!(
+            "[[flows]]\nname = \"{name}\"\npath = [\"down\"]\nack_path = [\"up\"]\ncc = \"{cc}\"\ncc_params = {{ {params} }}\n"
+        );
+    }
+    s
+}

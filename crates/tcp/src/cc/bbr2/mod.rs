@@ -128,11 +128,12 @@
 
 use super::bbr::{
     after, bad, bdp, bw_to_pacing_rate, integer, interval_us, jiffies, min_tso_segs, mstamp_us,
-    us_delta, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_GAIN,
+    us_delta, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_GAIN,
     CWND_MIN_TARGET, DRAIN_GAIN, EXTRA_ACKED_GAIN, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS,
-    FULL_BW_CNT, FULL_BW_THRESH, GAIN_FIELD_MAX, GSO_LEGACY_MAX_SIZE, HIGH_GAIN, HZ,
+    GAIN_FIELD_MAX, GSO_LEGACY_MAX_SIZE, HIGH_GAIN, HZ,
     MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PACING_SHIFT, PROBE_RTT_MODE_MS, USEC_PER_MSEC,
 };
+use super::bbr_model::{AckAggregation, FullPipe};
 use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
 use crate::state::{CaEvent, CaState, RateSample, TcpState, TxRecord, INIT_CWND};
 use rove_sim::rng::Stream;
@@ -293,41 +294,29 @@ impl Params {
     }
 
     fn parse(t: &toml::Table, mut p: Params) -> Result<Self, ParamError> {
-        if let Some(v) = fraction(t, "loss_thresh")? {
-            p.loss_thresh = v;
+        for (key, field) in [
+            ("loss_thresh", &mut p.loss_thresh),
+            ("beta", &mut p.beta),
+            ("headroom", &mut p.headroom),
+            ("probe_rtt_cwnd_gain", &mut p.probe_rtt_cwnd_gain),
+        ] {
+            if let Some(v) = fraction(t, key)? {
+                *field = v;
+            }
         }
-        if let Some(v) = fraction(t, "beta")? {
-            p.beta = v;
-        }
-        if let Some(v) = fraction(t, "headroom")? {
-            p.headroom = v;
-        }
-        if let Some(v) = integer(t, "full_loss_cnt", 0, LOSS_EVENTS_MAX as i64)? {
-            p.full_loss_cnt = v;
-        }
-        if let Some(v) = integer(t, "probe_rtt_win_ms", 1, 3_600_000)? {
-            p.probe_rtt_win_ms = v;
-        }
-        if let Some(v) = integer(t, "probe_rtt_mode_ms", 0, 60_000)? {
-            p.probe_rtt_mode_ms = v;
-        }
-        if let Some(v) = fraction(t, "probe_rtt_cwnd_gain")? {
-            p.probe_rtt_cwnd_gain = v;
-        }
-        if let Some(v) = integer(t, "min_rtt_win_sec", 1, 3600)? {
-            p.min_rtt_win_sec = v;
-        }
-        if let Some(v) = integer(t, "bw_probe_base_ms", 0, 3_600_000)? {
-            p.bw_probe_base_ms = v;
-        }
-        if let Some(v) = integer(t, "bw_probe_rand_ms", 0, 3_600_000)? {
-            p.bw_probe_rand_ms = v;
-        }
-        if let Some(v) = integer(t, "bw_probe_max_rounds", 1, 255)? {
-            p.bw_probe_max_rounds = v;
-        }
-        if let Some(v) = integer(t, "bw_probe_rand_rounds", 0, 255)? {
-            p.bw_probe_rand_rounds = v;
+        for (key, field, lo, hi) in [
+            ("full_loss_cnt", &mut p.full_loss_cnt, 0, LOSS_EVENTS_MAX as i64),
+            ("probe_rtt_win_ms", &mut p.probe_rtt_win_ms, 1, 3_600_000),
+            ("probe_rtt_mode_ms", &mut p.probe_rtt_mode_ms, 0, 60_000),
+            ("min_rtt_win_sec", &mut p.min_rtt_win_sec, 1, 3600),
+            ("bw_probe_base_ms", &mut p.bw_probe_base_ms, 0, 3_600_000),
+            ("bw_probe_rand_ms", &mut p.bw_probe_rand_ms, 0, 3_600_000),
+            ("bw_probe_max_rounds", &mut p.bw_probe_max_rounds, 1, 255),
+            ("bw_probe_rand_rounds", &mut p.bw_probe_rand_rounds, 0, 255),
+        ] {
+            if let Some(v) = integer(t, key, lo, hi)? {
+                *field = v;
+            }
         }
         if let Some(v) = gain(t, "extra_acked_gain")? {
             p.extra_acked_gain = v;
@@ -428,19 +417,12 @@ pub struct Bbr2 {
     probe_rtt_round_done: bool,
     pacing_gain: u32,
     cwnd_gain: u32,
-    full_bw_reached: bool,
-    full_bw_cnt: u32,
-    full_bw: u32,
+    full: FullPipe,
     cycle_idx: Phase,
     has_seen_rtt: bool,
     prior_cwnd: u32,
 
-    // ACK aggregation (as v1).
-    ack_epoch_mstamp: u64,
-    extra_acked: [u16; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    ack_aggr: AckAggregation,
 
     // BBRv2 model.
     /// Max delivery rate of the previous and the current probe cycle.
@@ -514,17 +496,11 @@ impl Bbr2 {
             probe_rtt_round_done: false,
             pacing_gain: HIGH_GAIN,
             cwnd_gain: STARTUP_CWND_GAIN,
-            full_bw_reached: false,
-            full_bw_cnt: 0,
-            full_bw: 0,
+            full: FullPipe::default(),
             cycle_idx: Phase::Cruise,
             has_seen_rtt: false,
             prior_cwnd: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            ack_aggr: AckAggregation::default(),
             bw_hi: [0; 2],
             bw_lo: u32::MAX,
             inflight_hi: u32::MAX,
@@ -577,9 +553,6 @@ impl Bbr2 {
         self.max_bw().min(self.bw_lo)
     }
 
-    fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
-    }
 
     // -----------------------------------------------------------------------------------------
     // Pacing (as tcp_bbr.c)
@@ -600,7 +573,7 @@ impl Bbr2 {
         if !self.has_seen_rtt && tp.srtt_us > 0 {
             self.init_pacing_rate_from_rtt(tp);
         }
-        if self.full_bw_reached || rate > tp.pacing_rate {
+        if self.full.reached || rate > tp.pacing_rate {
             tp.pacing_rate = rate;
         }
     }
@@ -673,7 +646,7 @@ impl Bbr2 {
         }
         let max_aggr_cwnd = (self.bw() as u64 * EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
         let aggr_cwnd =
-            ((self.p.extra_acked_gain as u64 * self.extra_acked() as u64) >> BBR_SCALE) as u32;
+            ((self.p.extra_acked_gain as u64 * self.ack_aggr.extra_acked() as u64) >> BBR_SCALE) as u32;
         aggr_cwnd.min(max_aggr_cwnd)
     }
 
@@ -705,7 +678,7 @@ impl Bbr2 {
             let mut target = self.compensated_bdp(bw, gain);
             target = target.saturating_add(self.ack_aggregation_cwnd());
             target = self.quantization_budget(tp, target);
-            if self.full_bw_reached {
+            if self.full.reached {
                 cwnd = cwnd.saturating_add(acked).min(target);
             } else if cwnd < target || cwnd < 2 * self.init_cwnd {
                 cwnd = cwnd.saturating_add(acked);
@@ -997,7 +970,7 @@ impl Bbr2 {
 
     /// bbr2_update_cycle_phase.
     fn update_cycle_phase(&mut self, tp: &TcpState, rs: &RateSample) {
-        if !self.full_bw_reached {
+        if !self.full.reached {
             return;
         }
         if self.adapt_upper_bounds(tp, rs) {
@@ -1066,24 +1039,15 @@ impl Bbr2 {
 
     /// bbr_check_full_bw_reached (as v1).
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
-        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
-            return;
-        }
-        let bw_thresh = ((self.full_bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE) as u32;
-        if self.max_bw() >= bw_thresh {
-            self.full_bw = self.max_bw();
-            self.full_bw_cnt = 0;
-            return;
-        }
-        self.full_bw_cnt += 1;
-        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
+        let max_bw = self.max_bw();
+        self.full.check(self.round_start, rs, max_bw);
     }
 
     /// bbr2_check_loss_too_high_in_startup: at the end of a round in Recovery with at least
     /// full_loss_cnt loss events and a loss rate above loss_thresh, the pipe is full; the BDP
     /// becomes inflight_hi.
     fn check_loss_too_high_in_startup(&mut self, tp: &TcpState, rs: &RateSample) {
-        if self.full_bw_reached {
+        if self.full.reached {
             return;
         }
         if rs.losses > 0 && self.loss_events_in_round < LOSS_EVENTS_MAX {
@@ -1096,7 +1060,7 @@ impl Bbr2 {
             && self.is_inflight_too_high(rs)
         {
             // bbr2_handle_queue_too_high_in_startup
-            self.full_bw_reached = true;
+            self.full.reached = true;
             self.inflight_hi = self.inflight(tp, self.max_bw(), BBR_UNIT);
             return;
         }
@@ -1107,7 +1071,7 @@ impl Bbr2 {
 
     /// bbr2_check_drain.
     fn check_drain(&mut self, tp: &mut TcpState) {
-        if self.mode == Mode::Startup && self.full_bw_reached {
+        if self.mode == Mode::Startup && self.full.reached {
             self.mode = Mode::Drain;
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
             self.reset_congestion_signals();
@@ -1124,7 +1088,7 @@ impl Bbr2 {
     /// bbr2_exit_probe_rtt: to PROBE_BW (DOWN then CRUISE at once), or back to STARTUP.
     fn exit_probe_rtt(&mut self, tp: &TcpState) {
         self.reset_lower_bounds();
-        if self.full_bw_reached {
+        if self.full.reached {
             self.mode = Mode::ProbeBw;
             self.start_bw_probe_down(tp);
             self.start_bw_probe_cruise();
@@ -1205,43 +1169,10 @@ impl Bbr2 {
         if self.p.extra_acked_gain == 0 || rs.acked_sacked == 0 || interval_us(rs).is_none() {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            // bbr_extra_acked_in_startup: a 1-round window until the pipe is full.
-            let thresh = if self.full_bw_reached {
-                EXTRA_ACKED_WIN_RTTS
-            } else {
-                1
-            };
-            if self.extra_acked_win_rtts >= thresh {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let delivered_us = mstamp_us(tp.delivered_mstamp);
-        let epoch_us = us_delta(delivered_us, self.ack_epoch_mstamp);
-        let mut expected_acked =
-            (self.bw() as u64 * epoch_us / BW_UNIT).min(u32::MAX as u64) as u32;
-        if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked.saturating_add(rs.acked_sacked) >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = delivered_us;
-            expected_acked = 0;
-        }
-        self.ack_epoch_acked = self
-            .ack_epoch_acked
-            .saturating_add(rs.acked_sacked)
-            .min(0xFFFFF);
-        let extra = self
-            .ack_epoch_acked
-            .saturating_sub(expected_acked)
-            .min(tp.snd_cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        if extra > *slot as u32 {
-            *slot = extra.min(u16::MAX as u32) as u16;
-        }
+        // bbr_extra_acked_in_startup: a 1-round window until the pipe is full.
+        let win_rtts = if self.full.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+        let bw = self.bw();
+        self.ack_aggr.update(tp, rs, self.round_start, bw, win_rtts);
     }
 
     /// bbr_update_round_start, with v2's rounds_since_probe counter.
@@ -1357,19 +1288,13 @@ impl CongestionControl for Bbr2 {
         self.init_pacing_rate_from_rtt(tp);
         self.round_start = false;
         self.idle_restart = false;
-        self.full_bw_reached = false;
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.restart();
         self.cycle_mstamp = 0;
         self.cycle_idx = Phase::Cruise;
         self.mode = Mode::Startup;
         self.pacing_gain = HIGH_GAIN;
         self.cwnd_gain = STARTUP_CWND_GAIN;
-        self.ack_epoch_mstamp = mstamp_us(tp.now);
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.ack_aggr = AckAggregation { epoch_mstamp: mstamp_us(tp.now), ..AckAggregation::default() };
         self.bw_hi = [0; 2];
         self.inflight_hi = u32::MAX;
         self.reset_lower_bounds();
@@ -1461,7 +1386,7 @@ impl CongestionControl for Bbr2 {
     fn set_state(&mut self, tp: &mut TcpState, new_state: CaState) {
         if new_state == CaState::Loss {
             self.prev_ca_state = CaState::Loss;
-            self.full_bw = 0;
+            self.full.bw = 0;
             if !self.is_probing_bandwidth() && self.inflight_lo == u32::MAX {
                 self.inflight_lo = tp.snd_cwnd.max(self.prior_cwnd);
             }
@@ -1476,8 +1401,7 @@ impl CongestionControl for Bbr2 {
             return;
         }
         self.idle_restart = true;
-        self.ack_epoch_mstamp = mstamp_us(tp.now);
-        self.ack_epoch_acked = 0;
+        self.ack_aggr.restart_epoch(mstamp_us(tp.now));
         match self.mode {
             Mode::ProbeBw => {
                 let bw = self.bw();
@@ -1491,8 +1415,8 @@ impl CongestionControl for Bbr2 {
     /// bbr2_undo_cwnd (bbr_undo = true): a spurious recovery; restart full-pipe detection,
     /// restore the bounds saved in ssthresh and the cwnd from before.
     fn undo_cwnd(&mut self, _tp: &TcpState) -> u32 {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.bw = 0;
+        self.full.cnt = 0;
         self.loss_in_round = false;
         self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
         self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
@@ -1541,7 +1465,7 @@ mod tests {
             ..Default::default()
         };
         b.init(&mut tp);
-        b.full_bw_reached = true;
+        b.full.reached = true;
         b.bw_hi = [BW_10MBPS, 0];
         b.mode = Mode::ProbeBw;
         b.cycle_idx = phase;
@@ -1889,10 +1813,10 @@ mod tests {
             b.loss_round_start = false;
             b.check_loss_too_high_in_startup(&tp, &lossy);
         }
-        assert!(!b.full_bw_reached);
+        assert!(!b.full.reached);
         b.loss_round_start = true;
         b.check_loss_too_high_in_startup(&tp, &lossy);
-        assert!(b.full_bw_reached);
+        assert!(b.full.reached);
         // inflight_hi = 1 BDP, floored at 3 TSO bursts (3 · 2 packets at 1.03 MB/s): 34.
         assert_eq!(b.inflight_hi, 34);
         // With a loss rate under alpha, the same count does not end STARTUP.
@@ -1910,7 +1834,7 @@ mod tests {
         }
         b.loss_round_start = true;
         b.check_loss_too_high_in_startup(&tp, &mild);
-        assert!(!b.full_bw_reached);
+        assert!(!b.full.reached);
     }
 
     #[test]

@@ -717,9 +717,7 @@ impl Bbr2 {
     /// STARTUP is not held at a bw_lo learned while yielding.
     fn restart_from_startup(&mut self) {
         self.mode = Mode::Startup;
-        self.full_bw_reached = false;
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.restart();
         self.reset_lower_bounds();
         self.bw_probe_samples = false;
         self.ack_phase = AckPhase::Init;
@@ -1165,11 +1163,11 @@ mod tests {
         assert_eq!((b.mode, b.cycle_idx), (Mode::ProbeBw, Phase::Refill));
         cruise(&mut b, 50_000);
         assert_eq!(b.mode, Mode::Startup);
-        assert!(!b.full_bw_reached && b.full_bw == 0 && b.bw_lo == u32::MAX && !b.ps.fast_probing);
+        assert!(!b.full.reached && b.full.bw == 0 && b.bw_lo == u32::MAX && !b.ps.fast_probing);
         // In BBRv2's ProbeBW: REFILL goes straight to UP, UP ends in DOWN, and no CRUISE-round
         // interval (only BBRv2's clock and Reno bound).
         b.mode = Mode::ProbeBw;
-        b.full_bw_reached = true;
+        b.full.reached = true;
         b.enter_phase(Phase::Refill);
         step(&mut b, &tp, true, &RateSample::default());
         assert_eq!(b.cycle_idx, Phase::Up);
