@@ -286,3 +286,12 @@ def test_normalise_networks_reference_schemes_set_the_scale():
     n = normalise_networks(rows, reference={"x"})
     assert n["x"]["tput_mean"] == pytest.approx(1.0) and n["x"]["delay_mean"] == pytest.approx(1.0)
     assert n["z"]["tput_mean"] == pytest.approx(2.0) and n["z"]["delay_mean"] == pytest.approx(0.5)
+
+
+def test_reproduce_help_lists_the_studies(capsys):
+    assert cli_main(["reproduce", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "bbrv2plus" in out and "fidelity" in out
+    with pytest.raises(SystemExit) as e:     # the study's own --help (argparse exits 0)
+        cli_main(["reproduce", "bbrv2plus", "--help"])
+    assert e.value.code == 0 and "--quick" in capsys.readouterr().out

@@ -331,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="rerun a paper's experiments and report against it",
                         description="Rerun a source document's experiments and write a report "
                                     "(NAME: bbrv2plus, fidelity; 'rove reproduce NAME --help').",
-                        add_help=False)
+                        add_help=False, prefix_chars="+")   # every argument is the study's
     rp.add_argument("study_args", nargs=argparse.REMAINDER, metavar="NAME [options]")
     rp.set_defaults(func=_cmd_reproduce)
     # --- end of rove reproduce ---

@@ -12,6 +12,10 @@ two cores. Results: ``DIR/<experiment>/...`` holds every sweep (resumable: the s
 finishes what is missing), ``DIR/report.md`` and ``DIR/report.html`` with the PNG figures beside
 them. The exit status is 0 when every experiment was analysed, 1 when one failed (its section
 says why), 2 for bad options.
+
+The cellular experiment replays the public Mahimahi traces of ``../shared/traces/mahimahi``
+(beside the repository), or of ``$ROVE_MAHIMAHI_DIR`` when that is set; without them its Mahimahi
+parts are skipped, saying so in the report.
 """
 
 from __future__ import annotations
