@@ -295,3 +295,31 @@ def test_reproduce_help_lists_the_studies(capsys):
     with pytest.raises(SystemExit) as e:     # the study's own --help (argparse exits 0)
         cli_main(["reproduce", "bbrv2plus", "--help"])
     assert e.value.code == 0 and "--quick" in capsys.readouterr().out
+
+
+def test_loss_verdicts_from_hand_made_numbers(tmp_path):
+    """analyse_loss on a made-up table: each claim's verdict follows from the numbers."""
+    from rove.reproduce.bbrv2plus_common import Context
+    from rove.reproduce.bbrv2plus_paths import analyse_loss
+    from rove.reproduce.runner import SeriesRun
+
+    goodput = {   # series -> goodput (Mbps) at loss 0, 2 %, 5 %, 10 %
+        "bbr": [38, 37, 36, 34], "bbr2": [38, 30, 10, 1], "bbr2-a20": [38, 32, 25, 30],
+        "bbr2-a20-b0": [38, 37, 36, 34], "cubic": [38, 3, 1, 0.5]}
+    runs = []
+    for key, values in goodput.items():
+        s = getattr(repro, {"bbr": "BBR", "bbr2": "BBR2", "bbr2-a20": "BBR2_A20",
+                            "bbr2-a20-b0": "BBR2_A20_B0", "cubic": "CUBIC"}[key])
+        table = pd.DataFrame({"series": key, "series_label": s.label, "setting": "default",
+                              "part": "main", "links.btl.loss": [0.0, 0.02, 0.05, 0.1],
+                              "goodput_mbps": values, "seed": 1, "point": ["a", "b", "c", "d"]})
+        runs.append(SeriesRun(s, DEFAULT_SETTING, tmp_path, table))
+    df = pd.concat([r.table for r in runs], ignore_index=True)
+    sec = analyse_loss(Context("loss", tmp_path, True, runs, df, {}, {"main": 20.0}))
+    v = [c.verdict for c in sec.claims]
+    # BBRv2 at 5 % / at 0 % = 10/38 <= 0.5; BBRv2(20 %) at 10 % = 30/40 = 0.75: only "partly"
+    # (35-65 % holds, 20-80 % partly); BBRv2 at 10 % = 1/40 <= 0.1; BBRv2(20 %, 0) == BBR;
+    # beta 0.3 below beta 0 at all 3 loss rates > 0 (32 < 37, 25 < 36, 30 < 34)
+    assert v == [HOLDS, PARTLY, HOLDS, HOLDS, HOLDS]
+    assert sec.verdict == PARTLY
+    assert (tmp_path / "loss-goodput.png").is_file()
