@@ -1,6 +1,6 @@
 """The ``rove`` command line.
 
-    rove run SCENARIO -o DIR [--seed N] [--set KEY=VALUE ...] [--quiet]
+    rove run SCENARIO -o DIR [--seed N] [--set KEY=VALUE ...] [--quiet] [--backend sim|kernel]
     rove validate SCENARIO [--seed N] [--set KEY=VALUE ...]
     rove report DIR
     rove trace synth KIND -o FILE [--duration 60s] [--seed N] [--param KEY=VALUE ...]
@@ -110,9 +110,29 @@ def _cmd_run(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"{out}: exists and is not a directory (-o names a results directory)")
+    if args.backend == "kernel":
+        return _run_kernel(args, out, overrides)
     progress = (not args.quiet) and sys.stderr.isatty()
     result = rove.run(args.scenario, out=out, seed=args.seed, progress=progress,
                       overrides=overrides)
+    if not args.quiet:
+        _print_run_summary(result.summary, out)
+    return 0
+
+
+def _run_kernel(args, out: Path, overrides) -> int:
+    """``rove run --backend kernel``: the scenario on real Linux TCP (python/rove/kernel.py)."""
+    import rove
+    from .kernel import KernelError, run_kernel
+
+    try:
+        result = run_kernel(args.scenario, out, seed=args.seed,
+                            overrides=[(k, rove.toml_literal(v)) for k, v in overrides])
+    except KernelError as e:
+        if e.exit_status == EXIT_USAGE:
+            raise CliError(str(e)) from None
+        _error(str(e))
+        return EXIT_INTERNAL
     if not args.quiet:
         _print_run_summary(result.summary, out)
     return 0
@@ -257,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set links.down.rate=10Mbps (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    r.add_argument("--backend", choices=("sim", "kernel"), default="sim",
+                   help="sim: the simulator (default); kernel: real Linux TCP in network "
+                        "namespaces over rove's link emulator (needs root and /dev/net/tun)")
     r.set_defaults(func=_cmd_run)
 
     v = sub.add_parser("validate", help="check a scenario without running it",
