@@ -195,3 +195,27 @@ fn trace_delivers_its_opportunities() {
     eprintln!("measure_trace: {want} opportunities in 1 s, {got} packets delivered; lateness p99 {} us", summary["lateness_p99_us"]);
     assert!(got.abs_diff(want) <= 2, "delivered {got} packets for {want} opportunities");
 }
+
+#[test]
+fn multi_link_path_traverses_links_in_order() {
+    if skip() {
+        return;
+    }
+    let _l = lock();
+    // A 50 Mbps access link (3 ms) then a 10 Mbps bottleneck (7 ms): a flow naming both is
+    // delayed by both and delivered at the slower rate.
+    let toml = "name = \"two\"\nduration = \"60s\"\n[links.a]\nrate = \"50Mbps\"\ndelay = \"3ms\"\n\
+                [links.b]\nrate = \"10Mbps\"\ndelay = \"7ms\"\nbuffer = \"100pkt\"\n[links.back]\nrate = \"100Mbps\"\n\
+                [[flows]]\nname = \"f\"\ncc = \"cubic\"\npath = [\"a\", \"b\"]\nack_path = [\"back\"]\n";
+    let mut h = Harness::start(toml);
+    let probe = h.blast(200, 0.5e6, 100 * MS, 200, 1_000 * MS);
+    let rx = h.blast(1500, 12e6, 1_100 * MS, 2000, 3_300 * MS);
+    let summary = h.stop();
+    let expected_ms = 3.0 + 7.0 + 200.0 * 8.0 / 50e6 * 1e3 + 200.0 * 8.0 / 10e6 * 1e3;
+    let delays: Vec<f64> = probe.iter().map(|r| (r.recv_ns - r.sent_ns) as f64 / 1e6 - expected_ms).collect();
+    let got = delivered_bps(&rx, 1_600 * MS, 2_700 * MS);
+    eprintln!("measure_two_links: delay error p99 {:+.3} ms, delivered {:.4} Mbps", percentile(&delays, 0.99), got / 1e6);
+    assert!(percentile(&delays, 0.99).abs() < 0.5 && percentile(&delays, 0.01) > -0.05);
+    assert!((got / 10e6 - 1.0).abs() < 0.01, "delivered {got}");
+    assert_eq!(summary["links"][0]["departed_pkts"], summary["links"][1]["arrived_pkts"], "{summary}");
+}
