@@ -198,6 +198,34 @@ def test_interrupted_run_leaves_nothing_behind(tmp_path, sig):
     assert not out.exists() or not any(p.name.startswith("raw") for p in out.iterdir())
 
 
+def test_killed_run_leaves_no_process_and_cleanup_removes_its_namespaces(tmp_path):
+    stub = tmp_path / "traffic-kill.py"
+    shutil.copy(STUB, stub)
+    stub.chmod(0o755)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
+    proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
+                             str(tmp_path / "out"), "--traffic-bin", str(stub)],
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not _processes_mentioning(f"{stub} client"):
+        time.sleep(0.05)
+    proc.kill()  # SIGKILL: no clean-up in the orchestrator itself
+    proc.wait()
+    # Its children get SIGTERM from the kernel (PR_SET_PDEATHSIG) and exit.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (_processes_mentioning(str(stub))
+                                           or _processes_mentioning(f"rove-{proc.pid}-")):
+        time.sleep(0.05)
+    assert _processes_mentioning(str(stub)) == []
+    assert _processes_mentioning(f"rove-{proc.pid}-") == []
+    # Its namespaces are left behind (unless a concurrent run already swept them) until the
+    # stale-namespace sweep, which every `rove-kernel run` also does when it starts.
+    r = subprocess.run([str(BIN / "rove-kernel"), "cleanup"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert _rove_namespaces(proc.pid) == []
+
+
 def test_sigterm_to_rove_run_cleans_up(tmp_path):
     stub = tmp_path / "traffic-cli.py"
     shutil.copy(STUB, stub)

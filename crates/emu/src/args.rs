@@ -16,7 +16,7 @@ impl Args {
     }
 
     /// The next argument, if any.
-    pub fn next(&mut self) -> Option<String> {
+    pub fn next_arg(&mut self) -> Option<String> {
         let a = self.items.get(self.pos).cloned();
         self.pos += 1;
         a
@@ -24,7 +24,7 @@ impl Args {
 
     /// The value of option `opt` (the argument after it).
     pub fn value(&mut self, opt: &str) -> Result<String, String> {
-        self.next().ok_or_else(|| format!("{opt} needs a value"))
+        self.next_arg().ok_or_else(|| format!("{opt} needs a value"))
     }
 
     pub fn parsed<T: std::str::FromStr>(&mut self, opt: &str, what: &str) -> Result<T, String> {

@@ -180,6 +180,13 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     let _ = std::fs::remove_dir_all(&raw);
     std::fs::create_dir_all(&raw).map_err(|e| RunError::Failed(format!("{}: {e}", raw.display())))?;
 
+    // Namespaces of earlier runs that were killed outright (SIGKILL leaves no chance to clean
+    // up; their children die with them through PDEATHSIG) go first. Live runs are untouched.
+    match crate::netns::sweep_stale() {
+        Ok(removed) if !removed.is_empty() => eprintln!("rove-kernel: removed stale namespaces: {}", removed.join(" ")),
+        Ok(_) => {}
+        Err(e) => eprintln!("rove-kernel: warning: {e}"),
+    }
     let run_id = crate::topology::new_run_id();
     let topo = Topology::build(&run_id, sc.flows.len()).map_err(RunError::Failed)?;
     // Declared after the topology, so dropped before it: processes die before their namespaces.

@@ -100,8 +100,9 @@ impl Topology {
             // txqueuelen: room for bursts between two reads of the emulator, so that drops
             // happen in the emulated queue, not in front of the TUN device.
             let mut cmds = vec![format!("link set dev {TUN_NAME} mtu {MTU} txqueuelen 10000 up")];
-            let (own, peer): (fn(usize) -> Ipv4Addr, fn(usize) -> Ipv4Addr) =
-                if ns == &topo.snd.name { (sender_addr, receiver_addr) } else { (receiver_addr, sender_addr) };
+            let sender_side = ns == &topo.snd.name;
+            let own = |f| if sender_side { sender_addr(f) } else { receiver_addr(f) };
+            let peer = |f| if sender_side { receiver_addr(f) } else { sender_addr(f) };
             for f in 0..n_flows {
                 cmds.push(format!("addr add {}/32 dev {TUN_NAME}", own(f)));
                 cmds.push(format!("route add {}/32 dev {TUN_NAME} src {}", peer(f), own(f)));

@@ -40,7 +40,7 @@ fn parse_cli() -> Result<Cli, String> {
     let (mut scenario, mut seed, mut overrides) = (None, None, Vec::new());
     let (mut snd_ns, mut rcv_ns, mut tun, mut t0, mut out) = (None, None, "rove0".to_string(), None, None);
     let (mut stop_after_s, mut spin_us, mut rt_prio) = (None, DEFAULT_SPIN_NS / 1000, 10);
-    while let Some(opt) = a.next() {
+    while let Some(opt) = a.next_arg() {
         match opt.as_str() {
             "--scenario" => scenario = Some(PathBuf::from(a.value(&opt)?)),
             "--seed" => seed = Some(a.parsed(&opt, "an integer >= 0")?),

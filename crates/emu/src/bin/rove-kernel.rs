@@ -34,7 +34,7 @@ fn parse_run(mut a: Args) -> Result<RunOptions, String> {
     let mut traffic_bin = sibling("ROVE_TRAFFIC", "rove-traffic");
     let mut emu_bin = sibling("ROVE_EMU", "rove-emu");
     let mut spin_us = rove_emu::link_emu::DEFAULT_SPIN_NS / 1000;
-    while let Some(arg) = a.next() {
+    while let Some(arg) = a.next_arg() {
         match arg.as_str() {
             "-o" | "--out" => out = Some(PathBuf::from(a.value(&arg)?)),
             "--seed" => seed = Some(a.parsed(&arg, "an integer >= 0")?),
@@ -60,7 +60,7 @@ fn parse_run(mut a: Args) -> Result<RunOptions, String> {
 
 fn main() {
     let mut a = Args::from_env();
-    match a.next().as_deref() {
+    match a.next_arg().as_deref() {
         Some("run") => {
             let opts = parse_run(a).unwrap_or_else(|e| fail(2, e));
             match orchestrate::run(&opts) {
