@@ -150,6 +150,13 @@ def test_base_rtt_equals_configured(cubic_run):
     # samples (the handshake: 60-byte packets, 0.02 ms each at 20 Mbps), at most a full
     # 1500-byte segment's 0.6 ms; the hosts' own stacks add microseconds. 0.5 ms of slack.
     assert 40.0 <= min_rtt <= 40.0 + 0.62 + 0.5, min_rtt
+    # The per-ACK samples behind mean/p95 RTT: never below the propagation delay, never above
+    # it plus a full 100-packet queue (60 ms at 20 Mbps) and a delayed ACK's 40 ms.
+    flow = json.loads((cubic_run / "summary.json").read_text())["flows"][0]
+    assert 40.0 <= flow["mean_rtt_ms"] <= flow["p95_rtt_ms"] <= 40.0 + 60 + 40 + 1, flow
+    with open(cubic_run / "raw" / "emu" / "rtt.csv") as f:
+        rtts = [float(line.split(",")[2]) for line in list(f)[1:]]
+    assert len(rtts) > 1000 and min(rtts) >= 40.0, (len(rtts), min(rtts))
 
 
 def test_results_have_the_simulators_schema(cubic_run, tmp_path):

@@ -12,7 +12,7 @@
 Raw files (see crates/emu/src/record.rs and orchestrate.rs): ``run.json`` (the run's flows,
 links and timing), ``flow-<i>.jsonl`` (the client's TCP_INFO samples and a ``final`` line),
 ``emu/queue.jsonl`` (per link per sample: backlog, drop counters, departed bytes, sojourns),
-``emu/drops.csv`` and ``emu/emu_summary.json`` (totals, capacity, per-flow packet counts).
+``emu/rtt.csv`` (per-ACK RTT samples), ``emu/drops.csv`` and ``emu/emu_summary.json`` (totals, capacity, per-flow packet counts).
 
 Where the kernel cannot give what the simulator reports, the nearest measurable quantity is
 used; each is marked [GAP] below and listed in docs/kernel-backend.md.
@@ -185,6 +185,16 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
     duration = float(run["duration_s"])
     eps = 1e-9
 
+    # ---- per-ACK RTT samples the emulator took at the senders' side (crates/emu/src/rtt.rs)
+    rtt_by_flow: dict[int, np.ndarray] = {}
+    rtt_file = raw / "emu" / "rtt.csv"
+    if rtt_file.is_file() and rtt_file.stat().st_size > 0:
+        data = np.loadtxt(rtt_file, delimiter=",", skiprows=1, ndmin=2)
+        if data.size:
+            data = data[data[:, 1] <= duration + eps]
+            for i in np.unique(data[:, 0]).astype(int):
+                rtt_by_flow[int(i)] = data[data[:, 0] == i, 2]
+
     # ---- flows: TCP_INFO samples from the clients
     ts_cols: dict[str, list] = {c: [] for c in TIMESERIES_COLUMNS}
     flows_out = []
@@ -221,7 +231,8 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             # [GAP] TCP_INFO does not expose the algorithm's own mode (BBR's STARTUP/PROBE_BW
             # need INET_DIAG); marked as not available.
             ts_cols["cc_state"].append("n/a")
-        flows_out.append(_flow_summary(f, samples, final, emu["flows"][i], launched, duration))
+        flows_out.append(_flow_summary(f, samples, final, emu["flows"][i], launched, duration,
+                                       rtt_by_flow.get(i)))
 
     ts_columns: dict[str, Any] = {}
     for name in TIMESERIES_COLUMNS:
@@ -296,7 +307,7 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
 
 
 def _flow_summary(f: dict, samples: list, final: dict | None, counters: dict, launched: float,
-                  duration: float) -> dict:
+                  duration: float, rtt_ms: np.ndarray | None = None) -> dict:
     start = float(f["start_s"])
     fct = final.get("fct_s") if final else None
     if fct is not None:
@@ -310,9 +321,13 @@ def _flow_summary(f: dict, samples: list, final: dict | None, counters: dict, la
         acked = int(inside[-1].get("bytes_acked") or 0) if inside else 0
         active = duration - start
     active = max(active, 1e-9)
-    # [GAP] RTT: the simulator averages every RTT sample; TCP_INFO gives the smoothed RTT, read
-    # every sample interval while the flow is open.
-    rtts = [float(s["srtt_ms"]) for s in samples if s.get("srtt_ms")]
+    # RTT: every per-ACK sample, as the simulator does (taken by the emulator at the sender's
+    # side, Karn's rule, the oldest newly acked segment: crates/emu/src/rtt.rs). Without them
+    # (an older raw directory), the smoothed RTT the client read every sample interval.
+    if rtt_ms is not None and len(rtt_ms):
+        rtts = rtt_ms
+    else:
+        rtts = [float(s["srtt_ms"]) for s in samples if s.get("srtt_ms")]
     retrans = int(samples[-1].get("retrans_segs") or 0) if samples else 0
     segs = int(counters.get("data_segs_in") or 0)
     return {
@@ -322,7 +337,7 @@ def _flow_summary(f: dict, samples: list, final: dict | None, counters: dict, la
         "goodput_mbps": acked * 8 / active / 1e6,
         # Payload the emulator delivered to the receiver side, duplicates included.
         "throughput_mbps": int(counters.get("payload_bytes_out") or 0) * 8 / active / 1e6,
-        "mean_rtt_ms": float(np.mean(rtts)) if rtts else None,
+        "mean_rtt_ms": float(np.mean(rtts)) if len(rtts) else None,
         "p95_rtt_ms": _percentile(rtts, 0.95),
         "retrans_rate": retrans / segs if segs else 0.0,
         "fct_s": fct,

@@ -5,7 +5,7 @@
 //! - [`topology`] and [`netns`]: the namespaces, TUN devices, addresses and routes of a run,
 //!   removed when the run ends, fails or is interrupted.
 //! - [`orchestrate`]: `rove-kernel run`: topology, emulator, traffic generators, raw results.
-//! - [`record`]: the emulator's output files.
+//! - [`record`]: the emulator's output files; [`rtt`]: per-ACK RTT samples at the sender's side.
 //!
 //! `python/rove/kernel.py` turns a run's raw files into the simulator's results schema.
 
@@ -15,6 +15,7 @@ pub mod netns;
 pub mod orchestrate;
 pub mod procs;
 pub mod record;
+pub mod rtt;
 pub mod sys;
 pub mod topology;
 pub mod tun;

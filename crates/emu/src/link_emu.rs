@@ -23,6 +23,7 @@
 //! microseconds of its time (the kernel's timer wake-up alone is late by tens of µs). Timer
 //! slack is set to 1 ns.
 
+use crate::rtt::{tcp_fields, RttTracker};
 use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder};
 use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
@@ -141,6 +142,7 @@ pub struct Emulator {
     links: Vec<Link>,
     routes: Vec<Route>,
     flows: Vec<FlowCounters>,
+    rtts: Vec<RttTracker>,
     slab: Slab,
     heap: BinaryHeap<Reverse<(Nanos, u64, Ev)>>,
     seq: u64,
@@ -165,6 +167,7 @@ impl Emulator {
         let rec = Recorder::create(&opts.out_dir)?;
         let mut emu = Emulator {
             flows: vec![FlowCounters::default(); scenario.flows.len()],
+            rtts: (0..scenario.flows.len()).map(|_| RttTracker::default()).collect(),
             links,
             routes,
             slab: Slab { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096) },
@@ -303,10 +306,12 @@ impl Emulator {
             match side {
                 Side::Data => {
                     c.data_pkts_in += 1;
-                    let payload = tcp_payload_bytes(&slot.buf[..n]);
-                    if payload > 0 {
-                        c.data_segs_in += 1;
-                        c.payload_bytes_in += payload as u64;
+                    if let Some((seq, _, payload, _)) = tcp_fields(&slot.buf[..n]) {
+                        if payload > 0 {
+                            c.data_segs_in += 1;
+                            c.payload_bytes_in += payload as u64;
+                        }
+                        self.rtts[flow].on_data(seq, payload, now);
                     }
                 }
                 Side::Ack => c.ack_pkts_in += 1,
@@ -375,8 +380,15 @@ impl Emulator {
             }
             Side::Ack => c.ack_pkts_out += 1,
         }
+        let rtt = match (slot.side, tcp_fields(pkt)) {
+            (Side::Ack, Some((_, ack, _, true))) => self.rtts[slot.flow as usize].on_ack(ack, t),
+            _ => None,
+        };
         if tun.send(pkt).is_err() {
             self.write_errors += 1;
+        }
+        if let Some(rtt) = rtt {
+            self.rec.rtt(slot.flow as usize, t, rtt)?;
         }
         let late = self.now().saturating_sub(t);
         self.lateness.record(late);

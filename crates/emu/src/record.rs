@@ -8,6 +8,7 @@
 //!   queueing delay of every packet that left the queue since the previous sample.
 //! - `drops.csv`: one line per dropped packet: `time_s,link,cause,bytes` with cause `loss`
 //!   (random loss on entry), `queue` (tail drop) or `aqm` (CoDel).
+//! - `rtt.csv`: one line per RTT sample: `flow,time_s,rtt_ms` (flow index; see rtt.rs).
 //! - `emu_summary.json`, written when the emulator stops: per link the totals and the capacity
 //!   over the scenario's duration (for `utilization`), per flow the packets and payload bytes
 //!   seen, and the emulator's own CPU time.
@@ -24,6 +25,7 @@ use std::path::Path;
 pub const QUEUE_FILE: &str = "queue.jsonl";
 pub const DROPS_FILE: &str = "drops.csv";
 pub const SUMMARY_FILE: &str = "emu_summary.json";
+pub const RTT_FILE: &str = "rtt.csv";
 
 /// Per-flow counters kept by the emulator (TCP payload bytes: IP length minus IP and TCP
 /// headers, so they compare with the simulator's payload counts).
@@ -46,6 +48,7 @@ pub struct FlowCounters {
 pub struct Recorder {
     queue: BufWriter<File>,
     drops: BufWriter<File>,
+    rtt: BufWriter<File>,
     line: String,
 }
 
@@ -69,7 +72,9 @@ impl Recorder {
         let queue = create(dir, QUEUE_FILE)?;
         let mut drops = create(dir, DROPS_FILE)?;
         writeln!(drops, "time_s,link,cause,bytes")?;
-        Ok(Recorder { queue, drops, line: String::with_capacity(4096) })
+        let mut rtt = create(dir, RTT_FILE)?;
+        writeln!(rtt, "flow,time_s,rtt_ms")?;
+        Ok(Recorder { queue, drops, rtt, line: String::with_capacity(4096) })
     }
 
     /// One `queue.jsonl` row per link; empties each link's sojourn samples.
@@ -108,8 +113,13 @@ impl Recorder {
         writeln!(self.drops, "{},{},{},{}", now as f64 / 1e9, link, cause(reason), bytes)
     }
 
+    pub fn rtt(&mut self, flow: usize, now: Nanos, rtt: Nanos) -> io::Result<()> {
+        writeln!(self.rtt, "{},{},{}", flow, now as f64 / 1e9, (rtt as f64 / 1e3).round() / 1e3)
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.queue.flush()?;
+        self.rtt.flush()?;
         self.drops.flush()
     }
 }
