@@ -19,9 +19,8 @@
 //! `now`, then offers the packets read in this turn at `now`.
 //!
 //! Waiting: `ppoll` on the two TUN descriptors and a signalfd with a timeout up to the next
-//! event, less `spin_ns`, which the loop then busy-polls so that a packet leaves within a few
-//! microseconds of its time (the kernel's timer wake-up alone is late by tens of µs). Timer
-//! slack is set to 1 ns.
+//! event, less `spin_ns` (default 0), which the loop then busy-polls. Timer slack is set to
+//! 1 ns and rove-emu runs under SCHED_FIFO, so a wake-up is late by tens of µs at p99.
 
 use crate::rtt::{tcp_fields, RttTracker};
 use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder};
@@ -45,8 +44,11 @@ const BUF_BYTES: usize = 9216;
 const READ_BATCH: usize = 64;
 /// Longest single wait when no event is pending, so the stop time is noticed.
 const IDLE_WAIT_NS: Nanos = 50_000_000;
-/// Default busy-poll window before an event is due (µs-level exit times; see module doc).
-pub const DEFAULT_SPIN_NS: Nanos = 50_000;
+/// Default busy-poll window before an event is due. Measured on a loaded 2-core machine
+/// (docs/kernel-backend.md): under SCHED_FIFO the timer wake-up alone gives a p99 lateness of
+/// 30-65 µs at 25 % of a core for 100 Mbps, while a 50 µs spin gains little and costs 70 %;
+/// so no spin by default (`--spin-us` sets one).
+pub const DEFAULT_SPIN_NS: Nanos = 0;
 
 #[derive(Debug, Clone)]
 pub struct EmuOptions {
@@ -218,6 +220,13 @@ impl Emulator {
                 break;
             }
             self.run_due(now, snd, rcv)?;
+            // Handling events (a TUN write runs the receiving stack on this thread) takes time:
+            // stamp the packets read next with a fresh clock, once no event is due by then, so
+            // that no packet is stamped before it really arrived.
+            let now = self.now();
+            if self.heap.peek().is_some_and(|Reverse((t, _, _))| *t <= now) {
+                continue;
+            }
             let got = self.read_side(snd, Side::Data, now)? + self.read_side(rcv, Side::Ack, now)?;
             if got > 0 {
                 continue;
