@@ -3,7 +3,8 @@
 //! 1. Parse the scenario (the simulator's parser: same keys, same errors) and check what the
 //!    kernel cannot do: an algorithm it lacks, `cc_params`.
 //! 2. Build the topology (topology.rs): two namespaces, TUN devices, addresses, routes.
-//! 3. Start `rove-traffic server` for every flow in the receiver namespace, then the emulator
+//! 3. Start `rove-traffic server` for every flow in the receiver namespace and wait until they
+//!    all listen, then the emulator
 //!    (`rove-emu`) with the scenario's time 0 set a moment ahead, and wait for it to be ready.
 //! 4. At each flow's start time, start `rove-traffic client` in the sender namespace: bulk flows
 //!    (`size = inf`) run `--duration` until the scenario's end, sized flows `--bytes N`.
@@ -158,6 +159,48 @@ fn log_file(dir: &Path, name: &str) -> Result<std::fs::File, RunError> {
     std::fs::File::create(dir.join(name)).map_err(|e| RunError::Failed(format!("{}: {e}", dir.join(name).display())))
 }
 
+/// Listening TCP sockets on `SERVER_PORT` in namespace `ns` (from its `/proc/net/tcp`, read by
+/// a thread inside the namespace).
+fn listeners(ns: &str) -> std::io::Result<usize> {
+    let ns = ns.to_string();
+    std::thread::spawn(move || -> std::io::Result<usize> {
+        let _in = sys::NetnsGuard::enter(&ns)?;
+        let table = std::fs::read_to_string("/proc/thread-self/net/tcp")?;
+        let port = format!(":{SERVER_PORT:04X}");
+        // Columns: sl, local_address (HEXIP:HEXPORT), rem_address, st (0A = LISTEN), ...
+        Ok(table
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && cols[1].ends_with(&port) && cols[3] == "0A"
+            })
+            .count())
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::Error::other("listener check panicked")))
+}
+
+/// Waits until every server listens, so that no client connects to a port not yet open.
+fn wait_listening(ns: &str, n: usize, procs: &mut Procs, servers: &[usize]) -> Result<(), RunError> {
+    let deadline = monotonic_ns() + 15 * NS_PER_S;
+    loop {
+        let up = listeners(ns).map_err(|e| RunError::Failed(format!("cannot read the receivers' sockets: {e}")))?;
+        if up >= n {
+            return Ok(());
+        }
+        if let Some(&s) = servers.iter().find(|&&s| procs.exited(s).is_some()) {
+            return Err(RunError::Failed(format!("{} exited before listening (see its log in raw/)", procs.label(s))));
+        }
+        if monotonic_ns() > deadline {
+            return Err(RunError::Failed(format!("only {up} of {n} traffic servers listen after 15 s")));
+        }
+        if let Some(sig) = wait_stop_signal(10_000_000) {
+            return Err(RunError::Interrupted(sig));
+        }
+    }
+}
+
 /// Runs the scenario; on success `DIR/raw/` holds the emulator's records, one JSONL file per
 /// flow from its client, and `run.json`.
 pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
@@ -208,6 +251,8 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
         cmd.stdout(log.try_clone().map_err(|e| RunError::Failed(e.to_string()))?).stderr(log);
         servers.push(procs.spawn(&format!("rove-traffic server of flow {i}"), cmd).map_err(RunError::Failed)?);
     }
+
+    wait_listening(&topo.rcv.name, servers.len(), &mut procs, &servers)?;
 
     // The emulator, with time 0 a moment ahead.
     let t0 = monotonic_ns() + T0_LEAD_NS;
