@@ -15,8 +15,8 @@
 //! Events are handled at their own (model) time, not at the moment the loop gets to them, so a
 //! late wake-up delays a packet's exit but never the link's schedule: the serializer's rate is
 //! exact on average whatever the scheduling noise. Times handed to a link never go backwards:
-//! each loop turn reads the clock once (`now`), first handles every event due at or before
-//! `now`, then offers the packets read in this turn at `now`.
+//! a packet is stamped with the clock read just after it was read (so never before it
+//! arrived), and every event due by that time is handled before it is offered.
 //!
 //! Waiting: `ppoll` on the two TUN descriptors and a signalfd with a timeout up to the next
 //! event, less `spin_ns` (default 0), which the loop then busy-polls. Timer slack is set to
@@ -220,14 +220,7 @@ impl Emulator {
                 break;
             }
             self.run_due(now, snd, rcv)?;
-            // Handling events (a TUN write runs the receiving stack on this thread) takes time:
-            // stamp the packets read next with a fresh clock, once no event is due by then, so
-            // that no packet is stamped before it really arrived.
-            let now = self.now();
-            if self.heap.peek().is_some_and(|Reverse((t, _, _))| *t <= now) {
-                continue;
-            }
-            let got = self.read_side(snd, Side::Data, now)? + self.read_side(rcv, Side::Ack, now)?;
+            let got = self.read_side(Side::Data, snd, rcv)? + self.read_side(Side::Ack, snd, rcv)?;
             if got > 0 {
                 continue;
             }
@@ -285,12 +278,19 @@ impl Emulator {
     }
 
     /// Reads up to READ_BATCH packets from `tun` and offers each to its route's first link.
-    fn read_side(&mut self, tun: &Tun, side: Side, now: Nanos) -> io::Result<usize> {
+    /// Reads up to READ_BATCH packets from the `side` device and offers each to its route's
+    /// first link. Each packet is stamped with the clock read after it was read (never before
+    /// it arrived, whatever the scheduler did between two calls), once every event due by then
+    /// has been handled, so that the links' times never go backwards.
+    fn read_side(&mut self, side: Side, snd: &Tun, rcv: &Tun) -> io::Result<usize> {
+        let tun = match side {
+            Side::Data => snd,
+            Side::Ack => rcv,
+        };
         let mut got = 0;
         while got < READ_BATCH {
             let id = self.slab.alloc();
-            let slot = &mut self.slab.slots[id as usize];
-            let n = match tun.recv(&mut slot.buf) {
+            let n = match tun.recv(&mut self.slab.slots[id as usize].buf) {
                 Ok(Some(n)) => n,
                 Ok(None) => {
                     self.slab.release(id);
@@ -302,6 +302,10 @@ impl Emulator {
                 }
             };
             got += 1;
+            let now = self.now();
+            // The slot is not in any queue yet: handling events cannot touch it.
+            self.run_due(now, snd, rcv)?;
+            let slot = &mut self.slab.slots[id as usize];
             let Some(flow) = classify(&slot.buf[..n], side).filter(|&f| f < self.routes.len()) else {
                 self.unclassified += 1;
                 self.slab.release(id);

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{lateness_us, measure_timed, percentile, skip, Harness, Rx, SERIAL};
+use common::{busy_us, measure_timed, percentile, skip, Harness, Rx, SERIAL};
 
 const MS: u64 = 1_000_000;
 
@@ -67,7 +67,7 @@ fn measure_rate(rate_mbps: f64) -> ((f64, f64), f64) {
         cpu * 100.0,
         summary["lateness_p99_us"]
     );
-    ((got / rate, cpu), lateness_us(&summary))
+    ((got / rate, cpu), busy_us(&summary, &rx))
 }
 
 fn rate_ok(r: &(f64, f64)) -> bool {
@@ -126,8 +126,8 @@ fn added_delay_matches_configured_at_p99() {
         let err_ms: Vec<f64> = rx.iter().map(|r| ((r.recv_ns - r.sent_ns) as f64 - expected_ns) / 1e6).collect();
         let (p50, p99, max) = (percentile(&err_ms, 0.5), percentile(&err_ms, 0.99), percentile(&err_ms, 1.0));
         let min = err_ms.iter().cloned().fold(f64::MAX, f64::min);
-        eprintln!("measure_delay: configured 20 ms + 0.16 ms serialization; error p50 {p50:+.3} ms, p99 {p99:+.3} ms, max {max:+.3} ms, min {min:+.3} ms");
-        ((p50, p99, min), lateness_us(&summary))
+        eprintln!("measure_delay: configured 20 ms + 0.16 ms serialization; error p50 {p50:+.3} ms, p99 {p99:+.3} ms, max {max:+.3} ms, min {min:+.3} ms; busy {} us", busy_us(&summary, &rx));
+        ((p50, p99, min), busy_us(&summary, &rx))
     };
     let ok = |r: &(f64, f64, f64)| r.0.abs() < 0.5 && r.1.abs() < 0.5 && r.2 > -0.05;
     if let Some(r) = measure_timed("delay", measure, ok) {
@@ -165,7 +165,7 @@ fn queue_limit_holds_in_packets_and_bytes() {
             assert!(peak_pkts as f64 >= limit_pkts - 1.0, "the queue never filled: peak {peak_pkts}");
             assert!(max_sojourn <= limit_pkts * 1.2 + 0.01, "sojourn {max_sojourn} ms beyond a full queue");
             assert!(drops > 500, "expected about half of 2500 packets dropped, got {drops}");
-            (p99_delay_ms, lateness_us(&summary))
+            (p99_delay_ms, busy_us(&summary, &rx))
         };
         if let Some(p99) = measure_timed(&format!("queue {buffer}"), measure, |p99| *p99 < worst_ms + 0.5) {
             assert!(p99 < worst_ms + 0.5, "one-way delay p99 {p99} ms exceeds a full queue's {worst_ms} ms");
@@ -233,7 +233,7 @@ fn trace_delivers_its_opportunities() {
         let got = rx.iter().filter(|r| r.recv_ns >= from && r.recv_ns < to).count() as u64;
         let departed = summary["links"][0]["departed_pkts"].as_u64().unwrap();
         eprintln!("measure_trace: {want} opportunities in 1 s, {got} packets delivered; {departed} departed in all; lateness p99 {} us", summary["lateness_p99_us"]);
-        (got, lateness_us(&summary))
+        (got, busy_us(&summary, &rx))
     };
     let ok = |got: &u64| got.abs_diff(want) <= 2;
     let result = measure_timed("trace", measure, ok);
@@ -265,7 +265,7 @@ fn multi_link_path_traverses_links_in_order() {
         let got = delivered_bps(&rx, 1_600 * MS, 2_700 * MS);
         let (p1, p99) = (percentile(&delays, 0.01), percentile(&delays, 0.99));
         eprintln!("measure_two_links: delay error p1 {p1:+.3} ms, p99 {p99:+.3} ms, delivered {:.4} Mbps", got / 1e6);
-        ((p1, p99, got), lateness_us(&summary))
+        ((p1, p99, got), busy_us(&summary, &probe).max(busy_us(&summary, &rx)))
     };
     let ok = |r: &(f64, f64, f64)| r.1.abs() < 0.5 && r.0 > -0.05 && (r.2 / 10e6 - 1.0).abs() < 0.01;
     if let Some(r) = measure_timed("two links", measure, ok) {
@@ -294,7 +294,7 @@ fn rate_steps_and_outages_follow_the_schedule() {
         // margin at each edge.
         let in_outage = rx.iter().filter(|r| r.recv_ns >= 706 * MS && r.recv_ns < 904 * MS).count();
         eprintln!("measure_schedule: {:.4} Mbps before, {:.4} Mbps after the step, {in_outage} packets during the outage", before / 1e6, after / 1e6);
-        ((before, after, in_outage), lateness_us(&summary))
+        ((before, after, in_outage), busy_us(&summary, &rx))
     };
     let ok = |r: &(f64, f64, usize)| (r.0 / 10e6 - 1.0).abs() < 0.01 && (r.1 / 20e6 - 1.0).abs() < 0.01 && r.2 == 0;
     if let Some(r) = measure_timed("rate steps and outages", measure, ok) {
