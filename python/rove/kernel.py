@@ -328,7 +328,8 @@ def _flow_summary(f: dict, samples: list, final: dict | None, counters: dict, la
         rtts = rtt_ms
     else:
         rtts = [float(s["srtt_ms"]) for s in samples if s.get("srtt_ms")]
-    retrans = int(samples[-1].get("retrans_segs") or 0) if samples else 0
+    # Cumulative counters over the whole flow, as the emulator's segment count is.
+    retrans = max((int(s.get("retrans_segs") or 0) for s in samples), default=0)
     segs = int(counters.get("data_segs_in") or 0)
     return {
         "name": f["name"],
