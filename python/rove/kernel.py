@@ -300,7 +300,8 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         "links": links_out,
         "jain_index": (sum(goodputs) ** 2 / (len(goodputs) * sq)) if goodputs and sq > 0 else None,
         "emulator": {k: emu.get(k) for k in ("cpu_s", "cpu_fraction", "lateness_p99_us",
-                                              "lateness_max_us", "unclassified_pkts",
+                                              "lateness_max_us", "write_p99_us", "write_max_us",
+                                              "unclassified_pkts",
                                               "write_errors")},
     }
     return summary, timeseries, queue

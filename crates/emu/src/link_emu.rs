@@ -153,6 +153,7 @@ pub struct Emulator {
     unclassified: u64,
     write_errors: u64,
     lateness: Lateness,
+    write_time: Lateness,
 }
 
 impl Emulator {
@@ -180,6 +181,7 @@ impl Emulator {
             unclassified: 0,
             write_errors: 0,
             lateness: Lateness { buckets: vec![0; 100_001], max_ns: 0 },
+            write_time: Lateness { buckets: vec![0; 100_001], max_ns: 0 },
             opts,
             scenario,
         };
@@ -397,9 +399,13 @@ impl Emulator {
             (Side::Ack, Some((_, ack, _, true))) => self.rtts[slot.flow as usize].on_ack(ack, t),
             _ => None,
         };
+        let before = monotonic_ns();
         if tun.send(pkt).is_err() {
             self.write_errors += 1;
         }
+        // A write into a TUN runs the receiving stack (and whatever it triggers, e.g. a TCP
+        // sender's next segments) on this thread: its cost is recorded apart.
+        self.write_time.record(monotonic_ns() - before);
         if let Some(rtt) = rtt {
             self.rec.rtt(slot.flow as usize, t, rtt)?;
         }
@@ -440,6 +446,8 @@ impl Emulator {
             write_errors: self.write_errors,
             lateness_max_us: self.lateness.max_ns as f64 / 1e3,
             lateness_p99_us: self.lateness.p99_us(),
+            write_max_us: self.write_time.max_ns as f64 / 1e3,
+            write_p99_us: self.write_time.p99_us(),
             cpu_s,
             cpu_fraction: if wall_s > 0.0 { cpu_s / wall_s } else { 0.0 },
         };

@@ -159,6 +159,9 @@ pub struct EmuSummary {
     /// behind the model's times the real clock was when a packet left.
     pub lateness_max_us: f64,
     pub lateness_p99_us: f64,
+    /// Time spent in one write into a TUN device (the receiving stack runs in it), max and p99.
+    pub write_max_us: f64,
+    pub write_p99_us: f64,
     /// CPU time of the emulator (user + system), and over its running time.
     pub cpu_s: f64,
     pub cpu_fraction: f64,
