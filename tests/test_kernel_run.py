@@ -270,6 +270,27 @@ def test_unknown_cc_and_cc_params_are_clear_errors(tmp_path):
     assert "cc_params.hystart" in r.stderr, r.stderr
 
 
+def test_a_failing_client_ends_the_run_at_once_with_its_message(tmp_path):
+    # A generator whose client refuses the algorithm as the contract says (exit 2, one line).
+    fake = tmp_path / "traffic-fail.sh"
+    fake.write_text(f"""#!/bin/sh
+if [ "$1" = server ]; then exec python3 {STUB} "$@"; fi
+echo "rove-traffic: error: unknown congestion control 'cubic' (available: reno)" >&2
+exit 2
+""")
+    fake.chmod(0o755)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
+    t0 = time.monotonic()
+    r = subprocess.run([str(BIN / "rove-kernel"), "run", str(scenario), "-o", str(tmp_path / "o"),
+                        "--traffic-bin", str(fake)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "unknown congestion control 'cubic'" in r.stderr
+    assert time.monotonic() - t0 < 15  # not the scenario's 30 s
+    assert _rove_namespaces(os.getpid()) == []
+    assert _processes_mentioning(str(fake)) == []
+
+
 def test_cleanup_command_sweeps_stale_namespaces():
     # A namespace named as if by a process that no longer exists.
     dead = 3_000_000  # a pid no process has (checked below)

@@ -124,15 +124,33 @@ fn interrupted() -> Result<(), RunError> {
     }
 }
 
-/// Sleeps until CLOCK_MONOTONIC reaches `until_ns`, returning early with an error on a signal.
-fn sleep_until(until_ns: u64) -> Result<(), RunError> {
+/// Waits until CLOCK_MONOTONIC reaches `until_ns` while watching the run: a stop signal, the
+/// emulator ending, or a client failing (e.g. exit status 2 for an algorithm it cannot set)
+/// end the run at once, with the child's own message, instead of at the scenario's end.
+fn watch_until(until_ns: u64, procs: &mut Procs, emu: usize, clients: &[Option<usize>], raw: &Path) -> Result<(), RunError> {
     loop {
         let now = monotonic_ns();
         if now >= until_ns {
             return Ok(());
         }
-        if let Some(sig) = wait_stop_signal(until_ns - now) {
+        if let Some(sig) = wait_stop_signal((until_ns - now).min(50_000_000)) {
             return Err(RunError::Interrupted(sig));
+        }
+        if let Some(status) = procs.exited(emu) {
+            let log = std::fs::read_to_string(raw.join("emu.log")).unwrap_or_default();
+            return Err(RunError::Failed(format!("rove-emu exited during the run ({status}): {}", log.trim())));
+        }
+        for (i, c) in clients.iter().enumerate() {
+            let Some(c) = *c else { continue };
+            match procs.exited(c) {
+                Some(status) if !status.success() => {
+                    let log = std::fs::read_to_string(raw.join(format!("flow-{i}.log"))).unwrap_or_default();
+                    let last = log.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+                    let msg = format!("{} failed ({status}): {}", procs.label(c), last.trim());
+                    return Err(if status.code() == Some(2) { RunError::Usage(msg) } else { RunError::Failed(msg) });
+                }
+                _ => {}
+            }
         }
     }
 }
@@ -316,7 +334,7 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
         if f.start_ns >= sc.duration_ns {
             continue; // starts after the end: never runs, as in the simulator
         }
-        sleep_until(t0 + f.start_ns)?;
+        watch_until(t0 + f.start_ns, &mut procs, emu, &clients, &raw)?;
         let mut cmd = in_ns(&topo.snd, &opts.traffic_bin);
         cmd.args(["client", "--connect", &format!("{}:{SERVER_PORT}", receiver_addr(i)), "--cc", &f.cc]);
         match f.size_bytes {
@@ -330,12 +348,8 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
             .stderr(log_file(&raw, &format!("flow-{i}.log"))?);
         launched_s[i] = Some(secs(monotonic_ns().saturating_sub(t0)));
         clients[i] = Some(procs.spawn(&format!("rove-traffic client of flow {i} ({})", f.name), cmd).map_err(RunError::Failed)?);
-        if let Some(emu_status) = procs.exited(emu) {
-            let log = std::fs::read_to_string(raw.join("emu.log")).unwrap_or_default();
-            return Err(RunError::Failed(format!("rove-emu exited during the run ({emu_status}): {}", log.trim())));
-        }
     }
-    sleep_until(t0 + sc.duration_ns)?;
+    watch_until(t0 + sc.duration_ns, &mut procs, emu, &clients, &raw)?;
 
     // Give clients a moment to finish and write their final line, then stop everything.
     let grace_end = monotonic_ns() + CLIENT_GRACE.as_nanos() as u64;
@@ -394,4 +408,55 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     let mut partial = partial;
     partial.keep = true;
     Ok(final_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(toml: &str) -> Result<Scenario, RunError> {
+        let dir = std::env::temp_dir().join(format!("rove-orch-test-{}-{}", std::process::id(), toml.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.toml");
+        std::fs::write(&path, toml).unwrap();
+        let opts = RunOptions {
+            scenario: path,
+            out_dir: dir.clone(),
+            seed: None,
+            overrides: vec![],
+            emu_bin: "x".into(),
+            traffic_bin: "x".into(),
+            spin_us: 0,
+        };
+        let r = load_scenario(&opts);
+        let _ = std::fs::remove_dir_all(&dir);
+        r
+    }
+
+    const BASE: &str = "duration = \"1s\"\n[links.l]\nrate = \"10Mbps\"\n[[flows]]\npath = [\"l\"]\nack_path = [\"l\"]\n";
+
+    #[test]
+    fn cc_params_are_rejected_naming_the_key() {
+        let e = load(&format!("{BASE}cc = \"cubic\"\ncc_params = {{ beta = 0.5 }}\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("flows[0] (flow0).cc_params.beta"), "{}", e.message());
+    }
+
+    #[test]
+    fn an_algorithm_the_kernel_lacks_lists_the_available_ones() {
+        if available_cc().is_empty() {
+            return; // no /proc/sys/net/ipv4/tcp_available_congestion_control here
+        }
+        let e = load(&format!("{BASE}cc = \"bbr2\"\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("flows[0] (flow0).cc") && e.message().contains("available:"), "{}", e.message());
+        assert!(load(&format!("{BASE}cc = \"reno\"\n")).is_ok());
+    }
+
+    #[test]
+    fn scenario_errors_are_usage_errors() {
+        let e = load("duration = \"soon\"\n").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("duration"), "{}", e.message());
+    }
 }
