@@ -150,9 +150,11 @@ def _fmt(value, spec: str, unit: str = "") -> str:
 def _print_run_summary(summary: dict, out: Path) -> None:
     flows = summary.get("flows", [])
     events = summary.get("events")
-    print(f"{summary.get('scenario', '?')}: {_fmt(summary.get('duration_s'), 'g')} s simulated "
+    how = "on the Linux kernel" if summary.get("backend") == "kernel" else "simulated"
+    what = "packets" if summary.get("backend") == "kernel" else "events"
+    print(f"{summary.get('scenario', '?')}: {_fmt(summary.get('duration_s'), 'g')} s {how} "
           f"in {_fmt(summary.get('wall_s'), '.3f')} s wall, "
-          f"{_fmt(events, ',')} events, seed {summary.get('seed')} -> {out}")
+          f"{_fmt(events, ',')} {what}, seed {summary.get('seed')} -> {out}")
     width = max([len(str(f.get("name", ""))) for f in flows] + [4])
     for f in flows:
         line = (f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<6}"
