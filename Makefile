@@ -8,7 +8,8 @@
 #   1. system packages, only if something is missing (python3 venv support, a C toolchain, cargo);
 #   2. a virtualenv .venv with maturin and the Python dependencies (stamp: .venv/.deps-stamp);
 #   3. the native extension rove._core built in release mode into the venv, rebuilt when any
-#      Rust source or manifest changes (stamp: .venv/.build-stamp).
+#      Rust source or manifest changes (stamp: .venv/.build-stamp);
+#   4. the kernel backend's binaries in target/release (stamp: .venv/.emu-stamp).
 # When everything is in place the set-up costs well under a second.
 
 SHELL := /bin/bash
@@ -36,7 +37,7 @@ RUST_SRCS := Cargo.toml $(wildcard Cargo.lock) \
 DEPS_STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 
-.PHONY: help setup sysdeps demo test test-rust test-python bench clean
+.PHONY: help setup sysdeps build-emu demo test test-rust test-python bench clean
 
 help:
 	@echo "make demo    set up, run scenarios/demo.toml and write results/demo/report.html"
@@ -51,6 +52,7 @@ sysdeps:
 	$(PYTHON) -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing build-essential"; \
 	command -v cargo >/dev/null 2>&1 || missing="$$missing cargo rustc"; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	if [ -n "$$missing" ]; then \
 		echo "rove: installing system packages:$$missing"; \
 		$(SUDO) apt-get update -qq; \
@@ -71,7 +73,17 @@ $(BUILD_STAMP): $(DEPS_STAMP) $(RUST_SRCS)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 	@touch $@
 
-setup: $(BUILD_STAMP)
+# (d) The kernel backend's binaries (rove-kernel, rove-emu, and rove-traffic once it is in the
+#     crate) in target/release, where python/rove/kernel.py finds them.
+EMU_STAMP := $(VENV)/.emu-stamp
+$(EMU_STAMP): $(RUST_SRCS) | sysdeps
+	@echo "rove: building the kernel backend's binaries (release)"
+	cargo build --release -p rove-emu
+	@mkdir -p $(VENV) && touch $@
+
+build-emu: $(EMU_STAMP)
+
+setup: $(BUILD_STAMP) $(EMU_STAMP)
 
 demo: $(BUILD_STAMP)
 	$(ROVE) run scenarios/demo.toml -o results/demo
@@ -88,7 +100,7 @@ test: test-rust test-python
 test-rust: $(BUILD_STAMP)
 	cargo test --workspace --release --exclude rove-py
 
-test-python: $(BUILD_STAMP)
+test-python: $(BUILD_STAMP) $(EMU_STAMP)
 	$(VPY) -m pytest -q tests
 
 bench: $(BUILD_STAMP)

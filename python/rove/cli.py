@@ -1,6 +1,6 @@
 """The ``rove`` command line.
 
-    rove run SCENARIO -o DIR [--seed N] [--set KEY=VALUE ...] [--quiet]
+    rove run SCENARIO -o DIR [--seed N] [--set KEY=VALUE ...] [--quiet] [--backend sim|kernel]
     rove validate SCENARIO [--seed N] [--set KEY=VALUE ...]
     rove report DIR
     rove trace synth KIND -o FILE [--duration 60s] [--seed N] [--param KEY=VALUE ...]
@@ -111,9 +111,29 @@ def _cmd_run(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"{out}: exists and is not a directory (-o names a results directory)")
+    if args.backend == "kernel":
+        return _run_kernel(args, out, overrides)
     progress = (not args.quiet) and sys.stderr.isatty()
     result = rove.run(args.scenario, out=out, seed=args.seed, progress=progress,
                       overrides=overrides)
+    if not args.quiet:
+        _print_run_summary(result.summary, out)
+    return 0
+
+
+def _run_kernel(args, out: Path, overrides) -> int:
+    """``rove run --backend kernel``: the scenario on real Linux TCP (python/rove/kernel.py)."""
+    import rove
+    from .kernel import KernelError, run_kernel
+
+    try:
+        result = run_kernel(args.scenario, out, seed=args.seed,
+                            overrides=[(k, rove.toml_literal(v)) for k, v in overrides])
+    except KernelError as e:
+        if e.exit_status == EXIT_USAGE:
+            raise CliError(str(e)) from None
+        _error(str(e))
+        return EXIT_INTERNAL
     if not args.quiet:
         _print_run_summary(result.summary, out)
     return 0
@@ -131,9 +151,11 @@ def _fmt(value, spec: str, unit: str = "") -> str:
 def _print_run_summary(summary: dict, out: Path) -> None:
     flows = summary.get("flows", [])
     events = summary.get("events")
-    print(f"{summary.get('scenario', '?')}: {_fmt(summary.get('duration_s'), 'g')} s simulated "
+    how = "on the Linux kernel" if summary.get("backend") == "kernel" else "simulated"
+    what = "packets" if summary.get("backend") == "kernel" else "events"
+    print(f"{summary.get('scenario', '?')}: {_fmt(summary.get('duration_s'), 'g')} s {how} "
           f"in {_fmt(summary.get('wall_s'), '.3f')} s wall, "
-          f"{_fmt(events, ',')} events, seed {summary.get('seed')} -> {out}")
+          f"{_fmt(events, ',')} {what}, seed {summary.get('seed')} -> {out}")
     width = max([len(str(f.get("name", ""))) for f in flows] + [4])
     for f in flows:
         line = (f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<6}"
@@ -279,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set links.down.rate=10Mbps (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    r.add_argument("--backend", choices=("sim", "kernel"), default="sim",
+                   help="sim: the simulator (default); kernel: real Linux TCP in network "
+                        "namespaces over rove's link emulator (needs root and /dev/net/tun)")
     r.set_defaults(func=_cmd_run)
 
     v = sub.add_parser("validate", help="check a scenario without running it",

@@ -1,0 +1,114 @@
+//! `rove-emu`: the link emulator of rove's kernel backend (see `rove_emu::link_emu`).
+//!
+//!     rove-emu --scenario FILE [--seed N] [--set KEY=VALUE ...] --snd-ns NS --rcv-ns NS
+//!              [--tun NAME] --t0-mono-ns T --out DIR [--stop-after-s S] [--spin-us U]
+//!              [--rt-prio P]
+//!
+//! Attaches to the TUN device NAME (default rove0) in both namespaces, prints `ready` on
+//! stdout, then moves packets until SIGTERM/SIGINT or S seconds of emulator time, and writes
+//! its records into DIR. T is the CLOCK_MONOTONIC time (ns) of the scenario's time 0.
+//! P (default 10, 0: off) is the SCHED_FIFO priority the emulator runs at (see sys::set_realtime).
+//! Exit status: 0 done, 1 runtime failure, 2 bad arguments or scenario.
+
+use rove_emu::args::{split_set, Args};
+use rove_emu::link_emu::{EmuOptions, Emulator, DEFAULT_SPIN_NS};
+use rove_emu::sys;
+use rove_emu::tun::Tun;
+use std::io::Write;
+use std::path::PathBuf;
+
+struct Cli {
+    scenario: PathBuf,
+    seed: Option<u64>,
+    overrides: Vec<(String, String)>,
+    snd_ns: String,
+    rcv_ns: String,
+    tun: String,
+    t0: u64,
+    out: PathBuf,
+    stop_after_s: Option<f64>,
+    spin_us: u64,
+    rt_prio: i32,
+}
+
+fn need<T>(v: Option<T>, opt: &str) -> Result<T, String> {
+    v.ok_or_else(|| format!("{opt} is required (see --help)"))
+}
+
+fn parse_cli() -> Result<Cli, String> {
+    let mut a = Args::from_env();
+    let (mut scenario, mut seed, mut overrides) = (None, None, Vec::new());
+    let (mut snd_ns, mut rcv_ns, mut tun, mut t0, mut out) = (None, None, "rove0".to_string(), None, None);
+    let (mut stop_after_s, mut spin_us, mut rt_prio) = (None, DEFAULT_SPIN_NS / 1000, 10);
+    while let Some(opt) = a.next_arg() {
+        match opt.as_str() {
+            "--scenario" => scenario = Some(PathBuf::from(a.value(&opt)?)),
+            "--seed" => seed = Some(a.parsed(&opt, "an integer >= 0")?),
+            "--set" => overrides.push(split_set(&a.value(&opt)?)?),
+            "--snd-ns" => snd_ns = Some(a.value(&opt)?),
+            "--rcv-ns" => rcv_ns = Some(a.value(&opt)?),
+            "--tun" => tun = a.value(&opt)?,
+            "--t0-mono-ns" => t0 = Some(a.parsed(&opt, "nanoseconds of CLOCK_MONOTONIC")?),
+            "--out" => out = Some(PathBuf::from(a.value(&opt)?)),
+            "--stop-after-s" => stop_after_s = Some(a.parsed(&opt, "seconds")?),
+            "--spin-us" => spin_us = a.parsed(&opt, "microseconds")?,
+            "--rt-prio" => rt_prio = a.parsed(&opt, "a priority 0..99")?,
+            "-h" | "--help" => {
+                println!("usage: rove-emu --scenario FILE [--seed N] [--set K=V ...] --snd-ns NS --rcv-ns NS [--tun NAME] --t0-mono-ns T --out DIR [--stop-after-s S] [--spin-us U] [--rt-prio P]");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other:?} (see --help)")),
+        }
+    }
+    Ok(Cli {
+        scenario: need(scenario, "--scenario")?,
+        seed,
+        overrides,
+        snd_ns: need(snd_ns, "--snd-ns")?,
+        rcv_ns: need(rcv_ns, "--rcv-ns")?,
+        tun,
+        t0: need(t0, "--t0-mono-ns")?,
+        out: need(out, "--out")?,
+        stop_after_s,
+        spin_us,
+        rt_prio,
+    })
+}
+
+fn fail(code: i32, msg: impl std::fmt::Display) -> ! {
+    eprintln!("rove-emu: error: {msg}");
+    std::process::exit(code)
+}
+
+fn main() {
+    let cli = parse_cli().unwrap_or_else(|e| fail(2, e));
+    if let Err(e) = rove_emu::orchestrate::check_machine() {
+        fail(2, e);
+    }
+    let scenario = rove_scenario::parse_file(&cli.scenario, &cli.overrides, cli.seed, &[]).unwrap_or_else(|e| fail(2, e));
+    // Stop signals arrive through a signalfd in the event loop, never in the middle of a write.
+    if let Err(e) = sys::block_stop_signals() {
+        fail(1, format!("cannot block signals: {e}"));
+    }
+    let sigfd = sys::stop_signalfd().unwrap_or_else(|e| fail(1, format!("signalfd: {e}")));
+    let snd = Tun::attach(&cli.snd_ns, &cli.tun).unwrap_or_else(|e| fail(1, e));
+    let rcv = Tun::attach(&cli.rcv_ns, &cli.tun).unwrap_or_else(|e| fail(1, e));
+    let opts = EmuOptions {
+        t0_mono_ns: cli.t0,
+        stop_at_ns: cli.stop_after_s.map(|s| (s.max(0.0) * 1e9) as u64),
+        spin_ns: cli.spin_us * 1000,
+        out_dir: cli.out,
+    };
+    if cli.rt_prio > 0 {
+        if let Err(e) = sys::set_realtime(cli.rt_prio.min(99)) {
+            eprintln!("rove-emu: warning: cannot run at real-time priority ({e}); delivery times may be late on a busy machine");
+        }
+    }
+    let mut emu = Emulator::new(scenario, opts).unwrap_or_else(|e| fail(1, e));
+    println!("ready");
+    let _ = std::io::stdout().flush();
+    use std::os::fd::AsRawFd;
+    if let Err(e) = emu.run(&snd, &rcv, sigfd.as_raw_fd()) {
+        fail(1, e);
+    }
+}

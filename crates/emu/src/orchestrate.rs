@@ -1,0 +1,462 @@
+//! `rove-kernel run`: one scenario on the real Linux stack.
+//!
+//! 1. Parse the scenario (the simulator's parser: same keys, same errors) and check what the
+//!    kernel cannot do: an algorithm it lacks, `cc_params`.
+//! 2. Build the topology (topology.rs): two namespaces, TUN devices, addresses, routes.
+//! 3. Start `rove-traffic server` for every flow in the receiver namespace and wait until they
+//!    all listen, then the emulator
+//!    (`rove-emu`) with the scenario's time 0 set a moment ahead, and wait for it to be ready.
+//! 4. At each flow's start time, start `rove-traffic client` in the sender namespace: bulk flows
+//!    (`size = inf`) run `--duration` until the scenario's end, sized flows `--bytes N`.
+//! 5. At the end (plus a grace period for clients to write their last line) stop everything,
+//!    then write `raw/run.json` describing the run. The raw directory is built as
+//!    `raw.partial-<pid>` and renamed to `raw` only when complete.
+//!
+//! Every stop signal (SIGINT, SIGTERM, SIGHUP) is blocked and collected at the waiting points,
+//! so an interrupted run always unwinds through the guards: children are killed (by process
+//! group), namespaces deleted, the partial raw directory removed.
+
+use crate::netns::Netns;
+use crate::procs::Procs;
+use crate::sys::{self, monotonic_ns, pending_stop_signal, wait_stop_signal};
+use crate::topology::{receiver_addr, sender_addr, Topology, TUN_NAME};
+use rove_scenario::{Nanos, Scenario, NS_PER_S};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// TCP port of every flow's server (each flow has its own receiver address).
+pub const SERVER_PORT: u16 = 5201;
+/// Time between starting the emulator and the scenario's time 0: the emulator attaches its
+/// TUN devices and the servers finish starting meanwhile.
+const T0_LEAD_NS: Nanos = 300_000_000;
+/// How long after the scenario's end a client may take to finish and write its last line.
+const CLIENT_GRACE: Duration = Duration::from_secs(3);
+/// The emulator keeps running this long after the scenario's end on its own at most.
+const EMU_SAFETY_S: f64 = 30.0;
+
+#[derive(Debug)]
+pub enum RunError {
+    /// Bad input or an unusable machine (not root, no TUN): exit status 2.
+    Usage(String),
+    /// Something failed while running: exit status 1.
+    Failed(String),
+    /// A stop signal arrived: exit status 128 + signal.
+    Interrupted(i32),
+}
+
+impl RunError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Usage(_) => 2,
+            RunError::Failed(_) => 1,
+            RunError::Interrupted(sig) => 128 + sig,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            RunError::Usage(m) | RunError::Failed(m) => m.clone(),
+            RunError::Interrupted(sig) => format!("interrupted by signal {sig}; everything the run made was removed"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub scenario: PathBuf,
+    pub out_dir: PathBuf,
+    pub seed: Option<u64>,
+    pub overrides: Vec<(String, String)>,
+    pub emu_bin: PathBuf,
+    pub traffic_bin: PathBuf,
+    pub spin_us: u64,
+}
+
+/// Not root, or no `/dev/net/tun`: the one-line reason (exit status 2).
+pub fn check_machine() -> Result<(), String> {
+    if !sys::is_root() {
+        return Err("the kernel backend needs root (it creates network namespaces and TUN devices); run as root".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Err("/dev/net/tun is missing: the kernel backend needs TUN support (modprobe tun, or a container with /dev/net/tun)".into());
+    }
+    Ok(())
+}
+
+/// The congestion controls this kernel offers.
+pub fn available_cc() -> Vec<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Parses the scenario and rejects what the kernel backend cannot run.
+pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
+    let sc = rove_scenario::parse_file(&opts.scenario, &opts.overrides, opts.seed, &[])
+        .map_err(|e| RunError::Usage(e.to_string()))?;
+    let source = opts.scenario.display();
+    let available = available_cc();
+    for (i, f) in sc.flows.iter().enumerate() {
+        if let Some(key) = f.cc_params.keys().next() {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).cc_params.{key}: cc_params cannot be applied on the kernel backend (the kernel's {} takes no per-flow parameters); remove cc_params or run on the simulator",
+                f.name, f.cc
+            )));
+        }
+        if !available.is_empty() && !available.iter().any(|a| a == &f.cc) {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).cc: the kernel has no congestion control {:?}; available: {}",
+                f.name,
+                f.cc,
+                available.join(", ")
+            )));
+        }
+    }
+    Ok(sc)
+}
+
+fn interrupted() -> Result<(), RunError> {
+    match pending_stop_signal() {
+        Some(sig) => Err(RunError::Interrupted(sig)),
+        None => Ok(()),
+    }
+}
+
+/// Waits until CLOCK_MONOTONIC reaches `until_ns` while watching the run: a stop signal, the
+/// emulator ending, or a client failing (e.g. exit status 2 for an algorithm it cannot set)
+/// end the run at once, with the child's own message, instead of at the scenario's end.
+fn watch_until(until_ns: u64, procs: &mut Procs, emu: usize, clients: &[Option<usize>], raw: &Path) -> Result<(), RunError> {
+    loop {
+        let now = monotonic_ns();
+        if now >= until_ns {
+            return Ok(());
+        }
+        if let Some(sig) = wait_stop_signal((until_ns - now).min(50_000_000)) {
+            return Err(RunError::Interrupted(sig));
+        }
+        if let Some(status) = procs.exited(emu) {
+            let log = std::fs::read_to_string(raw.join("emu.log")).unwrap_or_default();
+            return Err(RunError::Failed(format!("rove-emu exited during the run ({status}): {}", log.trim())));
+        }
+        for (i, c) in clients.iter().enumerate() {
+            let Some(c) = *c else { continue };
+            match procs.exited(c) {
+                Some(status) if !status.success() => {
+                    let log = std::fs::read_to_string(raw.join(format!("flow-{i}.log"))).unwrap_or_default();
+                    let last = log.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+                    let msg = format!("{} failed ({status}): {}", procs.label(c), last.trim());
+                    return Err(if status.code() == Some(2) { RunError::Usage(msg) } else { RunError::Failed(msg) });
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Removes the partial raw directory unless the run completed.
+struct PartialDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for PartialDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn secs(ns: Nanos) -> f64 {
+    ns as f64 / NS_PER_S as f64
+}
+
+fn log_file(dir: &Path, name: &str) -> Result<std::fs::File, RunError> {
+    std::fs::File::create(dir.join(name)).map_err(|e| RunError::Failed(format!("{}: {e}", dir.join(name).display())))
+}
+
+/// Listening TCP sockets on `SERVER_PORT` in namespace `ns` (from its `/proc/net/tcp`, read by
+/// a thread inside the namespace).
+fn listeners(ns: &str) -> std::io::Result<usize> {
+    let ns = ns.to_string();
+    std::thread::spawn(move || -> std::io::Result<usize> {
+        let _in = sys::NetnsGuard::enter(&ns)?;
+        let table = std::fs::read_to_string("/proc/thread-self/net/tcp")?;
+        let port = format!(":{SERVER_PORT:04X}");
+        // Columns: sl, local_address (HEXIP:HEXPORT), rem_address, st (0A = LISTEN), ...
+        Ok(table
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && cols[1].ends_with(&port) && cols[3] == "0A"
+            })
+            .count())
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::Error::other("listener check panicked")))
+}
+
+/// Waits until every server listens, so that no client connects to a port not yet open.
+fn wait_listening(ns: &str, n: usize, procs: &mut Procs, servers: &[usize]) -> Result<(), RunError> {
+    let deadline = monotonic_ns() + 15 * NS_PER_S;
+    loop {
+        let up = listeners(ns).map_err(|e| RunError::Failed(format!("cannot read the receivers' sockets: {e}")))?;
+        if up >= n {
+            return Ok(());
+        }
+        if let Some(&s) = servers.iter().find(|&&s| procs.exited(s).is_some()) {
+            return Err(RunError::Failed(format!("{} exited before listening (see its log in raw/)", procs.label(s))));
+        }
+        if monotonic_ns() > deadline {
+            return Err(RunError::Failed(format!("only {up} of {n} traffic servers listen after 15 s")));
+        }
+        if let Some(sig) = wait_stop_signal(10_000_000) {
+            return Err(RunError::Interrupted(sig));
+        }
+    }
+}
+
+/// Runs the scenario; on success `DIR/raw/` holds the emulator's records, one JSONL file per
+/// flow from its client, and `run.json`.
+pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
+    check_machine().map_err(RunError::Usage)?;
+    let sc = load_scenario(opts)?;
+    for (what, bin) in [("rove-emu", &opts.emu_bin), ("rove-traffic", &opts.traffic_bin)] {
+        if !bin.is_file() {
+            return Err(RunError::Usage(format!(
+                "{what} not found at {} (build it with 'cargo build --release -p rove-emu', or name it with --{}-bin)",
+                bin.display(),
+                if what == "rove-emu" { "emu" } else { "traffic" }
+            )));
+        }
+    }
+    sys::block_stop_signals().map_err(|e| RunError::Failed(format!("cannot block signals: {e}")))?;
+
+    std::fs::create_dir_all(&opts.out_dir).map_err(|e| RunError::Usage(format!("{}: {e}", opts.out_dir.display())))?;
+    let partial = PartialDir { path: opts.out_dir.join(format!("raw.partial-{}", std::process::id())), keep: false };
+    let raw = partial.path.clone();
+    let _ = std::fs::remove_dir_all(&raw);
+    std::fs::create_dir_all(&raw).map_err(|e| RunError::Failed(format!("{}: {e}", raw.display())))?;
+
+    // Namespaces of earlier runs that were killed outright (SIGKILL leaves no chance to clean
+    // up; their children die with them through PDEATHSIG) go first. Live runs are untouched.
+    match crate::netns::sweep_stale() {
+        Ok(removed) if !removed.is_empty() => eprintln!("rove-kernel: removed stale namespaces: {}", removed.join(" ")),
+        Ok(_) => {}
+        Err(e) => eprintln!("rove-kernel: warning: {e}"),
+    }
+    let run_id = crate::topology::new_run_id();
+    let topo = Topology::build(&run_id, sc.flows.len()).map_err(RunError::Failed)?;
+    // Declared after the topology, so dropped before it: processes die before their namespaces.
+    let mut procs = Procs::new();
+    interrupted()?;
+
+    let in_ns = |ns: &Netns, bin: &Path| {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &ns.name]).arg(bin).stdin(Stdio::null());
+        c
+    };
+
+    // Servers first: they only need to listen.
+    let mut servers = Vec::new();
+    for (i, _) in sc.flows.iter().enumerate() {
+        let mut cmd = in_ns(&topo.rcv, &opts.traffic_bin);
+        cmd.args(["server", "--bind", &format!("{}:{SERVER_PORT}", receiver_addr(i))]);
+        let log = log_file(&raw, &format!("server-{i}.log"))?;
+        cmd.stdout(log.try_clone().map_err(|e| RunError::Failed(e.to_string()))?).stderr(log);
+        servers.push(procs.spawn(&format!("rove-traffic server of flow {i}"), cmd).map_err(RunError::Failed)?);
+    }
+
+    wait_listening(&topo.rcv.name, servers.len(), &mut procs, &servers)?;
+
+    // The emulator, with time 0 a moment ahead.
+    let t0 = monotonic_ns() + T0_LEAD_NS;
+    let emu_dir = raw.join("emu");
+    let mut cmd = Command::new(&opts.emu_bin);
+    cmd.arg("--scenario").arg(&opts.scenario);
+    if let Some(seed) = opts.seed {
+        cmd.args(["--seed", &seed.to_string()]);
+    }
+    for (k, v) in &opts.overrides {
+        cmd.args(["--set", &format!("{k}={v}")]);
+    }
+    cmd.args(["--snd-ns", &topo.snd.name, "--rcv-ns", &topo.rcv.name, "--tun", TUN_NAME])
+        .args(["--t0-mono-ns", &t0.to_string(), "--spin-us", &opts.spin_us.to_string()])
+        .args(["--stop-after-s", &format!("{}", secs(sc.duration_ns) + EMU_SAFETY_S)])
+        .arg("--out")
+        .arg(&emu_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log_file(&raw, "emu.log")?);
+    let emu = procs.spawn("rove-emu", cmd).map_err(RunError::Failed)?;
+    let stdout = procs.child_mut(emu).stdout.take().ok_or_else(|| RunError::Failed("rove-emu: no stdout".into()))?;
+    // Wait for its "ready" line (read on a thread, so that signals are still noticed here).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let ready_by = monotonic_ns() + 10 * NS_PER_S;
+    loop {
+        if let Ok(line) = rx.try_recv() {
+            if line.trim() == "ready" {
+                break;
+            }
+            let log = std::fs::read_to_string(raw.join("emu.log")).unwrap_or_default();
+            return Err(RunError::Failed(format!("rove-emu did not start: {}", log.trim())));
+        }
+        if monotonic_ns() > ready_by {
+            return Err(RunError::Failed("rove-emu did not report ready within 10 s".into()));
+        }
+        if let Some(sig) = wait_stop_signal(5_000_000) {
+            return Err(RunError::Interrupted(sig));
+        }
+    }
+    for &s in &servers {
+        if let Some(status) = procs.exited(s) {
+            let log = std::fs::read_to_string(raw.join(format!("server-{}.log", s - servers[0]))).unwrap_or_default();
+            return Err(RunError::Failed(format!("{} exited early ({status}): {}", procs.label(s), log.trim())));
+        }
+    }
+
+    // Clients at their start times.
+    let mut order: Vec<usize> = (0..sc.flows.len()).collect();
+    order.sort_by_key(|&i| (sc.flows[i].start_ns, i));
+    let sample_ms = (sc.sample_interval_ns / 1_000_000).max(1);
+    let mut clients = vec![None; sc.flows.len()];
+    let mut launched_s = vec![None; sc.flows.len()];
+    for &i in &order {
+        let f = &sc.flows[i];
+        if f.start_ns >= sc.duration_ns {
+            continue; // starts after the end: never runs, as in the simulator
+        }
+        watch_until(t0 + f.start_ns, &mut procs, emu, &clients, &raw)?;
+        let mut cmd = in_ns(&topo.snd, &opts.traffic_bin);
+        cmd.args(["client", "--connect", &format!("{}:{SERVER_PORT}", receiver_addr(i)), "--cc", &f.cc]);
+        match f.size_bytes {
+            Some(n) => cmd.args(["--bytes", &n.to_string()]),
+            None => cmd.args(["--duration", &format!("{}", secs(sc.duration_ns - f.start_ns))]),
+        };
+        cmd.args(["--sample-ms", &sample_ms.to_string()])
+            .arg("--out")
+            .arg(raw.join(format!("flow-{i}.jsonl")))
+            .stdout(Stdio::null())
+            .stderr(log_file(&raw, &format!("flow-{i}.log"))?);
+        launched_s[i] = Some(secs(monotonic_ns().saturating_sub(t0)));
+        clients[i] = Some(procs.spawn(&format!("rove-traffic client of flow {i} ({})", f.name), cmd).map_err(RunError::Failed)?);
+    }
+    watch_until(t0 + sc.duration_ns, &mut procs, emu, &clients, &raw)?;
+
+    // Give clients a moment to finish and write their final line, then stop everything.
+    let grace_end = monotonic_ns() + CLIENT_GRACE.as_nanos() as u64;
+    for c in clients.iter().flatten() {
+        while procs.exited(*c).is_none() && monotonic_ns() < grace_end {
+            if let Some(sig) = wait_stop_signal(10_000_000) {
+                return Err(RunError::Interrupted(sig));
+            }
+        }
+    }
+    let client_ids: Vec<usize> = clients.iter().flatten().copied().collect();
+    let client_status = procs.stop(&client_ids);
+    procs.stop(&servers);
+    let emu_status = procs.stop(&[emu]);
+    if !emu_dir.join(crate::record::SUMMARY_FILE).is_file() {
+        let log = std::fs::read_to_string(raw.join("emu.log")).unwrap_or_default();
+        return Err(RunError::Failed(format!("rove-emu ended without its summary ({:?}): {}", emu_status[0], log.trim())));
+    }
+
+    let mut status_of = vec![None; sc.flows.len()];
+    for (k, &c) in client_ids.iter().enumerate() {
+        if let Some(i) = clients.iter().position(|x| *x == Some(c)) {
+            status_of[i] = client_status[k].and_then(|s| s.code());
+        }
+    }
+    let flows: Vec<serde_json::Value> = sc
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            serde_json::json!({
+                "name": f.name, "cc": f.cc, "start_s": secs(f.start_ns), "launched_s": launched_s[i],
+                "size_bytes": f.size_bytes, "sender": sender_addr(i).to_string(), "receiver": receiver_addr(i).to_string(),
+                "path": f.path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
+                "ack_path": f.ack_path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
+                "samples": format!("flow-{i}.jsonl"), "client_exit": status_of[i],
+            })
+        })
+        .collect();
+    let run_json = serde_json::json!({
+        "scenario": sc.name, "source": sc.source, "backend": "kernel", "seed": sc.seed,
+        "duration_s": secs(sc.duration_ns), "sample_interval_s": secs(sc.sample_interval_ns),
+        "run_id": run_id, "links": sc.links.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
+        "flows": flows, "emu": "emu",
+    });
+    let text = serde_json::to_string_pretty(&run_json).map_err(|e| RunError::Failed(e.to_string()))? + "\n";
+    std::fs::write(raw.join("run.json"), text).map_err(|e| RunError::Failed(format!("run.json: {e}")))?;
+
+    drop(procs);
+    drop(topo);
+    let final_dir = opts.out_dir.join("raw");
+    if final_dir.exists() {
+        std::fs::remove_dir_all(&final_dir).map_err(|e| RunError::Failed(format!("{}: {e}", final_dir.display())))?;
+    }
+    std::fs::rename(&raw, &final_dir).map_err(|e| RunError::Failed(format!("{}: {e}", final_dir.display())))?;
+    let mut partial = partial;
+    partial.keep = true;
+    Ok(final_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(toml: &str) -> Result<Scenario, RunError> {
+        let dir = std::env::temp_dir().join(format!("rove-orch-test-{}-{}", std::process::id(), toml.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.toml");
+        std::fs::write(&path, toml).unwrap();
+        let opts = RunOptions {
+            scenario: path,
+            out_dir: dir.clone(),
+            seed: None,
+            overrides: vec![],
+            emu_bin: "x".into(),
+            traffic_bin: "x".into(),
+            spin_us: 0,
+        };
+        let r = load_scenario(&opts);
+        let _ = std::fs::remove_dir_all(&dir);
+        r
+    }
+
+    const BASE: &str = "duration = \"1s\"\n[links.l]\nrate = \"10Mbps\"\n[[flows]]\npath = [\"l\"]\nack_path = [\"l\"]\n";
+
+    #[test]
+    fn cc_params_are_rejected_naming_the_key() {
+        let e = load(&format!("{BASE}cc = \"cubic\"\ncc_params = {{ beta = 0.5 }}\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("flows[0] (flow0).cc_params.beta"), "{}", e.message());
+    }
+
+    #[test]
+    fn an_algorithm_the_kernel_lacks_lists_the_available_ones() {
+        if available_cc().is_empty() {
+            return; // no /proc/sys/net/ipv4/tcp_available_congestion_control here
+        }
+        let e = load(&format!("{BASE}cc = \"bbr2\"\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("flows[0] (flow0).cc") && e.message().contains("available:"), "{}", e.message());
+        assert!(load(&format!("{BASE}cc = \"reno\"\n")).is_ok());
+    }
+
+    #[test]
+    fn scenario_errors_are_usage_errors() {
+        let e = load("duration = \"soon\"\n").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("duration"), "{}", e.message());
+    }
+}

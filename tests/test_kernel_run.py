@@ -1,0 +1,307 @@
+"""The kernel backend end to end: ``rove run --backend kernel`` and ``rove-kernel run``.
+
+These tests make network namespaces and TUN devices, so they need root and /dev/net/tun, and
+the binaries in target/release (``make setup`` builds them); otherwise they are skipped with
+the reason. Traffic stays inside the namespaces the run makes.
+
+The traffic generator: ``rove-traffic`` when it is built; the CUBIC check also runs with
+``kernel_traffic_stub.py``, a Python stand-in that follows the same contract, so the pipeline
+is tested before the Rust generator lands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = REPO / "target" / "release"
+STUB = Path(__file__).resolve().parent / "kernel_traffic_stub.py"
+
+
+def _skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "the kernel backend needs root (network namespaces, TUN devices)"
+    if not Path("/dev/net/tun").exists():
+        return "/dev/net/tun is missing"
+    if shutil.which("ip") is None:
+        return "iproute2's 'ip' is not installed"
+    for b in ("rove-kernel", "rove-emu"):
+        if not (BIN / b).is_file():
+            return f"{BIN / b} is not built (run 'make setup')"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+CUBIC_20MBPS_40MS = """
+name = "cubic-fill"
+duration = "8s"
+seed = 1
+
+[links.down]
+rate = "20Mbps"
+delay = "20ms"
+buffer = "100pkt"
+
+[links.up]
+rate = "20Mbps"
+delay = "20ms"
+
+[[flows]]
+name = "cubic"
+cc = "cubic"
+path = ["down"]
+ack_path = ["up"]
+"""
+
+
+def _rove(*args, env=None, **kw):
+    return subprocess.run([sys.executable, "-m", "rove", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=120, **kw)
+
+
+def _env(traffic: Path | None) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    if traffic is not None:
+        env["ROVE_TRAFFIC"] = str(traffic)
+    return env
+
+
+def _traffic(kind: str) -> Path:
+    if kind == "rove-traffic":
+        path = BIN / "rove-traffic"
+        if not path.is_file():
+            pytest.skip("rove-traffic is not built yet (crates/emu/src/bin/rove-traffic.rs is on "
+                        "another branch); the stub variant of this test covers the pipeline")
+        return path
+    if shutil.which("python3") is None:
+        pytest.skip("python3 is needed for the traffic stub")
+    return STUB
+
+
+def _rove_namespaces(pid: int) -> list[str]:
+    try:
+        names = os.listdir("/run/netns")
+    except FileNotFoundError:
+        return []
+    return [n for n in names if n.startswith(f"rove-{pid}-")]
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmd:
+            found.append(int(d))
+    return found
+
+
+@pytest.fixture(scope="module", params=["rove-traffic", "stub"])
+def cubic_run(request, tmp_path_factory):
+    traffic = _traffic(request.param)
+    d = tmp_path_factory.mktemp(f"cubic-{request.param}")
+    scenario = d / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS))
+    out = d / "out"
+    r = _rove("run", "--backend", "kernel", scenario, "-o", out, env=_env(traffic))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_cubic_fills_a_20mbps_40ms_link(cubic_run):
+    summary = json.loads((cubic_run / "summary.json").read_text())
+    assert summary["backend"] == "kernel"
+    flow = summary["flows"][0]
+    link = summary["links"][0]
+    # Slow start takes under a second of the 8; afterwards the link is full.
+    assert flow["goodput_mbps"] > 0.85 * 20, flow
+    assert link["utilization"] > 0.85, link
+    import pandas as pd
+
+    ts = pd.read_parquet(cubic_run / "timeseries.parquet")
+    late = ts[ts["time_s"] >= 2.0]
+    rate = (late["bytes_acked"].iloc[-1] - late["bytes_acked"].iloc[0]) * 8 / (
+        late["time_s"].iloc[-1] - late["time_s"].iloc[0]) / 1e6
+    assert rate > 0.95 * 20 * 1448 / 1500, f"{rate:.2f} Mbps of payload after 2 s"
+
+
+def test_base_rtt_equals_configured(cubic_run):
+    import pandas as pd
+
+    ts = pd.read_parquet(cubic_run / "timeseries.parquet")
+    min_rtt = ts.loc[ts["min_rtt_ms"] > 0, "min_rtt_ms"].min()
+    # 2 x 20 ms propagation plus serialization: the kernel's min RTT comes from its smallest
+    # samples (the handshake: 60-byte packets, 0.02 ms each at 20 Mbps), at most a full
+    # 1500-byte segment's 0.6 ms; the hosts' own stacks add microseconds. 0.5 ms of slack.
+    assert 40.0 <= min_rtt <= 40.0 + 0.62 + 0.5, min_rtt
+    # The per-ACK samples behind mean/p95 RTT: never below the propagation delay, never above
+    # it plus a full 100-packet queue (60 ms at 20 Mbps) and a delayed ACK's 40 ms.
+    flow = json.loads((cubic_run / "summary.json").read_text())["flows"][0]
+    assert 40.0 <= flow["mean_rtt_ms"] <= flow["p95_rtt_ms"] <= 40.0 + 60 + 40 + 1, flow
+    with open(cubic_run / "raw" / "emu" / "rtt.csv") as f:
+        rtts = [float(line.split(",")[2]) for line in list(f)[1:]]
+    assert len(rtts) > 1000 and min(rtts) >= 40.0, (len(rtts), min(rtts))
+
+
+def test_results_have_the_simulators_schema(cubic_run, tmp_path):
+    import pyarrow.parquet as pq
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"1s"'))
+    r = _rove("run", scenario, "-o", tmp_path / "sim", env=_env(None))
+    assert r.returncode == 0, r.stderr
+    sim = json.loads((tmp_path / "sim" / "summary.json").read_text())
+    kern = json.loads((cubic_run / "summary.json").read_text())
+    assert list(kern)[:len(sim)] == list(sim)
+    assert list(kern["flows"][0]) == list(sim["flows"][0])
+    assert list(kern["links"][0]) == list(sim["links"][0])
+    for name in ("timeseries.parquet", "queue.parquet"):
+        assert pq.read_schema(cubic_run / name) == pq.read_schema(tmp_path / "sim" / name), name
+    r = _rove("report", cubic_run, env=_env(None))
+    assert r.returncode == 0, r.stderr
+    assert (cubic_run / "raw" / "emu" / "queue.jsonl").is_file()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_run_leaves_nothing_behind(tmp_path, sig):
+    # A private copy of the stub: its path identifies this run's processes.
+    stub = tmp_path / f"traffic-{sig.name}.py"
+    shutil.copy(STUB, stub)
+    stub.chmod(0o755)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o", str(out),
+                             "--traffic-bin", str(stub)], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not _processes_mentioning(f"{stub} client"):
+        time.sleep(0.05)
+    assert _processes_mentioning(f"{stub} client"), "the client never started"
+    assert _rove_namespaces(proc.pid)
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + sig, err
+    assert "interrupted" in err
+    assert _rove_namespaces(proc.pid) == []
+    assert _processes_mentioning(str(stub)) == []
+    assert _processes_mentioning(f"rove-{proc.pid}-") == []  # the emulator names its namespaces
+    assert not out.exists() or not any(p.name.startswith("raw") for p in out.iterdir())
+
+
+def test_killed_run_leaves_no_process_and_cleanup_removes_its_namespaces(tmp_path):
+    stub = tmp_path / "traffic-kill.py"
+    shutil.copy(STUB, stub)
+    stub.chmod(0o755)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
+    proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
+                             str(tmp_path / "out"), "--traffic-bin", str(stub)],
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not _processes_mentioning(f"{stub} client"):
+        time.sleep(0.05)
+    proc.kill()  # SIGKILL: no clean-up in the orchestrator itself
+    proc.wait()
+    # Its children get SIGTERM from the kernel (PR_SET_PDEATHSIG) and exit.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (_processes_mentioning(str(stub))
+                                           or _processes_mentioning(f"rove-{proc.pid}-")):
+        time.sleep(0.05)
+    assert _processes_mentioning(str(stub)) == []
+    assert _processes_mentioning(f"rove-{proc.pid}-") == []
+    # Its namespaces are left behind (unless a concurrent run already swept them) until the
+    # stale-namespace sweep, which every `rove-kernel run` also does when it starts.
+    r = subprocess.run([str(BIN / "rove-kernel"), "cleanup"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert _rove_namespaces(proc.pid) == []
+
+
+def test_sigterm_to_rove_run_cleans_up(tmp_path):
+    stub = tmp_path / "traffic-cli.py"
+    shutil.copy(STUB, stub)
+    stub.chmod(0o755)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "rove", "run", "--backend", "kernel",
+                             str(scenario), "-o", str(out)], env=_env(stub),
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not _processes_mentioning(f"{stub} client"):
+        time.sleep(0.05)
+    assert _processes_mentioning(f"{stub} client"), "the client never started"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    time.sleep(0.2)
+    assert _processes_mentioning(str(stub)) == []
+    assert not out.exists()
+    assert [p for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
+
+
+def test_unknown_cc_and_cc_params_are_clear_errors(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('cc = "cubic"', 'cc = "bbr2"'))
+    r = _rove("run", "--backend", "kernel", scenario, "-o", tmp_path / "o", env=_env(STUB))
+    assert r.returncode == 2
+    assert "flows[0] (cubic).cc" in r.stderr and "available:" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace(
+        'cc = "cubic"', 'cc = "cubic"\ncc_params = { hystart = false }'))
+    r = _rove("run", "--backend", "kernel", scenario, "-o", tmp_path / "o", env=_env(STUB))
+    assert r.returncode == 2
+    assert "cc_params.hystart" in r.stderr, r.stderr
+
+
+def test_a_failing_client_ends_the_run_at_once_with_its_message(tmp_path):
+    # A generator whose client refuses the algorithm as the contract says (exit 2, one line).
+    fake = tmp_path / "traffic-fail.sh"
+    fake.write_text(f"""#!/bin/sh
+if [ "$1" = server ]; then exec python3 {STUB} "$@"; fi
+echo "rove-traffic: error: unknown congestion control 'cubic' (available: reno)" >&2
+exit 2
+""")
+    fake.chmod(0o755)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
+    t0 = time.monotonic()
+    r = subprocess.run([str(BIN / "rove-kernel"), "run", str(scenario), "-o", str(tmp_path / "o"),
+                        "--traffic-bin", str(fake)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "unknown congestion control 'cubic'" in r.stderr
+    assert time.monotonic() - t0 < 15  # not the scenario's 30 s
+    assert _rove_namespaces(os.getpid()) == []
+    assert _processes_mentioning(str(fake)) == []
+
+
+def test_cleanup_command_sweeps_stale_namespaces():
+    # A namespace named as if by a process that no longer exists.
+    dead = 3_000_000  # a pid no process has (checked below)
+    while Path(f"/proc/{dead}").exists():
+        dead += 1
+    name = f"rove-{dead}-0-snd"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        r = subprocess.run([str(BIN / "rove-kernel"), "cleanup"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert f"removed {name}" in r.stdout
+        assert name not in os.listdir("/run/netns")
+    finally:
+        subprocess.run(["ip", "netns", "delete", name], capture_output=True)
