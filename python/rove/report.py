@@ -164,6 +164,8 @@ def _by_flow(result) -> dict:
     ts = result.timeseries
     if "flow" not in ts or ts.empty:
         return {}
+    if "subflow" in ts:
+        ts = ts[ts["subflow"] < 0]  # each flow's own row; a multipath flow's subflows are extra
     return {str(k): g for k, g in ts.groupby(ts["flow"].astype(str), sort=False)}
 
 
