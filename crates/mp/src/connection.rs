@@ -37,6 +37,12 @@ pub struct Connection {
     pub app_delay_ns: Vec<Nanos>,
     /// DSNs handed over again after their subflow failed.
     pub reinjected_segs: u64,
+    /// Opportunistic retransmissions (the window-blocking DSN sent again on a faster subflow)
+    /// and penalisations (a slow subflow's cwnd halved), see `receive_buffer_optimization`.
+    pub opportunistic_segs: u64,
+    pub penalizations: u64,
+    /// Per subflow: time it last penalised the others (tp->mptcp->last_rbuf_opti).
+    last_rbuf_opti: Vec<Option<Nanos>>,
     rwnd_bytes: u64,
     /// Scratch: the scheduler's view of the subflows.
     infos: Vec<SubflowInfo>,
@@ -62,6 +68,9 @@ impl Connection {
             joined: false,
             app_delay_ns: Vec::new(),
             reinjected_segs: 0,
+            opportunistic_segs: 0,
+            penalizations: 0,
+            last_rbuf_opti: vec![None; n],
             rwnd_bytes: config.rwnd_bytes,
             infos: vec![SubflowInfo::default(); n],
         }
@@ -213,7 +222,25 @@ impl Connection {
                 queued_bytes: self.data.queued_bytes(),
                 send_window_bytes: self.rwnd_bytes,
                 window_blocked: self.data.window_blocked,
+                penalizations: self.penalizations,
             };
+            let window_blocked = !can_send_new && self.data.has_unsent();
+            if window_blocked && self.scheduler.uses_receive_buffer_optimization() {
+                // The connection window is full: ask the scheduler which subflow it would use
+                // for new data, and let that subflow help the segment holding the window back
+                // (mptcp_sched.c: __mptcp_next_segment → mptcp_rcv_buf_optimization(sk, 1)).
+                let cx = SchedContext { can_send_new: true, ..cx };
+                match self.scheduler.pick(&cx) {
+                    Pick::New(mask) if mask != 0 => {
+                        let sub = mask.trailing_zeros() as usize;
+                        if sub < self.subflows.len() && self.receive_buffer_optimization(sub, now, net) {
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+                break;
+            }
             match self.scheduler.pick(&cx) {
                 Pick::New(mask) if can_send_new => {
                     // Only subflows that can take it (a scheduler's mistake must not loop).
@@ -234,6 +261,65 @@ impl Connection {
                 _ => break,
             }
         }
+    }
+
+    /// multipath-tcp.org's mptcp_rcv_buf_optimization (with penalisation), for subflow `sub`
+    /// that would send new data were the connection window not full. The DSN at the DATA_ACK
+    /// (the one holding the window) is in flight on other subflows:
+    /// * penalise: at most once per srtt of `sub`, every slower subflow carrying it that is in
+    ///   the Open state has its cwnd halved (and ssthresh halved unless in slow start);
+    /// * opportunistic retransmission: if `sub` has not carried it, send it on `sub` when a
+    ///   carrier has cwnd ≤ 4 or every carrier is more than 4 times slower than `sub`.
+    ///
+    /// Returns whether the DSN was handed to `sub`.
+    fn receive_buffer_optimization<N: SubflowNet>(&mut self, sub: usize, now: Nanos, net: &mut N) -> bool {
+        let head = self.data.una;
+        if head >= self.data.next {
+            return false;
+        }
+        let carried = self.data.carried(head);
+        let srtt = self.subflows[sub].sender.tp.srtt_us;
+        let may_penalize = self.last_rbuf_opti[sub].is_none_or(|t| now >= t + srtt * 1000);
+        if may_penalize {
+            for j in 0..self.subflows.len() {
+                let tp = &mut self.subflows[j].sender.tp;
+                if j != sub && carried & (1 << j) != 0 && srtt < tp.srtt_us && tp.ca_state == rove_tcp::state::CaState::Open {
+                    let prior_cwnd = tp.snd_cwnd;
+                    tp.snd_cwnd = (tp.snd_cwnd >> 1).max(1);
+                    if prior_cwnd >= tp.snd_ssthresh {
+                        tp.snd_ssthresh = (tp.snd_ssthresh >> 1).max(2);
+                    }
+                    self.last_rbuf_opti[sub] = Some(now);
+                    self.penalizations += 1;
+                }
+            }
+        }
+        if carried & (1 << sub) != 0 {
+            return false;
+        }
+        let mut do_retrans = false;
+        for j in 0..self.subflows.len() {
+            if j == sub || carried & (1 << j) == 0 {
+                continue;
+            }
+            let tp = &self.subflows[j].sender.tp;
+            if tp.snd_cwnd <= 4 {
+                do_retrans = true;
+                break;
+            }
+            if 4 * srtt >= tp.srtt_us {
+                do_retrans = false;
+                break;
+            }
+            do_retrans = true;
+        }
+        self.refresh_infos();
+        if !do_retrans || !self.infos[sub].available() {
+            return false;
+        }
+        self.opportunistic_segs += 1;
+        self.assign(sub, head, net);
+        true
     }
 
     /// Maps `dsn` to subflow `s`'s next sequence number and lets the subflow send.

@@ -31,10 +31,15 @@
 //!   copies) are counted and dropped. Its occupancy is integrated over time, and the time from a
 //!   segment's first hand-over to a subflow to its in-order delivery is the application delay.
 //!
+//! * When the connection window blocks new data, the subflow the scheduler would have used
+//!   helps the segment at the DATA_ACK: slower subflows carrying it are penalised (cwnd halved,
+//!   once per srtt) and it is retransmitted opportunistically on the faster subflow
+//!   (multipath-tcp.org `mptcp_rcv_buf_optimization`, as `__mptcp_next_segment` calls it).
+//!
 //! Simplifications: no DSS checksum, no ADD_ADDR/REMOVE_ADDR (paths are given), no DATA_FIN
-//! (a finite transfer is complete when its last DSN is DATA_ACKed), no opportunistic
-//! retransmission or penalisation of the slow subflow (mptcp_rcv_buf_optimization), subflow
-//! receivers advertise the connection's window (so subflow-level windows never bind).
+//! (a finite transfer is complete when its last DSN is DATA_ACKed), subflow receivers advertise
+//! the connection's window (so subflow-level windows never bind), the application always has
+//! data queued (no send-buffer-limited wake-ups), one DSN per subflow segment.
 
 pub mod connection;
 pub mod coupling;

@@ -64,6 +64,10 @@ pub struct MultipathSummary {
     pub duplicate_segs: u64,
     /// Segments reinjected after their subflow failed.
     pub reinjected_segs: u64,
+    /// Window-blocking segments retransmitted on a faster subflow, and slow-subflow cwnd
+    /// halvings (the kernel's receive-buffer optimisation).
+    pub opportunistic_segs: u64,
+    pub penalizations: u64,
     pub subflows: Vec<SubflowSummary>,
 }
 
@@ -254,6 +258,8 @@ fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSum
             download_time_s: download,
             duplicate_segs: c.reorder.duplicate_segs,
             reinjected_segs: c.reinjected_segs,
+            opportunistic_segs: c.opportunistic_segs,
+            penalizations: c.penalizations,
             subflows,
         }),
     }

@@ -15,9 +15,8 @@
 //! ```
 //!
 //! λ starts at 1.2 and stays in [1.0, 1.3]; at most once per min_srtt of the slow subflow it
-//! rises by 0.04 when the sender was blocked since the last update, and falls by 0.01
-//! otherwise. [GAP] The kernel's "blocked" signal is a penalisation / receive-window-limited
-//! event; rove counts the times new data found the connection-level window full.
+//! rises by 0.04 when a slow subflow was penalised (receive-buffer optimisation, see
+//! `Connection`) since the last update, and falls by 0.01 otherwise.
 
 use super::{lowest_rtt, Pick, SchedContext, Scheduler};
 use rove_sim::Nanos;
@@ -37,6 +36,7 @@ pub struct Blest {
     /// λ × 1000.
     pub lambda: u64,
     last_lambda_update: Option<Nanos>,
+    /// Penalisations counted at the last λ update.
     blocked_seen: u64,
 }
 
@@ -51,12 +51,12 @@ impl Blest {
         if self.last_lambda_update.is_some_and(|t| cx.now < t + slow_min_srtt_us * 1000) {
             return;
         }
-        if cx.window_blocked > self.blocked_seen {
+        if cx.penalizations > self.blocked_seen {
             self.lambda = (self.lambda + LAMBDA_INC).min(LAMBDA_MAX);
         } else {
             self.lambda = self.lambda.saturating_sub(LAMBDA_DEC).max(LAMBDA_MIN);
         }
-        self.blocked_seen = cx.window_blocked;
+        self.blocked_seen = cx.penalizations;
         self.last_lambda_update = Some(cx.now);
     }
 }

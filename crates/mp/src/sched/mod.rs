@@ -73,8 +73,10 @@ pub struct SchedContext<'a> {
     pub queued_bytes: u64,
     /// The connection-level send window, bytes (BLEST's meta_tp->snd_wnd).
     pub send_window_bytes: u64,
-    /// Times new data was blocked by the connection window so far (BLEST's λ rises on them).
+    /// Times new data was blocked by the connection window so far.
     pub window_blocked: u64,
+    /// Penalisations of slow subflows so far (BLEST's λ rises after one).
+    pub penalizations: u64,
 }
 
 /// A scheduler's answer.
@@ -93,6 +95,13 @@ pub trait Scheduler: Send {
     /// Name as in the scenario's `scheduler` key.
     fn name(&self) -> &'static str;
     fn pick(&mut self, cx: &SchedContext) -> Pick;
+
+    /// Whether the connection runs the kernel's receive-buffer optimisation (opportunistic
+    /// retransmission and penalisation, mptcp_rcv_buf_optimization) when the connection window
+    /// blocks new data: yes for the schedulers built on mptcp_sched.c's next-segment logic.
+    fn uses_receive_buffer_optimization(&self) -> bool {
+        true
+    }
 }
 
 type Builder = fn() -> Box<dyn Scheduler>;
@@ -161,6 +170,7 @@ pub(crate) mod test_support {
             queued_bytes: 1 << 22,
             send_window_bytes: 6 << 20,
             window_blocked: 0,
+            penalizations: 0,
         }
     }
 }

@@ -17,6 +17,11 @@ impl Scheduler for Redundant {
         "redundant"
     }
 
+    /// mptcp_redundant.c has its own next-segment logic, without it.
+    fn uses_receive_buffer_optimization(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, cx: &SchedContext) -> Pick {
         if self.cursor.len() < cx.subflows.len() {
             self.cursor.resize(cx.subflows.len(), 0);
