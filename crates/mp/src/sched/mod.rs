@@ -91,7 +91,7 @@ pub enum Pick {
     Wait,
 }
 
-pub trait Scheduler: Send {
+pub trait Scheduler: Send + Sync {
     /// Name as in the scenario's `scheduler` key.
     fn name(&self) -> &'static str;
     fn pick(&mut self, cx: &SchedContext) -> Pick;
