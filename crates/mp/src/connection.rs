@@ -201,7 +201,7 @@ impl Connection {
                     .filter(|&i| carried & (1 << i) == 0 && self.infos[i].available())
                     .min_by_key(|&i| (self.infos[i].srtt_us, i));
                 if let Some(s) = candidate {
-                    self.data.reinject.pop_front();
+                    self.data.pop_reinjection();
                     self.reinjected_segs += 1;
                     self.subflows[s].segs_reinjected += 1;
                     self.assign(s, dsn, net);

@@ -11,6 +11,9 @@ use std::collections::VecDeque;
 /// default (net.ipv4.tcp_wmem = 4096 16384 4194304); we take that maximum.
 pub const SEND_BUFFER_BYTES: u64 = 4 << 20;
 
+/// Flag in `carried`: the DSN waits in the reinjection queue (subflow bits are 0..8).
+const QUEUED_FOR_REINJECTION: u16 = 1 << 15;
+
 pub struct DataSender {
     segments: Segments,
     /// DSNs in the transfer, `u64::MAX` for unlimited.
@@ -22,9 +25,9 @@ pub struct DataSender {
     /// Connection-level window in segments (receive window / MSS, at least 1).
     pub window_segs: u64,
     /// Per DSN from `una` to `next`: time of its first hand-over to a subflow, and a bit per
-    /// subflow that carried it.
+    /// subflow that carried it (plus `QUEUED_FOR_REINJECTION`).
     first_tx: VecDeque<Nanos>,
-    carried: VecDeque<u8>,
+    carried: VecDeque<u16>,
     /// DSNs to send again on another subflow (from potentially failed subflows), oldest first.
     pub reinject: VecDeque<u64>,
     /// Times the scheduler found new data blocked by the connection-level window.
@@ -96,8 +99,8 @@ impl DataSender {
 
     /// Subflows that carried `dsn` (bit per subflow); 0 once DATA_ACKed.
     pub fn carried(&self, dsn: u64) -> u8 {
-        if dsn >= self.una {
-            self.carried[(dsn - self.una) as usize]
+        if dsn >= self.una && dsn < self.next {
+            (self.carried[(dsn - self.una) as usize] & 0xff) as u8
         } else {
             0
         }
@@ -123,7 +126,12 @@ impl DataSender {
 
     /// Queues `dsn` for reinjection unless it was DATA_ACKed or is queued already.
     pub fn queue_reinjection(&mut self, dsn: u64) {
-        if dsn >= self.una && !self.reinject.contains(&dsn) {
+        if dsn < self.una || dsn >= self.next {
+            return;
+        }
+        let flags = &mut self.carried[(dsn - self.una) as usize];
+        if *flags & QUEUED_FOR_REINJECTION == 0 {
+            *flags |= QUEUED_FOR_REINJECTION;
             self.reinject.push_back(dsn);
         }
     }
@@ -137,6 +145,15 @@ impl DataSender {
             self.reinject.pop_front();
         }
         None
+    }
+
+    /// Takes the oldest reinjection off the queue (after `next_reinjection` returned it).
+    pub fn pop_reinjection(&mut self) {
+        if let Some(d) = self.reinject.pop_front() {
+            if d >= self.una && d < self.next {
+                self.carried[(d - self.una) as usize] &= !QUEUED_FOR_REINJECTION;
+            }
+        }
     }
 }
 
