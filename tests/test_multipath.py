@@ -55,6 +55,8 @@ def test_results_and_report_round_trip(wifi_lte):
     assert back.summary["flows"][0]["subflows"] == wifi_lte.summary["flows"][0]["subflows"]
     html = make_report(wifi_lte.out)
     assert html.exists() and "mptcp" in html.read_text()
+    assert (Path(wifi_lte.out) / "multipath.png").stat().st_size > 10_000
+    assert html.read_text().count("<img ") == 6
 
 
 def test_mixed_single_and_multipath_flows_keep_scenario_order():
