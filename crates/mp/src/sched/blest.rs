@@ -153,4 +153,30 @@ mod tests {
         c.now = 1_000_000_000;
         assert_eq!(b.pick(&c), Pick::Wait);
     }
+
+    #[test]
+    fn lambda_rises_after_a_penalisation_and_falls_otherwise_once_per_slow_min_srtt() {
+        let subs = [sub(40, 10, 10), sub(100, 10, 0)];
+        let mut b = Blest::default();
+        let mut c = cx(&subs);
+        c.penalizations = 1;
+        b.pick(&c);
+        assert_eq!(b.lambda, 1240);
+        c.now = 99_000_000; // less than the slow subflow's min srtt (100 ms) later: no update
+        c.penalizations = 2;
+        b.pick(&c);
+        assert_eq!(b.lambda, 1240);
+        c.now = 100_000_000;
+        b.pick(&c);
+        assert_eq!(b.lambda, 1280);
+        for k in 2..5 {
+            c.now = k * 100_000_000;
+            c.penalizations += 1;
+            b.pick(&c);
+        }
+        assert_eq!(b.lambda, LAMBDA_MAX);
+        c.now = 600_000_000;
+        b.pick(&c);
+        assert_eq!(b.lambda, 1290, "no penalisation since: −0.01");
+    }
 }
