@@ -231,6 +231,10 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             # [GAP] TCP_INFO does not expose the algorithm's own mode (BBR's STARTUP/PROBE_BW
             # need INET_DIAG); marked as not available.
             ts_cols["cc_state"].append("n/a")
+            # A single-path flow's own row (the simulator's convention: subflow -1, no
+            # reordering buffer).
+            ts_cols["subflow"].append(-1)
+            ts_cols["ofo_bytes"].append(0)
         flows_out.append(_flow_summary(f, samples, final, emu["flows"][i], launched, duration,
                                        rtt_by_flow.get(i)))
 
@@ -241,8 +245,10 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             ts_columns[name] = v
         elif name in ("cwnd_pkts", "ssthresh_pkts", "inflight_pkts"):
             ts_columns[name] = _col("<u4", v)
-        elif name in ("bytes_acked", "bytes_delivered", "retrans_segs"):
+        elif name in ("bytes_acked", "bytes_delivered", "retrans_segs", "ofo_bytes"):
             ts_columns[name] = _col("<u8", v)
+        elif name == "subflow":
+            ts_columns[name] = _col("<i4", v)
         else:
             ts_columns[name] = _col("<f8", v)
     timeseries = columns_to_table(ts_columns, TIMESERIES_COLUMNS)
