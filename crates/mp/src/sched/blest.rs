@@ -18,7 +18,7 @@
 //! rises by 0.04 when a slow subflow was penalised (receive-buffer optimisation, see
 //! `Connection`) since the last update, and falls by 0.01 otherwise.
 
-use super::{lowest_rtt, Pick, SchedContext, Scheduler};
+use super::{best_and_fastest, Pick, SchedContext, Scheduler};
 use rove_sim::Nanos;
 use rove_tcp::state::INFINITE_SSTHRESH;
 
@@ -92,15 +92,10 @@ impl Scheduler for Blest {
     }
 
     fn pick(&mut self, cx: &SchedContext) -> Pick {
-        if !cx.can_send_new {
-            return Pick::Wait;
-        }
-        let (Some(best), Some(fast)) = (lowest_rtt(cx.subflows, true), lowest_rtt(cx.subflows, false)) else {
-            return Pick::Wait;
+        let (best, fast) = match best_and_fastest(cx) {
+            Ok(pair) => pair,
+            Err(decided) => return decided,
         };
-        if best == fast {
-            return Pick::New(1 << best);
-        }
         let (s, f) = (&cx.subflows[best], &cx.subflows[fast]);
         self.update_lambda(cx, s.min_srtt_us);
         let x = fast_bytes(f, linger_time_us(s), self.lambda);

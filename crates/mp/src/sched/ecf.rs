@@ -15,7 +15,7 @@
 //! rttvar is the kernel's: `tp->rttvar_us >> 1` (Linux's rttvar_us is about 4·RTTVAR and
 //! carries the 200 ms RTO floor, so δ is at least 100 ms, as in the kernel).
 
-use super::{lowest_rtt, Pick, SchedContext, Scheduler};
+use super::{best_and_fastest, Pick, SchedContext, Scheduler};
 
 /// 1/β: mptcp_ecf.c's mptcp_ecf_r_beta = 4.
 pub const R_BETA: u64 = 4;
@@ -32,15 +32,10 @@ impl Scheduler for Ecf {
     }
 
     fn pick(&mut self, cx: &SchedContext) -> Pick {
-        if !cx.can_send_new {
-            return Pick::Wait;
-        }
-        let (Some(best), Some(fast)) = (lowest_rtt(cx.subflows, true), lowest_rtt(cx.subflows, false)) else {
-            return Pick::Wait;
+        let (best, fast) = match best_and_fastest(cx) {
+            Ok(pair) => pair,
+            Err(decided) => return decided,
         };
-        if best == fast {
-            return Pick::New(1 << best);
-        }
         let (s, f) = (&cx.subflows[best], &cx.subflows[fast]);
         let mss = s.mss as u128;
         let k = cx.queued_bytes as u128;

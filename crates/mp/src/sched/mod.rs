@@ -140,6 +140,22 @@ pub fn lowest_rtt(subs: &[SubflowInfo], need_space: bool) -> Option<usize> {
     best
 }
 
+/// The step BLEST and ECF begin with: minRTT's choice `best` (lowest srtt with cwnd space) and
+/// the fastest subflow `fast` (lowest srtt, space or not). `Err` is the pick already decided:
+/// wait when new data cannot go or nothing is usable, `best` itself when it is the fastest.
+pub fn best_and_fastest(cx: &SchedContext) -> Result<(usize, usize), Pick> {
+    if !cx.can_send_new {
+        return Err(Pick::Wait);
+    }
+    let (Some(best), Some(fast)) = (lowest_rtt(cx.subflows, true), lowest_rtt(cx.subflows, false)) else {
+        return Err(Pick::Wait);
+    };
+    if best == fast {
+        return Err(Pick::New(1 << best));
+    }
+    Ok((best, fast))
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
