@@ -198,6 +198,7 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
     # ---- flows: TCP_INFO samples from the clients
     ts_cols: dict[str, list] = {c: [] for c in TIMESERIES_COLUMNS}
     flows_out = []
+    limits_out = []
     for i, f in enumerate(run["flows"]):
         rows = _read_jsonl(raw / f["samples"])
         samples = [r for r in rows if not r.get("final")]
@@ -233,6 +234,7 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             ts_cols["cc_state"].append("n/a")
         flows_out.append(_flow_summary(f, samples, final, emu["flows"][i], launched, duration,
                                        rtt_by_flow.get(i)))
+        limits_out.append(_tcp_limits(f, samples, launched, duration))
 
     ts_columns: dict[str, Any] = {}
     for name in TIMESERIES_COLUMNS:
@@ -303,8 +305,28 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
                                               "lateness_max_us", "write_p99_us", "write_max_us",
                                               "unclassified_pkts",
                                               "write_errors")},
+        # What limited each kernel sender (TCP_INFO chrono times; no simulator counterpart).
+        "tcp_limits": limits_out,
     }
     return summary, timeseries, queue
+
+
+def _tcp_limits(f: dict, samples: list, launched: float, duration: float) -> dict:
+    """Shares of the sender's busy time limited by the peer's receive window and by its own
+    send buffer (``tcpi_rwnd_limited``, ``tcpi_sndbuf_limited`` over ``tcpi_busy_time``: the
+    kernel's chrono_stat, net/ipv4/tcp_output.c), the largest advertised window seen."""
+    inside = [s for s in samples if launched + float(s["t_s"]) <= duration + 1e-9]
+    last = inside[-1] if inside else {}
+    busy = last.get("busy_us")
+    out = {"name": f["name"], "busy_s": None if busy is None else busy / 1e6,
+           "rwnd_limited_frac": None, "sndbuf_limited_frac": None,
+           "max_snd_wnd_bytes": max((int(s["snd_wnd_bytes"]) for s in inside
+                                     if s.get("snd_wnd_bytes") is not None), default=None)}
+    if busy:
+        for key in ("rwnd_limited", "sndbuf_limited"):
+            v = last.get(f"{key}_us")
+            out[f"{key}_frac"] = None if v is None else v / busy
+    return out
 
 
 def _flow_summary(f: dict, samples: list, final: dict | None, counters: dict, launched: float,
