@@ -154,6 +154,25 @@ def test_base_rtt_equals_configured(cubic_run):
     assert len(rtts) > 1000 and min(rtts) >= 40.0, (len(rtts), min(rtts))
 
 
+def test_time_series_hold_the_kernels_tcp_info(cubic_run):
+    import pandas as pd
+
+    ts = pd.read_parquet(cubic_run / "timeseries.parquet")
+    late = ts[ts["time_s"] >= 2.0]
+    # Real TCP_INFO readings, not placeholders: a window that moves, a pacing and a delivery
+    # rate near the link's rate, a smoothed RTT between the base RTT and base + queue, the
+    # kernel's ca_state names, bytes acked growing, ssthresh set by the first reduction.
+    assert late["cwnd_pkts"].nunique() > 5 and late["cwnd_pkts"].min() >= 2
+    assert (late["inflight_pkts"] > 0).all()
+    assert late["pacing_rate_bps"].median() > 20e6  # cwnd/srtt x 1.2 in congestion avoidance
+    assert 0.8 * 20e6 < late["delivery_rate_bps"].median() < 20e6 * 1.05
+    assert 40.0 <= late["srtt_ms"].median() <= 40.0 + 60 + 5
+    assert set(ts["ca_state"]) <= {"open", "disorder", "cwr", "recovery", "loss"}
+    assert ts["bytes_acked"].is_monotonic_increasing
+    assert late["ssthresh_pkts"].max() < 2**31 - 1
+    assert set(ts["cc_state"]) == {"n/a"}
+
+
 def test_results_have_the_simulators_schema(cubic_run, tmp_path):
     import pyarrow.parquet as pq
 
