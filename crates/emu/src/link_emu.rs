@@ -22,7 +22,7 @@
 //! event, less `spin_ns` (default 0), which the loop then busy-polls. Timer slack is set to
 //! 1 ns and rove-emu runs under SCHED_FIFO, so a wake-up is late by tens of µs at p99.
 
-use crate::rtt::{tcp_fields, RttTracker};
+use crate::rtt::{sack_blocks, tcp_fields, RttTracker};
 use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder, SubflowTotals};
 use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
@@ -401,7 +401,11 @@ impl Emulator {
             Side::Ack => c.ack_pkts_out += 1,
         }
         let rtt = match (slot.side, tcp_fields(pkt)) {
-            (Side::Ack, Some((_, ack, _, true))) => self.rtts[slot.flow as usize].on_ack(ack, t),
+            (Side::Ack, Some((_, ack, _, true))) => {
+                let mut blocks = [(0u32, 0u32); 4];
+                let n = sack_blocks(pkt, &mut blocks);
+                self.rtts[slot.flow as usize].on_ack_sack(ack, &blocks[..n], t)
+            }
             _ => None,
         };
         let before = monotonic_ns();
