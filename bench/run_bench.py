@@ -10,7 +10,8 @@ For each benchmark scenario given (default: bench/dumbbell-10x100.toml) it print
    timed from outside (interpreter start, the run, converting and writing the Parquet files), with
    the engine's own ``wall_s`` from summary.json and the child's peak RSS.
 
-With no arguments it then runs bench/trace-1flow.toml once per algorithm over each Mahimahi
+With no arguments it also runs bench/wifi-lte-2path.toml (one two-path multipath connection) the
+same way, and once per multipath scheduler; then it runs bench/trace-1flow.toml once per algorithm over each Mahimahi
 trace in ../shared/traces/mahimahi/ (skipped, saying so, when that folder is absent).
 
 Figures are printed, not asserted: targets live here and in the notes, not in timed tests.
@@ -44,6 +45,8 @@ def _run_measured(cmd: list[str]) -> tuple[int, int]:
 
 
 ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus")
+SCHEDULERS = ("minrtt", "roundrobin", "redundant", "blest", "ecf")
+MULTIPATH_BENCH = ROOT / "bench" / "wifi-lte-2path.toml"
 TRACES = ROOT.parent / "shared" / "traces" / "mahimahi"
 
 
@@ -60,6 +63,13 @@ def _per_algorithm(binary: Path, scenario: Path) -> int:
     status = 0
     for cc in ALGORITHMS:
         status |= _engine(binary, scenario, (f"flows.0.cc={cc}",))
+    return status
+
+
+def _per_scheduler(binary: Path, scenario: Path) -> int:
+    status = 0
+    for sched in SCHEDULERS:
+        status |= _engine(binary, scenario, (f"flows.0.scheduler={sched}",))
     return status
 
 
@@ -106,7 +116,7 @@ def _fmt(x) -> str:
 
 
 def main(argv: list[str]) -> int:
-    scenarios = [Path(a) for a in argv] or [ROOT / "bench" / "dumbbell-10x100.toml"]
+    scenarios = [Path(a) for a in argv] or [ROOT / "bench" / "dumbbell-10x100.toml", MULTIPATH_BENCH]
     binary = ROOT / "target" / "release" / "rove-bench"
     if not binary.exists():
         print(f"{binary} not built (cargo build --release -p rove-world --bin rove-bench)")
@@ -115,6 +125,8 @@ def main(argv: list[str]) -> int:
     for scenario in scenarios:
         print(f"== {scenario.name} (engine only, per algorithm; then the whole Python path)", flush=True)
         status |= _per_algorithm(binary, scenario)
+        if scenario.resolve() == MULTIPATH_BENCH.resolve():
+            status |= _per_scheduler(binary, scenario)
         status |= _python_path(scenario)
     if not argv:
         status |= _traces(binary)

@@ -32,6 +32,7 @@ def fake_finish(n_samples=50, flows=("a", "b"), links=("down", "up")):
         "delivery_rate_bps": f8(np.full(n, 9e6)), "bytes_acked": u8(np.arange(n) * 1000),
         "bytes_delivered": u8(np.arange(n) * 1000), "retrans_segs": u8(np.zeros(n)),
         "ca_state": ["open"] * n, "cc_state": ["cong_avoid"] * n,
+        "subflow": ("<i4", np.full(n, -1, dtype="<i4").tobytes()), "ofo_bytes": u8(np.zeros(n)),
     }
     qt = np.repeat(np.arange(1, n_samples + 1) * 0.01, len(links))
     m = len(qt)

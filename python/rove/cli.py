@@ -165,7 +165,18 @@ def _print_run_summary(summary: dict, out: Path) -> None:
                 f"  retrans {_fmt(_pct(f.get('retrans_rate')), '6.2f')} %")
         if f.get("fct_s") is not None:
             line += f"  fct {_fmt(f.get('fct_s'), '.3f')} s"
+        if f.get("subflows") is not None:
+            line += (f"  {f.get('scheduler')}, reordering buffer mean {_fmt(f.get('ofo_mean_bytes'), '.0f')} B"
+                     f" max {_fmt(f.get('ofo_max_bytes'), ',')} B, app delay p95"
+                     f" {_fmt(f.get('app_delay_p95_ms'), '.1f')} ms")
+            if f.get("download_time_s") is not None:
+                line += f", download {_fmt(f.get('download_time_s'), '.3f')} s"
         print(line)
+        for sf in f.get("subflows") or []:
+            print(f"  {'':<{width}}    subflow {sf.get('index')} ({','.join(sf.get('path', []))}):"
+                  f" throughput {_fmt(sf.get('throughput_mbps'), '8.3f')} Mbps"
+                  f"  RTT mean {_fmt(sf.get('mean_rtt_ms'), '7.1f')} ms"
+                  f"  share {_fmt(_pct(sf.get('share')), '5.1f')} %")
     if summary.get("jain_index") is not None and len(flows) > 1:
         print(f"  Jain's fairness index {_fmt(summary.get('jain_index'), '.4f')}")
 

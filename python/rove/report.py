@@ -11,6 +11,8 @@ wrote it. ``rove report DIR`` writes into DIR:
   packets that left the queue in each sample interval);
 - ``throughput_delay.png``: the Pantheon-style summary, one point per flow at (p95 RTT, goodput),
   delay axis inverted so that better is up and to the right;
+- ``multipath.png`` (only when there are multipath flows): per subflow, throughput (payload that
+  arrived on it) and srtt over time, and each connection's reordering-buffer occupancy;
 - ``report.html``: the summary tables and the figures (embedded, so the page can be moved alone).
 """
 
@@ -164,6 +166,8 @@ def _by_flow(result) -> dict:
     ts = result.timeseries
     if "flow" not in ts or ts.empty:
         return {}
+    if "subflow" in ts:
+        ts = ts[ts["subflow"] < 0]  # each flow's own row; a multipath flow's subflows are extra
     return {str(k): g for k, g in ts.groupby(ts["flow"].astype(str), sort=False)}
 
 
@@ -250,6 +254,45 @@ def _fig_queue_delay(result, links):
     if len(links) > len(shown):
         title += f" (first {len(shown)} of {len(links)} links)"
     fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _has_subflows(result) -> bool:
+    ts = result.timeseries
+    return "subflow" in ts and bool((ts["subflow"] >= 0).any())
+
+
+def _fig_multipath(result):
+    """Per subflow: throughput and srtt; per connection: reordering-buffer occupancy."""
+    plt = _pyplot()
+    ts = result.timeseries
+    fig, axes = plt.subplots(3, 1, figsize=(10, 9.5), sharex=True)
+    subs = ts[ts["subflow"] >= 0]
+    n = 0
+    for (flow, sub), g in subs.groupby([subs["flow"].astype(str), subs["subflow"]], sort=False):
+        label = f"{flow} subflow {sub}"
+        if len(g) >= 2:
+            t, mbps = flow_throughput(g["time_s"].to_numpy(), g["bytes_delivered"].to_numpy())
+            axes[0].plot(t, mbps, lw=1.0, label=label)
+        y = g["srtt_ms"].to_numpy(dtype=float).copy()
+        y[g["ca_state"].astype(str).isin(_HIDDEN_STATES).to_numpy() | (y <= 0)] = np.nan
+        axes[1].plot(g["time_s"].to_numpy(), y, lw=1.0, label=label)
+        n += 1
+    conns = set(subs["flow"].astype(str))
+    own = ts[(ts["subflow"] < 0) & ts["flow"].astype(str).isin(conns)]
+    for flow, g in own.groupby(own["flow"].astype(str), sort=False):
+        axes[2].plot(g["time_s"].to_numpy(), g["ofo_bytes"].to_numpy(dtype=float) / 1000, lw=1.0, label=flow)
+    axes[0].set_ylabel("throughput (Mbit/s)")
+    axes[1].set_ylabel("smoothed RTT (ms)")
+    axes[2].set_ylabel("reordering buffer (KB)")
+    for ax in axes:
+        ax.set_ylim(bottom=0)
+    _legend(axes[0], n)
+    _legend(axes[1], n)
+    _legend(axes[2], len(conns))
+    _time_axis(axes[2], result)
+    fig.suptitle(_title(result, "Multipath subflows"))
     fig.tight_layout()
     return fig
 
@@ -343,6 +386,7 @@ _HEADINGS = {
     "rtt": "RTT over time",
     "cwnd": "Congestion window over time",
     "queue_delay": "Queueing delay over time",
+    "multipath": "Multipath subflows and reordering buffer",
 }
 
 _CAPTIONS = {
@@ -353,6 +397,8 @@ _CAPTIONS = {
     "cwnd": "Congestion window of each flow (packets).",
     "queue_delay": "Queueing delay at each link: mean and maximum sojourn time of the packets "
                    "that left the queue in each sample interval.",
+    "multipath": "Multipath flows: throughput and srtt of each subflow, and each connection's "
+                 "reordering-buffer occupancy.",
 }
 
 
@@ -370,7 +416,7 @@ def _html(result, images: dict[str, Path]) -> str:
         "<h2>Flows</h2>", _table(s.get("flows", [])),
         "<h2>Links</h2>", _table(s.get("links", [])),
     ]
-    for key in ("throughput_delay", "throughput", "rtt", "cwnd", "queue_delay"):
+    for key in ("throughput_delay", "throughput", "rtt", "cwnd", "queue_delay", "multipath"):
         path = images.get(key)
         if path is None:
             continue
@@ -413,7 +459,9 @@ def make_report(directory: str | os.PathLike) -> Path:
         "throughput_delay": lambda: _fig_throughput_delay(result, flows, colors),
     }
     images: dict[str, Path] = {}
-    for key in FIGURES:
+    keys = FIGURES + (("multipath",) if _has_subflows(result) else ())
+    makers["multipath"] = lambda: _fig_multipath(result)
+    for key in keys:
         fig = makers[key]()
         path = d / f"{key}.png"
         try:

@@ -4,7 +4,9 @@ A results directory holds three files whose names and keys are an interface (DES
 "Results"); the kernel backend writes the same ones:
 
 - ``summary.json``: the engine's summary, in the engine's key order, plus ``wall_s``.
-- ``timeseries.parquet``: one row per flow per sample time.
+- ``timeseries.parquet``: one row per flow per sample time; a multipath flow adds one row per
+  subflow (column ``subflow`` = 0, 1, ...; -1 on every flow's own row) and its reordering-buffer
+  occupancy (``ofo_bytes``) on its own row.
 - ``queue.parquet``: one row per link per sample time, with the per-packet sojourn times of the
   packets that left the queue since the previous sample as a list column.
 
@@ -52,7 +54,7 @@ QUEUE_FILE = "queue.parquet"
 TIMESERIES_COLUMNS = (
     "time_s", "flow", "cc", "cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "pacing_rate_bps",
     "srtt_ms", "min_rtt_ms", "delivery_rate_bps", "bytes_acked", "bytes_delivered",
-    "retrans_segs", "ca_state", "cc_state",
+    "retrans_segs", "ca_state", "cc_state", "subflow", "ofo_bytes",
 )
 QUEUE_COLUMNS = (
     "time_s", "link", "backlog_bytes", "backlog_pkts", "drops", "queue_drops", "loss_drops",

@@ -46,6 +46,11 @@ fn validate<'py>(
         let fd = PyDict::new(py);
         fd.set_item("name", &f.name)?;
         fd.set_item("cc", &f.cc)?;
+        if let Some(mp) = &f.multipath {
+            fd.set_item("subflows", mp.paths.len())?;
+            fd.set_item("scheduler", &mp.scheduler)?;
+            fd.set_item("coupling", &mp.coupling)?;
+        }
         flows.append(fd)?;
     }
     d.set_item("flows", flows)?;
@@ -118,6 +123,7 @@ macro_rules! column {
 column!(f64, "<f8");
 column!(u64, "<u8");
 column!(u32, "<u4");
+column!(i32, "<i4");
 
 fn numeric<'py, T: Column>(py: Python<'py>, values: impl ExactSizeIterator<Item = T>) -> (&'static str, Bound<'py, PyBytes>) {
     let mut buf = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
@@ -131,8 +137,10 @@ fn flow_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
     let s = &world.recorder.flows;
     let d = PyDict::new(py);
     d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
-    d.set_item("flow", s.flow.iter().map(|&i| world.flows[i as usize].name.as_str()).collect::<Vec<_>>())?;
-    d.set_item("cc", s.flow.iter().map(|&i| world.flows[i as usize].cc_name.as_str()).collect::<Vec<_>>())?;
+    // `flow` indexes the scenario's flows (single-path and multipath alike).
+    let specs = &world.scenario.flows;
+    d.set_item("flow", s.flow.iter().map(|&i| specs[i as usize].name.as_str()).collect::<Vec<_>>())?;
+    d.set_item("cc", s.flow.iter().map(|&i| specs[i as usize].cc.as_str()).collect::<Vec<_>>())?;
     d.set_item("cwnd_pkts", numeric(py, s.cwnd_pkts.iter().copied()))?;
     d.set_item("ssthresh_pkts", numeric(py, s.ssthresh_pkts.iter().copied()))?;
     d.set_item("inflight_pkts", numeric(py, s.inflight_pkts.iter().copied()))?;
@@ -145,6 +153,8 @@ fn flow_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
     d.set_item("retrans_segs", numeric(py, s.retrans_segs.iter().copied()))?;
     d.set_item("ca_state", s.ca_state.clone())?;
     d.set_item("cc_state", s.cc_state.clone())?;
+    d.set_item("subflow", numeric(py, s.subflow.iter().copied()))?;
+    d.set_item("ofo_bytes", numeric(py, s.ofo_bytes.iter().copied()))?;
     Ok(d)
 }
 

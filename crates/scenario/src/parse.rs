@@ -21,8 +21,8 @@ use toml::{Table, Value};
 use crate::error::ScenarioError;
 use crate::seed::stream_seed;
 use crate::spec::{
-    FlowSpec, JitterDistribution, JitterSpec, LinkSpec, LossSpec, Nanos, Outage, QueueLimit,
-    QueueSpec, RateChange, Scenario, Serializer, NS_PER_MS,
+    FlowSpec, JitterDistribution, JitterSpec, LinkSpec, LossSpec, MultipathSpec, Nanos, Outage, QueueLimit,
+    QueueSpec, RateChange, Scenario, Serializer, SubflowPath, NS_PER_MS,
 };
 use crate::trace;
 use crate::units::{self, format_time, Quantity};
@@ -46,6 +46,10 @@ pub struct ParseOptions<'a> {
     /// Congestion-control names the engine knows, for validating `flows[].cc`. An empty list
     /// accepts any name (for tools that check the format without an engine).
     pub known_cc: &'a [&'a str],
+    /// Multipath scheduler names the engine knows, for `flows[].scheduler`; empty accepts any.
+    pub known_schedulers: &'a [&'a str],
+    /// Congestion-control couplings the engine knows, for `flows[].coupling`; empty accepts any.
+    pub known_couplings: &'a [&'a str],
 }
 
 impl Default for ParseOptions<'_> {
@@ -56,6 +60,8 @@ impl Default for ParseOptions<'_> {
             overrides: &[],
             seed: None,
             known_cc: &[],
+            known_schedulers: &[],
+            known_couplings: &[],
         }
     }
 }
@@ -114,7 +120,20 @@ const FLOW_KEYS: &[&str] = &[
     "size",
     "count",
     "rwnd",
+    "paths",
+    "scheduler",
+    "coupling",
 ];
+const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path"];
+/// Default multipath scheduler: minRTT, the default of Linux MPTCP (multipath-tcp.org
+/// `mptcp_sched.c` "default", upstream `mptcp_subflow_get_send`).
+pub const DEFAULT_SCHEDULER: &str = "minrtt";
+/// Default coupling of a multipath flow's congestion control: "auto" (coupled over the
+/// connection when `cc` is a coupled algorithm, else uncoupled; rove-mp `coupling::COUPLINGS`).
+pub const DEFAULT_COUPLING: &str = "auto";
+/// Most subflows of one multipath flow. [GAP] A choice: the multipath-tcp.org kernel allows 8
+/// addresses per host (MPTCP_MAX_ADDR); upstream Linux's default subflow limit is lower (2).
+pub const MAX_SUBFLOWS: usize = 8;
 const SERIALIZER_KEYS: &[&str] = &["rate", "rate_cycle", "trace"];
 const SYNTH_PREFIX: &str = "synth:";
 
@@ -149,6 +168,7 @@ pub fn parse_file(
         overrides,
         seed,
         known_cc,
+        ..Default::default()
     };
     parse(&text, &opts)
 }
@@ -1299,8 +1319,21 @@ impl<'a> Validator<'a> {
                 ))
             }
         };
-        let path_links = self.link_list(t, path, "path", links)?;
-        let ack_links = self.link_list(t, path, "ack_path", links)?;
+        let multipath = self.multipath(t, path, links)?;
+        let (path_links, ack_links) = match &multipath {
+            Some(mp) => (mp.paths[0].path.clone(), mp.paths[0].ack_path.clone()),
+            None => {
+                for key in ["scheduler", "coupling"] {
+                    if t.contains_key(key) {
+                        return Err(self.err(
+                            join(path, key),
+                            format!("{key:?} applies to multipath flows only: name the paths with paths = [{{path = [...], ack_path = [...]}}, ...]"),
+                        ));
+                    }
+                }
+                (self.link_list(t, path, "path", links)?, self.link_list(t, path, "ack_path", links)?)
+            }
+        };
         let start_ns = self.get(t, path, "start", read_time)?.unwrap_or(0);
         if start_ns >= duration_ns {
             return Err(self.err(
@@ -1326,7 +1359,65 @@ impl<'a> Validator<'a> {
             start_ns,
             size_bytes,
             rwnd_bytes,
+            multipath,
         })
+    }
+
+    /// A multipath flow's `paths`, `scheduler` and `coupling`; `None` without `paths`.
+    fn multipath(&self, t: &Table, path: &str, links: &[&str]) -> Res<Option<MultipathSpec>> {
+        let looks_like = r#"an array of tables like [{path = ["wifi_down"], ack_path = ["wifi_up"]}, {path = ["lte_down"], ack_path = ["lte_up"]}]"#;
+        let items = match t.get("paths") {
+            None => return Ok(None),
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(self.err(join(path, "paths"), format!("expected {looks_like}, got {}", describe(other))))
+            }
+        };
+        for key in ["path", "ack_path"] {
+            if t.contains_key(key) {
+                return Err(self.err(
+                    join(path, key),
+                    format!("a multipath flow names its links in \"paths\" only; remove {key:?} (or remove \"paths\" for a single-path flow)"),
+                ));
+            }
+        }
+        let list_path = join(path, "paths");
+        if items.is_empty() || items.len() > MAX_SUBFLOWS {
+            return Err(self.err(
+                list_path,
+                format!("must hold 1 to {MAX_SUBFLOWS} paths (one subflow each), got {}; expected {looks_like}", items.len()),
+            ));
+        }
+        let mut paths = Vec::with_capacity(items.len());
+        for (j, item) in items.iter().enumerate() {
+            let item_path = index(&list_path, j);
+            let Value::Table(pt) = item else {
+                return Err(self.err(item_path, format!("expected a table like {{path = [\"down\"], ack_path = [\"up\"]}}, got {}", describe(item))));
+            };
+            self.keys(pt, &item_path, SUBFLOW_PATH_KEYS)?;
+            let sub = SubflowPath {
+                path: self.link_list(pt, &item_path, "path", links)?,
+                ack_path: self.link_list(pt, &item_path, "ack_path", links)?,
+            };
+            if let Some(k) = paths.iter().position(|p: &SubflowPath| p.path == sub.path) {
+                return Err(self.err(
+                    join(&item_path, "path"),
+                    format!("the same links as paths[{k}].path: each subflow needs its own path"),
+                ));
+            }
+            paths.push(sub);
+        }
+        let scheduler = self.get(t, path, "scheduler", read_string)?.unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
+        let known = self.opts.known_schedulers;
+        if !known.is_empty() && !known.contains(&scheduler.as_str()) {
+            return Err(self.err(join(path, "scheduler"), format!("unknown scheduler {scheduler:?}; accepted: {}", known.join(", "))));
+        }
+        let coupling = self.get(t, path, "coupling", read_string)?.unwrap_or_else(|| DEFAULT_COUPLING.to_string());
+        let known = self.opts.known_couplings;
+        if !known.is_empty() && !known.contains(&coupling.as_str()) {
+            return Err(self.err(join(path, "coupling"), format!("unknown coupling {coupling:?}; accepted: {}", known.join(", "))));
+        }
+        Ok(Some(MultipathSpec { paths, scheduler, coupling }))
     }
 
     /// `path` / `ack_path`: a non-empty array of existing link names, none twice; as indices.

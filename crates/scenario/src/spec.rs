@@ -111,12 +111,35 @@ pub struct FlowSpec {
     pub cc: String,
     /// Algorithm parameters as written (`cc_params = { ... }`); the algorithm validates them.
     pub cc_params: toml::Table,
-    /// Indices into `Scenario::links`, in order. Never empty.
+    /// Indices into `Scenario::links`, in order. Never empty. For a multipath flow, the first
+    /// subflow's path (`multipath.paths[0]`).
     pub path: Vec<usize>,
     pub ack_path: Vec<usize>,
     pub start_ns: Nanos,
     /// Bytes to send; `None` for an unlimited (bulk) flow.
     pub size_bytes: Option<u64>,
-    /// Receiver's advertised window in bytes (key `rwnd`).
+    /// Receiver's advertised window in bytes (key `rwnd`). For a multipath flow, the one
+    /// connection-level receive window.
     pub rwnd_bytes: u64,
+    /// `Some` for a multipath flow (key `paths`): its subflows, scheduler and coupling.
+    pub multipath: Option<MultipathSpec>,
+}
+
+/// A multipath (MPTCP-like) flow: one connection over several paths, one subflow per path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultipathSpec {
+    /// One entry per subflow, in order (subflow 0 opens the connection, the others join).
+    pub paths: Vec<SubflowPath>,
+    /// Packet scheduler name (key `scheduler`), validated against `ParseOptions::known_schedulers`.
+    pub scheduler: String,
+    /// Congestion-control coupling name (key `coupling`), validated against
+    /// `ParseOptions::known_couplings`; "uncoupled" runs the flow's `cc` on every subflow.
+    pub coupling: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubflowPath {
+    /// Indices into `Scenario::links`: forward (data) links and ACK links. Never empty.
+    pub path: Vec<usize>,
+    pub ack_path: Vec<usize>,
 }

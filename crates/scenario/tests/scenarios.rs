@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rove_scenario::{
     parse, FlowSpec, JitterDistribution, JitterSpec, LossSpec, Outage, ParseOptions, QueueLimit,
-    QueueSpec, RateChange, Scenario, ScenarioError, Serializer, NS_PER_MS, NS_PER_S,
+    QueueSpec, RateChange, Scenario, ScenarioError, Serializer, SubflowPath, NS_PER_MS, NS_PER_S,
 };
 
 const KNOWN_CC: &[&str] = &["reno", "cubic", "bbr"];
@@ -17,6 +17,8 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         overrides,
         seed: None,
         known_cc: KNOWN_CC,
+        known_schedulers: &["minrtt", "blest"],
+        known_couplings: &["auto", "uncoupled", "connection"],
     }
 }
 
@@ -203,6 +205,7 @@ fn the_demo_parses() {
             start_ns: 0,
             size_bytes: None,
             rwnd_bytes: 6 * 1024 * 1024,
+            multipath: None,
         }
     );
     assert_eq!(s.flows[1].start_ns, 5 * NS_PER_S);
@@ -1050,4 +1053,97 @@ fn bad_shapes() {
         "flows[0].path",
         "array of link names",
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multipath flows
+// ---------------------------------------------------------------------------------------------
+
+/// Links down, up, down2, up2 and one flow with `flow` as its body.
+fn with_mp_flow(flow: &str) -> String {
+    format!(
+        r#"duration = "10s"
+
+[links.down]
+rate = "20Mbps"
+[links.up]
+rate = "20Mbps"
+[links.down2]
+rate = "10Mbps"
+[links.up2]
+rate = "10Mbps"
+
+[[flows]]
+{flow}
+"#
+    )
+}
+
+const MP_PATHS: &str = r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down2"], ack_path = ["up2"] }]"#;
+
+#[test]
+fn multipath_flow_parses_with_defaults() {
+    let s = parse_ok(&with_mp_flow(MP_PATHS));
+    let f = &s.flows[0];
+    let mp = f.multipath.as_ref().expect("multipath");
+    assert_eq!(mp.scheduler, "minrtt");
+    assert_eq!(mp.coupling, "auto");
+    assert_eq!(
+        mp.paths,
+        vec![
+            SubflowPath { path: vec![0], ack_path: vec![1] },
+            SubflowPath { path: vec![2], ack_path: vec![3] }
+        ]
+    );
+    assert_eq!((f.path.clone(), f.ack_path.clone()), (vec![0], vec![1]), "path mirrors subflow 0");
+    let s = parse_ok(&with_mp_flow(&format!("{MP_PATHS}\nscheduler = \"blest\"\ncount = 2")));
+    assert_eq!(s.flows.len(), 2);
+    assert_eq!(s.flows[1].multipath.as_ref().unwrap().scheduler, "blest");
+    assert!(parse_ok(&with_flow(PATHS)).flows[0].multipath.is_none());
+}
+
+#[test]
+fn multipath_errors_name_the_key() {
+    assert_error(
+        &with_mp_flow(&format!("{MP_PATHS}\nscheduler = \"fastest\"")),
+        "flows[0].scheduler",
+        "unknown scheduler \"fastest\"; accepted: minrtt, blest",
+    );
+    assert_error(
+        &with_mp_flow(&format!("{MP_PATHS}\ncoupling = \"lia\"")),
+        "flows[0].coupling",
+        "unknown coupling \"lia\"; accepted: uncoupled",
+    );
+    assert_error(&with_mp_flow(&format!("{MP_PATHS}\n{PATHS}")), "flows[0].path", "in \"paths\" only");
+    assert_error(&with_flow(&format!("{PATHS}\nscheduler = \"minrtt\"")), "flows[0].scheduler", "multipath flows only");
+    assert_error(&with_mp_flow("paths = []"), "flows[0].paths", "1 to 8 paths");
+    assert_error(&with_mp_flow("paths = \"down\""), "flows[0].paths", "expected an array of tables");
+    assert_error(
+        &with_mp_flow(r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["nowhere"], ack_path = ["up2"] }]"#),
+        "flows[0].paths[1].path[0]",
+        "unknown link \"nowhere\"",
+    );
+    assert_error(
+        &with_mp_flow(r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down2"] }]"#),
+        "flows[0].paths[1].ack_path",
+        "missing required key",
+    );
+    assert_error(
+        &with_mp_flow(r#"paths = [{ path = ["down"], ack_path = ["up"], rate = 1 }]"#),
+        "flows[0].paths[0].rate",
+        "",
+    );
+    assert_error(
+        &with_mp_flow(r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down"], ack_path = ["up2"] }]"#),
+        "flows[0].paths[1].path",
+        "the same links as paths[0].path",
+    );
+}
+
+#[test]
+fn multipath_overrides_reach_into_paths() {
+    let text = with_mp_flow(MP_PATHS);
+    let overrides = vec![("flows.0.paths.1.path".to_string(), r#"["down"]"#.to_string())];
+    let e = parse(&text, &options(&overrides, None)).unwrap_err();
+    assert_eq!(e.location, "flows[0].paths[1].path");
 }

@@ -64,6 +64,13 @@ pub struct Packet {
     /// sender's clock, and the value echoed back.
     pub tsval: u32,
     pub tsecr: u32,
+    /// Multipath: the subflow of the connection `flow` this packet travels on; `None` for a
+    /// single-path flow.
+    pub subflow: Option<u8>,
+    /// Multipath (RFC 8684 DSS option): on a data segment the data sequence number (in
+    /// connection-level segments) it carries; on an ACK the DATA_ACK, the next data segment the
+    /// connection's receiver expects. 0 for single-path flows.
+    pub dsn: u64,
 }
 
 impl Packet {

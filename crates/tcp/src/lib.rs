@@ -70,6 +70,63 @@ pub trait Wire {
     fn arm(&mut self, timer: Timer, at: Nanos);
 }
 
+/// Where a sender's data comes from (the "data source" hook).
+///
+/// A single-path flow sends its own byte stream ([`Segments`]: the application wrote everything
+/// up front). A multipath subflow sends what its connection's scheduler hands it, one segment at
+/// a time ([`FedSegments`]): the write queue ends where the last handed-over segment ends, the
+/// sender never "completes" on its own (the connection decides when the transfer is done), and
+/// a segment keeps its payload size for its retransmissions.
+#[derive(Debug, Clone)]
+pub enum DataSource {
+    Stream(Segments),
+    Fed(FedSegments),
+}
+
+impl DataSource {
+    /// Payload bytes of segment `seq`, for any `seq` from the oldest unacknowledged one to the
+    /// end of the write queue.
+    #[inline]
+    pub fn payload(&self, seq: u64) -> u32 {
+        match self {
+            DataSource::Stream(s) => s.payload(seq),
+            DataSource::Fed(f) => f.payload(seq),
+        }
+    }
+}
+
+/// The write queue of a subflow fed by a multipath connection: payload sizes of segments
+/// `[base, base + len)`, where `base` is the oldest unacknowledged segment.
+#[derive(Debug, Clone, Default)]
+pub struct FedSegments {
+    base: u64,
+    payloads: std::collections::VecDeque<u32>,
+}
+
+impl FedSegments {
+    #[inline]
+    pub fn payload(&self, seq: u64) -> u32 {
+        self.payloads[(seq - self.base) as usize]
+    }
+
+    /// One past the last segment handed over.
+    pub fn end(&self) -> u64 {
+        self.base + self.payloads.len() as u64
+    }
+
+    pub(crate) fn push(&mut self, payload: u32) {
+        self.payloads.push_back(payload);
+    }
+
+    /// Forgets segments below `una` (cumulatively acknowledged).
+    pub(crate) fn release_below(&mut self, una: u64) {
+        while self.base < una && !self.payloads.is_empty() {
+            self.payloads.pop_front();
+            self.base += 1;
+        }
+    }
+}
+
 /// Payload sizes of a flow's segments: all `MSS` but the last of a finite flow.
 #[derive(Debug, Clone, Copy)]
 pub struct Segments {

@@ -33,7 +33,7 @@ use crate::cc::CongestionControl;
 use crate::minmax::MinMax;
 use crate::rtt::{RttEstimator, RTO_INIT_US};
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord, INFINITE_SSTHRESH};
-use crate::{ts_ms, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES};
+use crate::{ts_ms, DataSource, FedSegments, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES};
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
 use rove_sim::Nanos;
 use std::collections::VecDeque;
@@ -120,7 +120,9 @@ pub struct SenderStats {
 pub struct TcpSender {
     pub tp: TcpState,
     pub cc: Box<dyn CongestionControl>,
-    segments: Segments,
+    /// The byte stream of a single-path flow, or the write queue a multipath connection feeds.
+    source: DataSource,
+    /// End of the write queue: segments `[snd_nxt, total_segs)` may be sent as new data.
     total_segs: u64,
     /// Outstanding segments; index 0 is `tp.snd_una`.
     board: VecDeque<Seg>,
@@ -171,14 +173,28 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
+    /// A single-path sender of `segments`.
     pub fn new(cc: Box<dyn CongestionControl>, segments: Segments) -> Self {
+        Self::with_source(cc, DataSource::Stream(segments))
+    }
+
+    /// A multipath subflow's sender: it sends only what [`feed`](Self::feed) hands it.
+    pub fn new_fed(cc: Box<dyn CongestionControl>) -> Self {
+        Self::with_source(cc, DataSource::Fed(FedSegments::default()))
+    }
+
+    fn with_source(cc: Box<dyn CongestionControl>, source: DataSource) -> Self {
+        let total_segs = match &source {
+            DataSource::Stream(s) => s.count(),
+            DataSource::Fed(f) => f.end(),
+        };
         let mut min_rtt = MinMax::default();
         min_rtt.reset(0, u64::MAX); // tcp_init_sock: minmax_reset(&tp->rtt_min, ..., ~0U)
         TcpSender {
             tp: TcpState::default(),
             cc,
-            segments,
-            total_segs: segments.count(),
+            source,
+            total_segs,
             board: VecDeque::with_capacity(256),
             rtt: RttEstimator::default(),
             min_rtt,
@@ -210,6 +226,35 @@ impl TcpSender {
             last_rate_sample: RateSample::default(),
             stats: SenderStats::default(),
         }
+    }
+
+    /// Appends one segment of `payload` bytes to a fed sender's write queue (a multipath
+    /// scheduler's hand-over); it leaves at the next [`push`](Self::push) that cwnd, the peer's
+    /// window and pacing allow. Returns its subflow sequence number. Panics on a single-path
+    /// sender, whose data is its own stream.
+    pub fn feed(&mut self, payload: u32) -> u64 {
+        let DataSource::Fed(f) = &mut self.source else { panic!("feed() on a single-path sender") };
+        let seq = f.end();
+        f.push(payload);
+        self.total_segs = f.end();
+        seq
+    }
+
+    /// Segments handed over (or written) but not yet sent once.
+    pub fn unsent_segs(&self) -> u64 {
+        self.total_segs.saturating_sub(self.tp.snd_nxt)
+    }
+
+    /// RTO expirations since the last forward progress (icsk_retransmits): a multipath
+    /// connection takes a subflow with expirations as potentially failed.
+    pub fn rto_expirations(&self) -> u32 {
+        self.retransmits
+    }
+
+    /// Linux's tp->rttvar_us: the RTO's variance term (about 4·RTTVAR, never below the 200 ms
+    /// minimum within an RTT window), µs. ECF reads it.
+    pub fn rttvar_us(&self) -> u64 {
+        self.rtt.rttvar_us
     }
 
     pub fn is_complete(&self) -> bool {
@@ -525,12 +570,15 @@ impl TcpSender {
             }
             self.board.pop_front();
             self.tp.packets_out -= 1;
-            self.tp.bytes_acked += self.segments.payload(seq) as u64;
+            self.tp.bytes_acked += self.source.payload(seq) as u64;
             self.tp.snd_una += 1;
             acked += 1;
         }
         self.fack = self.fack.max(self.tp.snd_una);
         self.retrans_hint = self.retrans_hint.max(self.tp.snd_una);
+        if let DataSource::Fed(f) = &mut self.source {
+            f.release_below(self.tp.snd_una);
+        }
         acked
     }
 
@@ -546,6 +594,9 @@ impl TcpSender {
     }
 
     fn check_complete(&mut self, now: Nanos) {
+        if matches!(self.source, DataSource::Fed(_)) {
+            return; // a fed subflow's queue runs dry between hand-overs: not the end
+        }
         if self.tp.snd_una >= self.total_segs && self.stats.completed_at.is_none() {
             self.stats.completed_at = Some(now);
             self.rto_deadline = None;
@@ -1154,7 +1205,7 @@ impl TcpSender {
     /// Puts segment `seq` on the wire and does the per-transmission bookkeeping.
     fn emit<W: Wire>(&mut self, seq: u64, w: &mut W) {
         let now = self.tp.now;
-        let payload = self.segments.payload(seq);
+        let payload = self.source.payload(seq);
         let wire_bytes = payload + HEADER_BYTES;
         w.transmit(Packet { kind: Kind::Segment, seq, payload_bytes: payload, wire_bytes, sent_at: now, tsval: ts_ms(now), ..Default::default() });
         self.stats.segs_sent += 1;

@@ -1,8 +1,18 @@
 //! Time series, sampled every `sample_interval` of simulated time: per flow (TCP_INFO-like
 //! fields) and per link (backlog, drops, and the sojourn of every packet dequeued since the
 //! previous sample). Columns are kept as vectors (struct of arrays) and handed out as-is.
+//!
+//! Flow rows come in scenario order; `flow` is the scenario's flow index. A multipath flow has
+//! one connection row (`subflow` = -1, like every single-path row) followed by one row per
+//! subflow (`subflow` = 0, 1, ...). In a connection row cwnd, ssthresh, inflight, pacing and
+//! delivery rate are sums over the established subflows, srtt and min_rtt the lowest of theirs,
+//! bytes_acked the DATA_ACKed bytes and bytes_delivered the in-order bytes the application got,
+//! and `ofo_bytes` the connection's reordering-buffer occupancy. In a subflow row every field
+//! is the subflow's own, and bytes_delivered counts the payload that arrived on it (duplicates
+//! included): its throughput.
 
-use crate::world::Flow;
+use crate::world::{Flow, FlowRef, MpFlow};
+use rove_mp::subflow::Subflow;
 use rove_sim::link::Link;
 use rove_sim::{Nanos, NS_PER_MS, NS_PER_S};
 
@@ -10,6 +20,8 @@ use rove_sim::{Nanos, NS_PER_MS, NS_PER_S};
 pub struct FlowSeries {
     pub time_s: Vec<f64>,
     pub flow: Vec<u32>,
+    /// -1 for a flow's (or connection's) own row, else the subflow index.
+    pub subflow: Vec<i32>,
     pub cwnd_pkts: Vec<u32>,
     pub ssthresh_pkts: Vec<u32>,
     pub inflight_pkts: Vec<u32>,
@@ -22,6 +34,8 @@ pub struct FlowSeries {
     pub retrans_segs: Vec<u64>,
     pub ca_state: Vec<&'static str>,
     pub cc_state: Vec<&'static str>,
+    /// Reordering-buffer occupancy of a multipath connection (its row), else 0.
+    pub ofo_bytes: Vec<u64>,
 }
 
 #[derive(Default, Debug, Clone)]
@@ -52,33 +66,13 @@ impl Recorder {
         Recorder { flows: FlowSeries::default(), links: LinkSeries::default(), sojourn_seen: vec![0; n_links] }
     }
 
-    pub fn sample(&mut self, now: Nanos, flows: &[Flow], links: &[Link]) {
+    pub fn sample(&mut self, now: Nanos, order: &[FlowRef], flows: &[Flow], connections: &[MpFlow], links: &[Link]) {
         let t = now as f64 / NS_PER_S as f64;
-        let ms = |us: u64| us as f64 / 1000.0;
-        for (i, f) in flows.iter().enumerate() {
-            let s = &mut self.flows;
-            let tp = &f.sender.tp;
-            s.time_s.push(t);
-            s.flow.push(i as u32);
-            s.cwnd_pkts.push(tp.snd_cwnd);
-            s.ssthresh_pkts.push(tp.snd_ssthresh);
-            s.inflight_pkts.push(tp.packets_in_flight());
-            s.pacing_rate_bps.push(tp.pacing_rate as f64 * 8.0);
-            s.srtt_ms.push(ms(tp.srtt_us));
-            s.min_rtt_ms.push(if tp.min_rtt_us == u64::MAX { 0.0 } else { ms(tp.min_rtt_us) });
-            s.delivery_rate_bps.push(tp.delivery_rate_bps());
-            s.bytes_acked.push(tp.bytes_acked);
-            s.bytes_delivered.push(f.receiver.bytes_delivered);
-            s.retrans_segs.push(f.sender.stats.retrans_segs);
-            let (ca, cc) = if now < f.start_ns || !f.sender.is_established() {
-                ("idle", "idle")
-            } else if f.sender.is_complete() {
-                ("done", "done")
-            } else {
-                (tp.ca_state.name(), f.sender.cc_mode())
-            };
-            s.ca_state.push(ca);
-            s.cc_state.push(cc);
+        for (k, r) in order.iter().enumerate() {
+            match *r {
+                FlowRef::Single(i) => self.single_row(t, now, k as u32, &flows[i]),
+                FlowRef::Multi(i) => self.connection_rows(t, now, k as u32, &connections[i]),
+            }
         }
         for (i, l) in links.iter().enumerate() {
             let s = &mut self.links;
@@ -94,6 +88,103 @@ impl Recorder {
             s.sojourn_to.push(l.stats.sojourn_ns.len());
             self.sojourn_seen[i] = l.stats.sojourn_ns.len();
         }
+    }
+}
+
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+impl Recorder {
+    fn single_row(&mut self, t: f64, now: Nanos, k: u32, f: &Flow) {
+        let s = &mut self.flows;
+        let tp = &f.sender.tp;
+        s.time_s.push(t);
+        s.flow.push(k);
+        s.subflow.push(-1);
+        s.cwnd_pkts.push(tp.snd_cwnd);
+        s.ssthresh_pkts.push(tp.snd_ssthresh);
+        s.inflight_pkts.push(tp.packets_in_flight());
+        s.pacing_rate_bps.push(tp.pacing_rate as f64 * 8.0);
+        s.srtt_ms.push(ms(tp.srtt_us));
+        s.min_rtt_ms.push(if tp.min_rtt_us == u64::MAX { 0.0 } else { ms(tp.min_rtt_us) });
+        s.delivery_rate_bps.push(tp.delivery_rate_bps());
+        s.bytes_acked.push(tp.bytes_acked);
+        s.bytes_delivered.push(f.receiver.bytes_delivered);
+        s.retrans_segs.push(f.sender.stats.retrans_segs);
+        let (ca, cc) = if now < f.start_ns || !f.sender.is_established() {
+            ("idle", "idle")
+        } else if f.sender.is_complete() {
+            ("done", "done")
+        } else {
+            (tp.ca_state.name(), f.sender.cc_mode())
+        };
+        s.ca_state.push(ca);
+        s.cc_state.push(cc);
+        s.ofo_bytes.push(0);
+    }
+
+    fn connection_rows(&mut self, t: f64, now: Nanos, k: u32, m: &MpFlow) {
+        let c = &m.conn;
+        let established = || c.subflows.iter().filter(|sf| sf.sender.is_established());
+        let min_nonzero = |xs: &mut dyn Iterator<Item = u64>| xs.filter(|&x| x != 0 && x != u64::MAX).min().unwrap_or(0);
+        let s = &mut self.flows;
+        s.time_s.push(t);
+        s.flow.push(k);
+        s.subflow.push(-1);
+        s.cwnd_pkts.push(established().map(|sf| sf.sender.tp.snd_cwnd).fold(0u32, |a, b| a.saturating_add(b)));
+        s.ssthresh_pkts.push(established().map(|sf| sf.sender.tp.snd_ssthresh).fold(0u32, |a, b| a.saturating_add(b)));
+        s.inflight_pkts.push(established().map(|sf| sf.sender.tp.packets_in_flight()).sum());
+        s.pacing_rate_bps.push(established().map(|sf| sf.sender.tp.pacing_rate as f64 * 8.0).sum());
+        s.srtt_ms.push(ms(min_nonzero(&mut established().map(|sf| sf.sender.tp.srtt_us))));
+        s.min_rtt_ms.push(ms(min_nonzero(&mut established().map(|sf| sf.sender.tp.min_rtt_us))));
+        s.delivery_rate_bps.push(established().map(|sf| sf.sender.tp.delivery_rate_bps()).sum());
+        s.bytes_acked.push(c.data.bytes_before(c.data.una));
+        s.bytes_delivered.push(c.reorder.bytes_delivered);
+        s.retrans_segs.push(c.subflows.iter().map(|sf| sf.sender.stats.retrans_segs).sum());
+        let state = if now < m.start_ns || established().next().is_none() {
+            "idle"
+        } else if c.is_complete() {
+            "done"
+        } else {
+            "open"
+        };
+        s.ca_state.push(state);
+        s.cc_state.push(if state == "open" { "multipath" } else { state });
+        s.ofo_bytes.push(c.reorder.ofo_bytes);
+        for (j, sf) in c.subflows.iter().enumerate() {
+            self.subflow_row(t, k, j, sf, c.is_complete());
+        }
+    }
+
+    fn subflow_row(&mut self, t: f64, k: u32, j: usize, sf: &Subflow, done: bool) {
+        let s = &mut self.flows;
+        let tp = &sf.sender.tp;
+        s.time_s.push(t);
+        s.flow.push(k);
+        s.subflow.push(j as i32);
+        s.cwnd_pkts.push(tp.snd_cwnd);
+        s.ssthresh_pkts.push(tp.snd_ssthresh);
+        s.inflight_pkts.push(tp.packets_in_flight());
+        s.pacing_rate_bps.push(tp.pacing_rate as f64 * 8.0);
+        s.srtt_ms.push(ms(tp.srtt_us));
+        s.min_rtt_ms.push(if tp.min_rtt_us == u64::MAX { 0.0 } else { ms(tp.min_rtt_us) });
+        s.delivery_rate_bps.push(tp.delivery_rate_bps());
+        s.bytes_acked.push(tp.bytes_acked);
+        s.bytes_delivered.push(sf.receiver.bytes_received);
+        s.retrans_segs.push(sf.sender.stats.retrans_segs);
+        let (ca, cc) = if !sf.sender.is_established() {
+            ("idle", "idle")
+        } else if done {
+            ("done", "done")
+        } else if sf.potentially_failed {
+            ("failed", sf.sender.cc_mode())
+        } else {
+            (tp.ca_state.name(), sf.sender.cc_mode())
+        };
+        s.ca_state.push(ca);
+        s.cc_state.push(cc);
+        s.ofo_bytes.push(0);
     }
 }
 

@@ -2,7 +2,7 @@
 //! links' counters at the end of a run.
 
 use crate::record::ns_to_ms;
-use crate::world::World;
+use crate::world::{Flow, FlowRef, MpFlow, World};
 use rove_sim::{Nanos, NS_PER_S};
 use serde::Serialize;
 
@@ -37,6 +37,58 @@ pub struct FlowSummary {
     /// of its last byte; null otherwise.
     pub fct_s: Option<f64>,
     pub bytes_delivered: u64,
+    /// Multipath flows only (absent from single-path flows' entries).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub multipath: Option<MultipathSummary>,
+}
+
+/// What a multipath flow's summary adds (DESIGN.md, results).
+#[derive(Debug, Clone, Serialize)]
+pub struct MultipathSummary {
+    pub scheduler: String,
+    pub coupling: String,
+    /// Reordering-buffer occupancy, time-averaged over the flow's active time, and its maximum.
+    pub ofo_mean_bytes: f64,
+    pub ofo_max_bytes: u64,
+    /// Application delay: from a segment's first hand-over to a subflow to its in-order
+    /// delivery, over every delivered segment; null when none was delivered.
+    pub app_delay_mean_ms: Option<f64>,
+    pub app_delay_p50_ms: Option<f64>,
+    pub app_delay_p95_ms: Option<f64>,
+    pub app_delay_p99_ms: Option<f64>,
+    /// Download time of a finite transfer: from the start (first SYN) to the in-order delivery
+    /// of its last byte at the receiver; null for unlimited or unfinished transfers.
+    pub download_time_s: Option<f64>,
+    /// Data segments that reached the receiver for data it already had (reinjections,
+    /// redundant copies, spurious retransmissions).
+    pub duplicate_segs: u64,
+    /// Segments reinjected after their subflow failed.
+    pub reinjected_segs: u64,
+    /// Window-blocking segments retransmitted on a faster subflow, and slow-subflow cwnd
+    /// halvings (the kernel's receive-buffer optimisation).
+    pub opportunistic_segs: u64,
+    pub penalizations: u64,
+    pub subflows: Vec<SubflowSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SubflowSummary {
+    pub index: usize,
+    pub path: Vec<String>,
+    pub ack_path: Vec<String>,
+    /// Time its SYN left (0 for the first subflow, one RTT later for the others), null if never.
+    pub start_s: Option<f64>,
+    pub established_s: Option<f64>,
+    /// Payload that arrived on this subflow (duplicates included) over the flow's active time.
+    pub throughput_mbps: f64,
+    /// This subflow's part of the payload that arrived on all subflows.
+    pub share: f64,
+    pub mean_rtt_ms: Option<f64>,
+    pub p95_rtt_ms: Option<f64>,
+    pub retrans_rate: f64,
+    pub segs_sent: u64,
+    /// Times an RTO made it potentially failed (stopped being used, data reinjected).
+    pub failures: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -81,28 +133,12 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 
 pub fn summarize(world: &World) -> Summary {
     let duration = world.scenario.duration_ns;
-    let secs = |ns: Nanos| ns as f64 / NS_PER_S as f64;
     let flows: Vec<FlowSummary> = world
-        .flows
+        .order
         .iter()
-        .map(|f| {
-            let done = f.sender.stats.completed_at;
-            let end = done.unwrap_or(duration).min(duration);
-            let active_s = secs(end.saturating_sub(f.start_ns)).max(1e-9);
-            let rtts = &f.sender.stats.rtt_samples_ns;
-            let sent = f.sender.stats.segs_sent;
-            FlowSummary {
-                name: f.name.clone(),
-                cc: f.cc_name.clone(),
-                start_s: secs(f.start_ns),
-                goodput_mbps: f.receiver.bytes_delivered as f64 * 8.0 / active_s / 1e6,
-                throughput_mbps: f.receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
-                mean_rtt_ms: mean(rtts).map(|m| m / 1e6),
-                p95_rtt_ms: percentile(rtts, 0.95).map(ns_to_ms),
-                retrans_rate: if sent == 0 { 0.0 } else { f.sender.stats.retrans_segs as f64 / sent as f64 },
-                fct_s: done.map(|t| secs(t - f.start_ns)),
-                bytes_delivered: f.receiver.bytes_delivered,
-            }
+        .map(|r| match *r {
+            FlowRef::Single(i) => single_flow_summary(&world.flows[i], duration),
+            FlowRef::Multi(i) => multipath_flow_summary(world, &world.connections[i], duration),
         })
         .collect();
     let links = world
@@ -132,6 +168,100 @@ pub fn summarize(world: &World) -> Summary {
         jain_index: jain_index(&goodputs),
         flows,
         links,
+    }
+}
+
+fn secs(ns: Nanos) -> f64 {
+    ns as f64 / NS_PER_S as f64
+}
+
+fn single_flow_summary(f: &Flow, duration: Nanos) -> FlowSummary {
+    let done = f.sender.stats.completed_at;
+    let end = done.unwrap_or(duration).min(duration);
+    let active_s = secs(end.saturating_sub(f.start_ns)).max(1e-9);
+    let rtts = &f.sender.stats.rtt_samples_ns;
+    let sent = f.sender.stats.segs_sent;
+    FlowSummary {
+        name: f.name.clone(),
+        cc: f.cc_name.clone(),
+        start_s: secs(f.start_ns),
+        goodput_mbps: f.receiver.bytes_delivered as f64 * 8.0 / active_s / 1e6,
+        throughput_mbps: f.receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
+        mean_rtt_ms: mean(rtts).map(|m| m / 1e6),
+        p95_rtt_ms: percentile(rtts, 0.95).map(ns_to_ms),
+        retrans_rate: if sent == 0 { 0.0 } else { f.sender.stats.retrans_segs as f64 / sent as f64 },
+        fct_s: done.map(|t| secs(t - f.start_ns)),
+        bytes_delivered: f.receiver.bytes_delivered,
+        multipath: None,
+    }
+}
+
+fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSummary {
+    let c = &m.conn;
+    let done = c.data.completed_at;
+    let end = done.unwrap_or(duration).min(duration);
+    let active_s = secs(end.saturating_sub(m.start_ns)).max(1e-9);
+    let rtts: Vec<Nanos> = c.subflows.iter().flat_map(|sf| sf.sender.stats.rtt_samples_ns.iter().copied()).collect();
+    let sent: u64 = c.subflows.iter().map(|sf| sf.sender.stats.segs_sent).sum();
+    let retrans: u64 = c.subflows.iter().map(|sf| sf.sender.stats.retrans_segs).sum();
+    let received: u64 = c.subflows.iter().map(|sf| sf.receiver.bytes_received).sum();
+    let link_names = |ids: &[u32]| ids.iter().map(|&l| world.links[l as usize].name.clone()).collect::<Vec<_>>();
+    let subflows = c
+        .subflows
+        .iter()
+        .enumerate()
+        .map(|(j, sf)| {
+            let st = &sf.sender.stats;
+            SubflowSummary {
+                index: j,
+                path: link_names(&m.paths[j].path),
+                ack_path: link_names(&m.paths[j].ack_path),
+                start_s: sf.started_at.map(secs),
+                established_s: st.established_at.map(secs),
+                throughput_mbps: sf.receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
+                share: if received == 0 { 0.0 } else { sf.receiver.bytes_received as f64 / received as f64 },
+                mean_rtt_ms: mean(&st.rtt_samples_ns).map(|m| m / 1e6),
+                p95_rtt_ms: percentile(&st.rtt_samples_ns, 0.95).map(ns_to_ms),
+                retrans_rate: if st.segs_sent == 0 { 0.0 } else { st.retrans_segs as f64 / st.segs_sent as f64 },
+                segs_sent: st.segs_sent,
+                failures: sf.failures,
+            }
+        })
+        .collect();
+    let delays = &c.app_delay_ns;
+    let total_bytes = c.data.bytes_before(c.data.total);
+    let download = match (c.data.total, c.reorder.last_delivery_at) {
+        (u64::MAX, _) => None,
+        (_, Some(t)) if c.reorder.bytes_delivered >= total_bytes => Some(secs(t - m.start_ns)),
+        _ => None,
+    };
+    FlowSummary {
+        name: m.name.clone(),
+        cc: m.cc_name.clone(),
+        start_s: secs(m.start_ns),
+        goodput_mbps: c.reorder.bytes_delivered as f64 * 8.0 / active_s / 1e6,
+        throughput_mbps: received as f64 * 8.0 / active_s / 1e6,
+        mean_rtt_ms: mean(&rtts).map(|m| m / 1e6),
+        p95_rtt_ms: percentile(&rtts, 0.95).map(ns_to_ms),
+        retrans_rate: if sent == 0 { 0.0 } else { retrans as f64 / sent as f64 },
+        fct_s: done.map(|t| secs(t - m.start_ns)),
+        bytes_delivered: c.reorder.bytes_delivered,
+        multipath: Some(MultipathSummary {
+            scheduler: c.scheduler_name().to_string(),
+            coupling: m.coupling.clone(),
+            ofo_mean_bytes: c.reorder.mean_ofo_bytes(m.start_ns, end.max(m.start_ns)),
+            ofo_max_bytes: c.reorder.ofo_max_bytes,
+            app_delay_mean_ms: mean(delays).map(|m| m / 1e6),
+            app_delay_p50_ms: percentile(delays, 0.50).map(ns_to_ms),
+            app_delay_p95_ms: percentile(delays, 0.95).map(ns_to_ms),
+            app_delay_p99_ms: percentile(delays, 0.99).map(ns_to_ms),
+            download_time_s: download,
+            duplicate_segs: c.reorder.duplicate_segs,
+            reinjected_segs: c.reinjected_segs,
+            opportunistic_segs: c.opportunistic_segs,
+            penalizations: c.penalizations,
+            subflows,
+        }),
     }
 }
 

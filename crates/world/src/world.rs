@@ -1,7 +1,9 @@
 //! The simulated world and its event loop.
 //!
 //! Five kinds of event drive everything: a flow starts, a link's serializer is due, a packet
-//! reaches the far end of a link, an endpoint's timer fires, and the recorder samples. Packets
+//! reaches the far end of a link, an endpoint's timer fires, and the recorder samples. A
+//! multipath flow (a `rove_mp::Connection`) has its own start and timer events, per subflow, and
+//! its packets say which subflow's path they travel (`Packet::subflow`). Packets
 //! live in the arena and move by index; an endpoint's timer is armed lazily (one pending event
 //! per flow and timer; a deadline that moved later is re-armed when the early event fires), so
 //! an ACK that pushes the RTO back costs no heap operation.
@@ -12,6 +14,7 @@ use rove_sim::event::EventQueue;
 use rove_sim::link::{Link, LinkOutput};
 use rove_sim::packet::{Direction, Packet, PacketArena, PacketId};
 use rove_sim::Nanos;
+use rove_mp::{Connection, SubflowNet};
 use rove_tcp::receiver::TcpReceiver;
 use rove_tcp::sender::TcpSender;
 use rove_tcp::{Timer, Wire};
@@ -22,6 +25,9 @@ pub enum Event {
     Service(u32),
     Arrive(PacketId),
     Timer { flow: u32, timer: Timer },
+    /// A multipath connection opens (its first subflow sends the SYN).
+    ConnectionStart(u32),
+    SubflowTimer { conn: u32, sub: u8, timer: Timer },
     Sample,
 }
 
@@ -42,13 +48,52 @@ impl Flow {
     }
 }
 
+/// A multipath flow: the connection and the routes of its subflows.
+pub struct MpFlow {
+    pub name: String,
+    pub cc_name: String,
+    pub coupling: String,
+    pub start_ns: Nanos,
+    /// Per subflow: forward links and ACK links.
+    pub paths: Vec<SubflowRoute>,
+    pub conn: Connection,
+    pending: Vec<[Option<Nanos>; Timer::COUNT]>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SubflowRoute {
+    pub path: Vec<u32>,
+    pub ack_path: Vec<u32>,
+}
+
+impl MpFlow {
+    pub fn new(name: String, cc_name: String, coupling: String, start_ns: Nanos, paths: Vec<SubflowRoute>, conn: Connection) -> Self {
+        let pending = vec![[None; Timer::COUNT]; paths.len()];
+        MpFlow { name, cc_name, coupling, start_ns, paths, conn, pending }
+    }
+}
+
+/// Where scenario flow i lives in the world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowRef {
+    /// `World::flows[i]`.
+    Single(usize),
+    /// `World::connections[i]`.
+    Multi(usize),
+}
+
 pub struct World {
     pub scenario: Scenario,
     now: Nanos,
     queue: EventQueue<Event>,
     arena: PacketArena,
     pub links: Vec<Link>,
+    /// Single-path flows, in scenario order.
     pub flows: Vec<Flow>,
+    /// Multipath flows, in scenario order.
+    pub connections: Vec<MpFlow>,
+    /// Scenario flow index to the flow or connection.
+    pub order: Vec<FlowRef>,
     out: Vec<LinkOutput>,
     pub recorder: Recorder,
 }
@@ -94,6 +139,49 @@ impl Wire for Net<'_> {
     }
 }
 
+/// What a multipath connection sees of the world while it handles one event.
+struct MpNet<'a> {
+    now: Nanos,
+    conn: u32,
+    paths: &'a [SubflowRoute],
+    pending: &'a mut [[Option<Nanos>; Timer::COUNT]],
+    queue: &'a mut EventQueue<Event>,
+    arena: &'a mut PacketArena,
+    links: &'a mut [Link],
+    out: &'a mut Vec<LinkOutput>,
+}
+
+impl SubflowNet for MpNet<'_> {
+    #[inline]
+    fn now(&self) -> Nanos {
+        self.now
+    }
+
+    #[inline]
+    fn transmit(&mut self, sub: usize, direction: Direction, mut p: Packet) {
+        p.flow = self.conn;
+        p.direction = direction;
+        p.hop = 0;
+        let route = &self.paths[sub];
+        let link = match direction {
+            Direction::Data => route.path[0],
+            Direction::Ack => route.ack_path[0],
+        };
+        let bytes = p.wire_bytes;
+        let id = self.arena.alloc(p);
+        offer(self.now, link, id, bytes, self.links, self.queue, self.arena, self.out);
+    }
+
+    #[inline]
+    fn arm(&mut self, sub: usize, timer: Timer, at: Nanos) {
+        let slot = &mut self.pending[sub][timer.index()];
+        if slot.is_none_or(|p| at < p) {
+            *slot = Some(at);
+            self.queue.push(at, Event::SubflowTimer { conn: self.conn, sub: sub as u8, timer });
+        }
+    }
+}
+
 /// Offers packet `id` to link `link` and turns the link's requests into events.
 #[allow(clippy::too_many_arguments)]
 #[inline]
@@ -124,15 +212,38 @@ fn drain(out: &mut Vec<LinkOutput>, queue: &mut EventQueue<Event>, arena: &mut P
 }
 
 impl World {
-    pub(crate) fn new(scenario: Scenario, links: Vec<Link>, flows: Vec<Flow>) -> Self {
+    pub(crate) fn new(scenario: Scenario, links: Vec<Link>, flows: Vec<Flow>, connections: Vec<MpFlow>, order: Vec<FlowRef>) -> Self {
         let mut queue = EventQueue::with_capacity(4096);
-        for (i, f) in flows.iter().enumerate() {
-            queue.push(f.start_ns, Event::Start(i as u32));
+        // Start events in scenario order (ties at one time break by insertion order).
+        for r in &order {
+            match *r {
+                FlowRef::Single(i) => queue.push(flows[i].start_ns, Event::Start(i as u32)),
+                FlowRef::Multi(i) => queue.push(connections[i].start_ns, Event::ConnectionStart(i as u32)),
+            }
         }
-        let recorder = Recorder::new(links.len(), flows.len());
+        let recorder = Recorder::new(links.len(), order.len());
         let first_sample = scenario.sample_interval_ns;
         queue.push(first_sample, Event::Sample);
-        World { scenario, now: 0, queue, arena: PacketArena::with_capacity(4096), links, flows, out: Vec::with_capacity(64), recorder }
+        World {
+            scenario,
+            now: 0,
+            queue,
+            arena: PacketArena::with_capacity(4096),
+            links,
+            flows,
+            connections,
+            order,
+            out: Vec::with_capacity(64),
+            recorder,
+        }
+    }
+
+    /// The connection of scenario flow `flow`, if it is a multipath flow.
+    pub fn connection(&self, flow: usize) -> Option<&MpFlow> {
+        match self.order.get(flow) {
+            Some(&FlowRef::Multi(i)) => Some(&self.connections[i]),
+            _ => None,
+        }
     }
 
     pub fn now(&self) -> Nanos {
@@ -204,8 +315,23 @@ impl World {
                 let mut net = Net { now, flow, side: Direction::Data, route: path, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
                 sender.start(&mut net);
             }
+            Event::ConnectionStart(c) => {
+                let MpFlow { conn, paths, pending, .. } = &mut self.connections[c as usize];
+                let mut net = MpNet { now, conn: c, paths, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                conn.start(&mut net);
+            }
+            Event::SubflowTimer { conn: c, sub, timer } => {
+                let MpFlow { conn, paths, pending, .. } = &mut self.connections[c as usize];
+                let slot = &mut pending[sub as usize][timer.index()];
+                if *slot != Some(now) {
+                    return; // superseded by an earlier arm
+                }
+                *slot = None;
+                let mut net = MpNet { now, conn: c, paths, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                conn.on_timer(sub as usize, timer, &mut net);
+            }
             Event::Sample => {
-                self.recorder.sample(now, &self.flows, &self.links);
+                self.recorder.sample(now, &self.order, &self.flows, &self.connections, &self.links);
                 let next = now + self.scenario.sample_interval_ns;
                 if next <= self.scenario.duration_ns {
                     self.queue.push(next, Event::Sample);
@@ -219,6 +345,10 @@ impl World {
     fn arrive(&mut self, id: PacketId) {
         let now = self.now;
         let p = *self.arena.get(id);
+        if let Some(sub) = p.subflow {
+            self.arrive_multipath(id, &p, sub as usize);
+            return;
+        }
         let flow = p.flow;
         let f = &mut self.flows[flow as usize];
         let route = match p.direction {
@@ -248,6 +378,29 @@ impl World {
 }
 
 impl World {
+    /// `arrive` for a packet of a multipath connection's subflow `sub`.
+    fn arrive_multipath(&mut self, id: PacketId, p: &Packet, sub: usize) {
+        let now = self.now;
+        let c = p.flow;
+        let MpFlow { conn, paths, pending, .. } = &mut self.connections[c as usize];
+        let route = match p.direction {
+            Direction::Data => &paths[sub].path,
+            Direction::Ack => &paths[sub].ack_path,
+        };
+        let next = p.hop as usize + 1;
+        if next < route.len() {
+            self.arena.get_mut(id).hop = next as u16;
+            let link = route[next];
+            offer(now, link, id, p.wire_bytes, &mut self.links, &mut self.queue, &mut self.arena, &mut self.out);
+            return;
+        }
+        self.arena.release(id);
+        let mut net = MpNet { now, conn: c, paths, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+        conn.on_packet(sub, p, p.direction, &mut net);
+    }
+}
+
+impl World {
     /// Goodput of flow `flow` between simulated times `from_s` and `to_s` (seconds), from the
     /// recorder's samples of in-order bytes delivered, in Mbit/s. Both times are rounded down to
     /// the sample at or before them (the run's start counts as zero bytes).
@@ -255,7 +408,7 @@ impl World {
         let s = &self.recorder.flows;
         let at = |t: f64| -> u64 {
             (0..s.time_s.len())
-                .filter(|&i| s.flow[i] as usize == flow && s.time_s[i] <= t + 1e-12)
+                .filter(|&i| s.flow[i] as usize == flow && s.subflow[i] < 0 && s.time_s[i] <= t + 1e-12)
                 .last()
                 .map_or(0, |i| s.bytes_delivered[i])
         };

@@ -83,6 +83,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::ParamError;
 use crate::state::{CaState, TcpState};
 
+/// The coupled algorithms (their registry names): built with a [`CouplingSlot`] they couple
+/// the subflows of a connection.
+pub const NAMES: &[&str] = &["lia", "olia", "balia", "wvegas"];
+
+/// Whether `cc` is one of the coupled algorithms.
+pub fn is_coupled(cc: &str) -> bool {
+    NAMES.contains(&cc)
+}
+
 /// The default group of a new slot: all subflows of a connection are coupled together.
 pub const DEFAULT_GROUP: u32 = 0;
 

@@ -1,0 +1,502 @@
+//! The connection: subflows, the data sequence space on both sides, and the scheduler loop.
+
+use crate::data_sender::DataSender;
+use crate::reorder::ReorderBuffer;
+use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo};
+use crate::subflow::Subflow;
+use crate::wire::{Stamp, SubWire, SubflowNet};
+use rove_sim::packet::{Direction, Kind, Packet};
+use rove_sim::Nanos;
+use rove_tcp::cc::{CongestionControl, CouplingHandle};
+use rove_tcp::receiver::TcpReceiver;
+use rove_tcp::sender::TcpSender;
+use rove_tcp::{Segments, Timer};
+
+/// What a connection is built from.
+pub struct ConnectionConfig {
+    /// One congestion-control instance per subflow (see `coupling::build_subflow_ccs`).
+    pub ccs: Vec<Box<dyn CongestionControl>>,
+    /// The handle the subflows' coupled algorithms share, if they are coupled.
+    pub coupling: Option<CouplingHandle>,
+    pub scheduler: Box<dyn Scheduler>,
+    /// Bytes to transfer, `None` for unlimited.
+    pub size_bytes: Option<u64>,
+    /// The connection-level receive window, bytes.
+    pub rwnd_bytes: u64,
+    pub start_ns: Nanos,
+}
+
+pub struct Connection {
+    pub subflows: Vec<Subflow>,
+    pub data: DataSender,
+    pub reorder: ReorderBuffer,
+    scheduler: Box<dyn Scheduler>,
+    /// The subflows' coupling (coupled algorithms only): a scheme that couples only some
+    /// subflows regroups them through it at run time.
+    pub coupling: Option<CouplingHandle>,
+    pub start_ns: Nanos,
+    /// The other subflows have sent their MP_JOIN SYN.
+    joined: bool,
+    /// Application delay of every delivered DSN: first hand-over to a subflow to in-order
+    /// delivery, ns.
+    pub app_delay_ns: Vec<Nanos>,
+    /// DSNs handed over again after their subflow failed.
+    pub reinjected_segs: u64,
+    /// Opportunistic retransmissions (the window-blocking DSN sent again on a faster subflow)
+    /// and penalisations (a slow subflow's cwnd halved), see `receive_buffer_optimization`.
+    pub opportunistic_segs: u64,
+    pub penalizations: u64,
+    /// Per subflow: time it last penalised the others (tp->mptcp->last_rbuf_opti).
+    last_rbuf_opti: Vec<Option<Nanos>>,
+    rwnd_bytes: u64,
+    /// Scratch: the scheduler's view of the subflows.
+    infos: Vec<SubflowInfo>,
+}
+
+impl Connection {
+    pub fn new(config: ConnectionConfig) -> Self {
+        assert!(!config.ccs.is_empty() && config.ccs.len() <= 8, "1 to 8 subflows");
+        let n = config.ccs.len();
+        // Subflow receivers advertise the connection's window; a subflow's own byte count is
+        // not the application's (the connection's reordering buffer is).
+        let subflows = config
+            .ccs
+            .into_iter()
+            .map(|cc| Subflow::new(TcpSender::new_fed(cc), TcpReceiver::new(Segments { size_bytes: None }, config.rwnd_bytes)))
+            .collect();
+        Connection {
+            subflows,
+            data: DataSender::new(config.size_bytes, config.rwnd_bytes),
+            reorder: ReorderBuffer::new(config.start_ns),
+            scheduler: config.scheduler,
+            coupling: config.coupling,
+            start_ns: config.start_ns,
+            joined: false,
+            app_delay_ns: Vec::new(),
+            reinjected_segs: 0,
+            opportunistic_segs: 0,
+            penalizations: 0,
+            last_rbuf_opti: vec![None; n],
+            rwnd_bytes: config.rwnd_bytes,
+            infos: vec![SubflowInfo::default(); n],
+        }
+    }
+
+    pub fn scheduler_name(&self) -> &'static str {
+        self.scheduler.name()
+    }
+
+    /// A finite transfer whose last DSN was DATA_ACKed.
+    pub fn is_complete(&self) -> bool {
+        self.data.completed_at.is_some()
+    }
+
+    /// Opens the connection: subflow 0 sends its SYN (MP_CAPABLE).
+    pub fn start<N: SubflowNet>(&mut self, net: &mut N) {
+        self.start_subflow(0, net);
+    }
+
+    fn start_subflow<N: SubflowNet>(&mut self, i: usize, net: &mut N) {
+        let now = net.now();
+        let Subflow { sender, map, started_at, .. } = &mut self.subflows[i];
+        *started_at = Some(now);
+        sender.start(&mut SubWire { net, sub: i, stamp: Stamp::Dsn(map) });
+    }
+
+    /// A packet of subflow `sub` reached its end: a data segment or SYN at the receiver, an ACK
+    /// or SYN-ACK at the sender.
+    pub fn on_packet<N: SubflowNet>(&mut self, sub: usize, p: &Packet, direction: Direction, net: &mut N) {
+        let now = net.now();
+        match direction {
+            Direction::Data => {
+                if p.kind == Kind::Segment {
+                    let delivered = self.reorder.on_segment(p.dsn, p.payload_bytes, now);
+                    for dsn in delivered {
+                        if let Some(t) = self.data.first_tx(dsn) {
+                            self.app_delay_ns.push(now - t);
+                        }
+                    }
+                }
+                let data_ack = self.reorder.rcv_nxt;
+                self.subflows[sub].receiver.on_packet(p, &mut SubWire { net, sub, stamp: Stamp::DataAck(data_ack) });
+            }
+            Direction::Ack => {
+                if self.is_complete() {
+                    return;
+                }
+                if p.kind == Kind::Ack {
+                    self.data.on_data_ack(p.dsn, now);
+                }
+                let sf = &mut self.subflows[sub];
+                {
+                    let Subflow { sender, map, .. } = sf;
+                    sender.on_packet(p, &mut SubWire { net, sub, stamp: Stamp::Dsn(map) });
+                    map.release_below(sender.tp.snd_una);
+                }
+                sf.note_srtt();
+                if sf.potentially_failed && sf.sender.rto_expirations() == 0 {
+                    sf.potentially_failed = false; // new data acknowledged: the path works again
+                }
+                if sub == 0 && !self.joined && self.subflows[0].sender.is_established() {
+                    // MP_JOIN: the other subflows open once the first is established.
+                    self.joined = true;
+                    for i in 1..self.subflows.len() {
+                        self.start_subflow(i, net);
+                    }
+                }
+                if !self.is_complete() {
+                    self.schedule(net);
+                }
+            }
+        }
+    }
+
+    pub fn on_timer<N: SubflowNet>(&mut self, sub: usize, timer: Timer, net: &mut N) {
+        if timer == Timer::DelayedAck {
+            let data_ack = self.reorder.rcv_nxt;
+            self.subflows[sub].receiver.on_timer(timer, &mut SubWire { net, sub, stamp: Stamp::DataAck(data_ack) });
+            return;
+        }
+        if self.is_complete() {
+            return;
+        }
+        let sf = &mut self.subflows[sub];
+        {
+            let Subflow { sender, map, .. } = sf;
+            sender.on_timer(timer, &mut SubWire { net, sub, stamp: Stamp::Dsn(map) });
+        }
+        if sf.sender.rto_expirations() > 0 && sf.sender.is_established() && !sf.potentially_failed {
+            // The path looks down: stop using it and reinject what it holds (mptcp_reinject_data).
+            sf.potentially_failed = true;
+            sf.failures += 1;
+            for dsn in sf.map.held() {
+                self.data.queue_reinjection(dsn);
+            }
+        }
+        self.schedule(net);
+    }
+
+    fn refresh_infos(&mut self) {
+        for (info, sf) in self.infos.iter_mut().zip(&self.subflows) {
+            let tp = &sf.sender.tp;
+            *info = SubflowInfo {
+                usable: sf.is_usable(),
+                srtt_us: tp.srtt_us,
+                rttvar_us: sf.sender.rttvar_us(),
+                min_srtt_us: sf.min_srtt_us,
+                max_srtt_us: sf.max_srtt_us,
+                cwnd: tp.snd_cwnd,
+                ssthresh: tp.snd_ssthresh,
+                in_flight: tp.packets_in_flight(),
+                unsent: sf.sender.unsent_segs().min(u32::MAX as u64) as u32,
+                mss: tp.mss_cache,
+            };
+        }
+    }
+
+    /// Hands data to subflows until nothing more can go: reinjections first (on the fastest
+    /// available subflow that did not carry the DSN), then whatever the scheduler picks.
+    fn schedule<N: SubflowNet>(&mut self, net: &mut N) {
+        let now = net.now();
+        let mut blocked_noted = false;
+        loop {
+            self.refresh_infos();
+            if let Some(dsn) = self.data.next_reinjection() {
+                let carried = self.data.carried(dsn);
+                let candidate = (0..self.infos.len())
+                    .filter(|&i| carried & (1 << i) == 0 && self.infos[i].available())
+                    .min_by_key(|&i| (self.infos[i].srtt_us, i));
+                if let Some(s) = candidate {
+                    self.data.pop_reinjection();
+                    self.reinjected_segs += 1;
+                    self.subflows[s].segs_reinjected += 1;
+                    self.assign(s, dsn, net);
+                    continue;
+                }
+            }
+            let can_send_new = self.data.can_send_new();
+            if !can_send_new && self.data.has_unsent() && !blocked_noted {
+                self.data.window_blocked += 1;
+                blocked_noted = true;
+            }
+            let cx = SchedContext {
+                now,
+                subflows: &self.infos,
+                can_send_new,
+                data_una: self.data.una,
+                dsn_next: self.data.next,
+                queued_bytes: self.data.queued_bytes(),
+                send_window_bytes: self.rwnd_bytes,
+                window_blocked: self.data.window_blocked,
+                penalizations: self.penalizations,
+            };
+            let window_blocked = !can_send_new && self.data.has_unsent();
+            if window_blocked && self.scheduler.uses_receive_buffer_optimization() {
+                // The connection window is full: ask the scheduler which subflow it would use
+                // for new data, and let that subflow help the segment holding the window back
+                // (mptcp_sched.c: __mptcp_next_segment → mptcp_rcv_buf_optimization(sk, 1)).
+                let cx = SchedContext { can_send_new: true, ..cx };
+                match self.scheduler.pick(&cx) {
+                    Pick::New(mask) if mask != 0 => {
+                        let sub = mask.trailing_zeros() as usize;
+                        if sub < self.subflows.len() && self.receive_buffer_optimization(sub, now, net) {
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+                break;
+            }
+            match self.scheduler.pick(&cx) {
+                Pick::New(mask) if can_send_new => {
+                    // Only subflows that can take it (a scheduler's mistake must not loop).
+                    let mask = (0..self.infos.len()).filter(|&i| mask & (1 << i) != 0 && self.infos[i].available()).fold(0u8, |m, i| m | 1 << i);
+                    if mask == 0 {
+                        break;
+                    }
+                    let dsn = self.data.new_dsn(now);
+                    for s in 0..self.subflows.len() {
+                        if mask & (1 << s) != 0 {
+                            self.assign(s, dsn, net);
+                        }
+                    }
+                }
+                Pick::Existing { sub, dsn } if dsn >= self.data.una && dsn < self.data.next && self.infos.get(sub).is_some_and(|i| i.available()) => {
+                    self.assign(sub, dsn, net);
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// multipath-tcp.org's mptcp_rcv_buf_optimization (with penalisation), for subflow `sub`
+    /// that would send new data were the connection window not full. The DSN at the DATA_ACK
+    /// (the one holding the window) is in flight on other subflows:
+    /// * penalise: at most once per srtt of `sub`, every slower subflow carrying it that is in
+    ///   the Open state has its cwnd halved (and ssthresh halved unless in slow start);
+    /// * opportunistic retransmission: if `sub` has not carried it, send it on `sub` when a
+    ///   carrier has cwnd ≤ 4 or every carrier is more than 4 times slower than `sub`.
+    ///
+    /// Returns whether the DSN was handed to `sub`.
+    fn receive_buffer_optimization<N: SubflowNet>(&mut self, sub: usize, now: Nanos, net: &mut N) -> bool {
+        let head = self.data.una;
+        if head >= self.data.next {
+            return false;
+        }
+        let carried = self.data.carried(head);
+        let srtt = self.subflows[sub].sender.tp.srtt_us;
+        let may_penalize = self.last_rbuf_opti[sub].is_none_or(|t| now >= t + srtt * 1000);
+        if may_penalize {
+            for j in 0..self.subflows.len() {
+                let tp = &mut self.subflows[j].sender.tp;
+                if j != sub && carried & (1 << j) != 0 && srtt < tp.srtt_us && tp.ca_state == rove_tcp::state::CaState::Open {
+                    let prior_cwnd = tp.snd_cwnd;
+                    tp.snd_cwnd = (tp.snd_cwnd >> 1).max(1);
+                    if prior_cwnd >= tp.snd_ssthresh {
+                        tp.snd_ssthresh = (tp.snd_ssthresh >> 1).max(2);
+                    }
+                    self.last_rbuf_opti[sub] = Some(now);
+                    self.penalizations += 1;
+                }
+            }
+        }
+        if carried & (1 << sub) != 0 {
+            return false;
+        }
+        let mut do_retrans = false;
+        for j in 0..self.subflows.len() {
+            if j == sub || carried & (1 << j) == 0 {
+                continue;
+            }
+            let tp = &self.subflows[j].sender.tp;
+            if tp.snd_cwnd <= 4 {
+                do_retrans = true;
+                break;
+            }
+            if 4 * srtt >= tp.srtt_us {
+                do_retrans = false;
+                break;
+            }
+            do_retrans = true;
+        }
+        self.refresh_infos();
+        if !do_retrans || !self.infos[sub].available() {
+            return false;
+        }
+        self.opportunistic_segs += 1;
+        self.assign(sub, head, net);
+        true
+    }
+
+    /// Maps `dsn` to subflow `s`'s next sequence number and lets the subflow send.
+    fn assign<N: SubflowNet>(&mut self, s: usize, dsn: u64, net: &mut N) {
+        let payload = self.data.payload(dsn);
+        self.data.note_carried(dsn, s);
+        let Subflow { sender, map, segs_assigned, .. } = &mut self.subflows[s];
+        let seq = sender.feed(payload);
+        map.push(seq, dsn);
+        *segs_assigned += 1;
+        sender.push(&mut SubWire { net, sub: s, stamp: Stamp::Dsn(map) });
+    }
+
+    /// Time-averaged reordering-buffer occupancy from the start to `now`, bytes.
+    pub fn mean_ofo_bytes(&self, now: Nanos) -> f64 {
+        self.reorder.mean_ofo_bytes(self.start_ns, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched;
+    use rove_tcp::MSS;
+
+    /// A driver that keeps what the connection sends, for the test to deliver by hand.
+    #[derive(Default)]
+    struct MockNet {
+        now: Nanos,
+        sent: Vec<(usize, Direction, Packet)>,
+    }
+
+    impl SubflowNet for MockNet {
+        fn now(&self) -> Nanos {
+            self.now
+        }
+        fn transmit(&mut self, sub: usize, direction: Direction, packet: Packet) {
+            self.sent.push((sub, direction, packet));
+        }
+        fn arm(&mut self, _sub: usize, _timer: Timer, _at: Nanos) {}
+    }
+
+    impl MockNet {
+        /// Takes the packets subflow `sub` sent in `direction`, oldest first.
+        fn take(&mut self, sub: usize, direction: Direction) -> Vec<Packet> {
+            let (mine, rest) = self.sent.drain(..).partition(|(s, d, _)| *s == sub && *d == direction);
+            self.sent = rest;
+            mine.into_iter().map(|(_, _, p)| p).collect()
+        }
+    }
+
+    fn connection(scheduler: &str, size_bytes: Option<u64>) -> Connection {
+        let built = crate::coupling::build_subflow_ccs("uncoupled", "reno", &toml::Table::new(), 2, |_| 1).unwrap();
+        let mut c = Connection::new(ConnectionConfig {
+            ccs: built.ccs,
+            coupling: built.coupling,
+            scheduler: sched::build(scheduler).unwrap(),
+            size_bytes,
+            rwnd_bytes: 6 << 20,
+            start_ns: 0,
+        });
+        c.reorder.delivery_log = Some(Vec::new());
+        c
+    }
+
+    /// Delivers `packets` to the far end of subflow `sub` at the net's time.
+    fn deliver(c: &mut Connection, net: &mut MockNet, sub: usize, direction: Direction, packets: Vec<Packet>) {
+        for p in packets {
+            c.on_packet(sub, &p, direction, net);
+        }
+    }
+
+    fn dsns(packets: &[Packet]) -> Vec<u64> {
+        packets.iter().filter(|p| p.kind == Kind::Segment).map(|p| p.dsn).collect()
+    }
+
+    const MS: Nanos = 1_000_000;
+
+    #[test]
+    fn second_subflow_joins_one_rtt_later_and_min_rtt_fills_the_fast_path_first() {
+        let mut c = connection("minrtt", None);
+        let mut net = MockNet::default();
+        c.start(&mut net);
+        let syn = net.take(0, Direction::Data);
+        assert_eq!(syn.len(), 1);
+        assert!(net.sent.is_empty(), "only subflow 0 opens at the start");
+        deliver(&mut c, &mut net, 0, Direction::Data, syn);
+        let synack = net.take(0, Direction::Ack);
+        // Subflow 0's RTT is 10 ms: it is established at 10 ms, and only then does subflow 1
+        // send its SYN (MP_JOIN). Subflow 0 alone takes the initial window, DSNs 0..9.
+        net.now = 10 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, synack);
+        assert_eq!(c.subflows[1].started_at, Some(10 * MS));
+        let join = net.take(1, Direction::Data);
+        assert_eq!(join.len(), 1);
+        assert_eq!(join[0].kind, Kind::Syn);
+        let first = net.take(0, Direction::Data);
+        assert_eq!(dsns(&first), (0..10).collect::<Vec<_>>());
+        // Subflow 1's RTT is 100 ms: established at 110 ms. Subflow 0 has its cwnd (10) in
+        // flight, so subflow 1 takes DSNs 10..19.
+        deliver(&mut c, &mut net, 1, Direction::Data, join);
+        let join_ack = net.take(1, Direction::Ack);
+        net.now = 110 * MS;
+        deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
+        let second = net.take(1, Direction::Data);
+        assert_eq!(dsns(&second), (10..20).collect::<Vec<_>>());
+        // Subflow 0's segments arrive (120 ms) and their ACKs return (130 ms): slow start doubles
+        // its cwnd to 20, and with subflow 1 full the 20 new DSNs go on subflow 0.
+        net.now = 120 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Data, first);
+        assert_eq!((c.reorder.rcv_nxt, c.reorder.ofo_bytes), (10, 0));
+        let acks = net.take(0, Direction::Ack);
+        assert_eq!(acks.last().unwrap().dsn, 10, "DATA_ACK");
+        net.now = 130 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, acks);
+        assert_eq!(c.data.una, 10);
+        assert_eq!(c.subflows[0].sender.tp.snd_cwnd, 20);
+        let third = net.take(0, Direction::Data);
+        assert_eq!(dsns(&third), (20..40).collect::<Vec<_>>());
+        // The fast path's data arrives before the slow path's: held in the reordering buffer.
+        net.now = 135 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Data, third);
+        assert_eq!((c.reorder.rcv_nxt, c.reorder.ofo_bytes), (10, 20 * MSS as u64));
+        // Then DSNs 10..19 fill the gap: all 40 delivered, in order, once.
+        net.now = 160 * MS;
+        deliver(&mut c, &mut net, 1, Direction::Data, second);
+        assert_eq!((c.reorder.rcv_nxt, c.reorder.ofo_bytes, c.reorder.ofo_max_bytes), (40, 0, 20 * MSS as u64));
+        assert_eq!(c.reorder.delivery_log.as_deref().unwrap(), &(0..40).collect::<Vec<_>>()[..]);
+        // Application delay of DSN 20: handed over at 130 ms, delivered at 160 ms.
+        assert_eq!(c.app_delay_ns[20], 30 * MS);
+        assert_eq!(c.app_delay_ns[0], 120 * MS - 10 * MS);
+    }
+
+    #[test]
+    fn an_rto_marks_the_subflow_failed_and_reinjects_its_data_on_the_other() {
+        let mut c = connection("minrtt", Some(30 * MSS as u64));
+        let mut net = MockNet::default();
+        c.start(&mut net);
+        let syn = net.take(0, Direction::Data);
+        deliver(&mut c, &mut net, 0, Direction::Data, syn);
+        let synack = net.take(0, Direction::Ack);
+        net.now = 10 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, synack);
+        let lost = net.take(0, Direction::Data); // DSNs 0..9: the path goes down, never arrive
+        let join = net.take(1, Direction::Data);
+        deliver(&mut c, &mut net, 1, Direction::Data, join);
+        let join_ack = net.take(1, Direction::Ack);
+        net.now = 60 * MS;
+        deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
+        assert_eq!(dsns(&net.take(1, Direction::Data)), (10..20).collect::<Vec<_>>());
+        // Subflow 0's tail loss probe, then its RTO fire (the mock does not run timers: call
+        // them at times past their deadlines). The probe retransmits the tail, DSN 9.
+        net.now = 1_000 * MS;
+        c.on_timer(0, Timer::LossProbe, &mut net);
+        assert_eq!(dsns(&net.take(0, Direction::Data)), [9]);
+        assert!(!c.subflows[0].potentially_failed, "a loss probe is not a failure");
+        net.now = 5_000 * MS;
+        c.on_timer(0, Timer::Rto, &mut net);
+        assert!(c.subflows[0].potentially_failed);
+        assert_eq!(c.subflows[0].failures, 1);
+        assert_eq!(dsns(&net.take(0, Direction::Data)), [0], "subflow 0 retransmits its head itself");
+        // Its DSNs 0..9 wait for reinjection on subflow 1, which has no cwnd space yet.
+        assert_eq!(c.data.reinject.len(), 10);
+        assert_eq!(c.reinjected_segs, 0);
+        drop(lost);
+        c.subflows[1].sender.tp.snd_cwnd = 40; // room for the test's purpose
+        c.on_timer(1, Timer::Pacing, &mut net); // any event runs the scheduler
+        let again = net.take(1, Direction::Data);
+        // Reinjections first, then the rest of the 30-segment transfer.
+        assert_eq!(dsns(&again), (0..10).chain(20..30).collect::<Vec<_>>());
+        assert_eq!(c.reinjected_segs, 10);
+        assert_eq!(again[9].payload_bytes, MSS);
+    }
+}

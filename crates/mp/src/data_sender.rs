@@ -1,0 +1,208 @@
+//! The sending side of the data sequence space: which DSNs exist, which were DATA_ACKed, when
+//! each was first handed to a subflow and on which subflows it travelled, the reinjection queue
+//! and the connection-level send window.
+
+use rove_sim::Nanos;
+use rove_tcp::{Segments, MSS};
+use std::collections::VecDeque;
+
+/// The application's send buffer for an unlimited (bulk) transfer, as ECF's "bytes queued in the
+/// meta send buffer" sees it. [GAP] Linux autotunes sk_sndbuf up to tcp_wmem[2], 4 MiB by
+/// default (net.ipv4.tcp_wmem = 4096 16384 4194304); we take that maximum.
+pub const SEND_BUFFER_BYTES: u64 = 4 << 20;
+
+/// Flag in `carried`: the DSN waits in the reinjection queue (subflow bits are 0..8).
+const QUEUED_FOR_REINJECTION: u16 = 1 << 15;
+
+pub struct DataSender {
+    segments: Segments,
+    /// DSNs in the transfer, `u64::MAX` for unlimited.
+    pub total: u64,
+    /// First DSN never handed to a subflow.
+    pub next: u64,
+    /// DATA_ACK: every DSN below it reached the receiver's application.
+    pub una: u64,
+    /// Connection-level window in segments (receive window / MSS, at least 1).
+    pub window_segs: u64,
+    /// Per DSN from `una` to `next`: time of its first hand-over to a subflow, and a bit per
+    /// subflow that carried it (plus `QUEUED_FOR_REINJECTION`).
+    first_tx: VecDeque<Nanos>,
+    carried: VecDeque<u16>,
+    /// DSNs to send again on another subflow (from potentially failed subflows), oldest first.
+    pub reinject: VecDeque<u64>,
+    /// Times the scheduler found new data blocked by the connection-level window.
+    pub window_blocked: u64,
+    /// Time the last DSN was DATA_ACKed (finite transfers).
+    pub completed_at: Option<Nanos>,
+}
+
+impl DataSender {
+    pub fn new(size_bytes: Option<u64>, rwnd_bytes: u64) -> Self {
+        let segments = Segments { size_bytes };
+        DataSender {
+            segments,
+            total: segments.count(),
+            next: 0,
+            una: 0,
+            window_segs: (rwnd_bytes / MSS as u64).max(1),
+            first_tx: VecDeque::with_capacity(1024),
+            carried: VecDeque::with_capacity(1024),
+            reinject: VecDeque::new(),
+            window_blocked: 0,
+            completed_at: None,
+        }
+    }
+
+    #[inline]
+    pub fn payload(&self, dsn: u64) -> u32 {
+        self.segments.payload(dsn)
+    }
+
+    /// Payload bytes of DSNs `[0, end)`.
+    pub fn bytes_before(&self, end: u64) -> u64 {
+        self.segments.bytes_before(end)
+    }
+
+    pub fn has_unsent(&self) -> bool {
+        self.next < self.total
+    }
+
+    /// New data may be handed over: the application has some, and the window allows it.
+    pub fn can_send_new(&self) -> bool {
+        self.has_unsent() && self.next < self.una + self.window_segs
+    }
+
+    /// Bytes the application has written and the connection not yet handed to a subflow (ECF's
+    /// k), bounded by the send buffer.
+    pub fn queued_bytes(&self) -> u64 {
+        let left = match self.total {
+            u64::MAX => u64::MAX,
+            total => self.bytes_before(total) - self.bytes_before(self.next),
+        };
+        left.min(SEND_BUFFER_BYTES)
+    }
+
+    /// Creates the next DSN, handed over now.
+    pub fn new_dsn(&mut self, now: Nanos) -> u64 {
+        let dsn = self.next;
+        self.next += 1;
+        self.first_tx.push_back(now);
+        self.carried.push_back(0);
+        dsn
+    }
+
+    pub fn note_carried(&mut self, dsn: u64, sub: usize) {
+        if dsn >= self.una {
+            self.carried[(dsn - self.una) as usize] |= 1 << sub;
+        }
+    }
+
+    /// Subflows that carried `dsn` (bit per subflow); 0 once DATA_ACKed.
+    pub fn carried(&self, dsn: u64) -> u8 {
+        if dsn >= self.una && dsn < self.next {
+            (self.carried[(dsn - self.una) as usize] & 0xff) as u8
+        } else {
+            0
+        }
+    }
+
+    /// First hand-over time of `dsn`, while it is not DATA_ACKed.
+    pub fn first_tx(&self, dsn: u64) -> Option<Nanos> {
+        (dsn >= self.una && dsn < self.next).then(|| self.first_tx[(dsn - self.una) as usize])
+    }
+
+    /// A DATA_ACK arrived.
+    pub fn on_data_ack(&mut self, data_ack: u64, now: Nanos) {
+        let ack = data_ack.min(self.next);
+        while self.una < ack {
+            self.first_tx.pop_front();
+            self.carried.pop_front();
+            self.una += 1;
+        }
+        if self.una >= self.total && self.completed_at.is_none() {
+            self.completed_at = Some(now);
+        }
+    }
+
+    /// Queues `dsn` for reinjection unless it was DATA_ACKed or is queued already.
+    pub fn queue_reinjection(&mut self, dsn: u64) {
+        if dsn < self.una || dsn >= self.next {
+            return;
+        }
+        let flags = &mut self.carried[(dsn - self.una) as usize];
+        if *flags & QUEUED_FOR_REINJECTION == 0 {
+            *flags |= QUEUED_FOR_REINJECTION;
+            self.reinject.push_back(dsn);
+        }
+    }
+
+    /// The oldest reinjection still needed (drops DATA_ACKed ones).
+    pub fn next_reinjection(&mut self) -> Option<u64> {
+        while let Some(&d) = self.reinject.front() {
+            if d >= self.una {
+                return Some(d);
+            }
+            self.reinject.pop_front();
+        }
+        None
+    }
+
+    /// Takes the oldest reinjection off the queue (after `next_reinjection` returned it).
+    pub fn pop_reinjection(&mut self) {
+        if let Some(d) = self.reinject.pop_front() {
+            if d >= self.una && d < self.next {
+                self.carried[(d - self.una) as usize] &= !QUEUED_FOR_REINJECTION;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_ack_forgets_dsns_and_completes_a_finite_transfer() {
+        let mut d = DataSender::new(Some(3000), 6 << 20);
+        assert_eq!(d.total, 3);
+        for t in 0..3 {
+            d.new_dsn(t);
+        }
+        d.note_carried(1, 2);
+        assert_eq!(d.carried(1), 4);
+        assert_eq!(d.first_tx(2), Some(2));
+        d.on_data_ack(2, 10);
+        assert_eq!((d.una, d.first_tx(1), d.first_tx(2), d.carried(1)), (2, None, Some(2), 0));
+        assert!(d.completed_at.is_none());
+        d.on_data_ack(3, 11);
+        assert_eq!(d.completed_at, Some(11));
+        assert_eq!(d.payload(2), 3000 - 2 * MSS);
+    }
+
+    #[test]
+    fn window_bounds_new_data_above_the_data_ack() {
+        let mut d = DataSender::new(None, 4 * MSS as u64);
+        for t in 0..4 {
+            assert!(d.can_send_new());
+            d.new_dsn(t);
+        }
+        assert!(!d.can_send_new());
+        d.on_data_ack(1, 5);
+        assert!(d.can_send_new());
+        assert_eq!(d.queued_bytes(), SEND_BUFFER_BYTES);
+    }
+
+    #[test]
+    fn reinjection_queue_skips_acked_and_duplicate_dsns() {
+        let mut d = DataSender::new(None, 1 << 20);
+        for t in 0..5 {
+            d.new_dsn(t);
+        }
+        for dsn in [1, 2, 2, 3] {
+            d.queue_reinjection(dsn);
+        }
+        assert_eq!(d.reinject.len(), 3);
+        d.on_data_ack(3, 9);
+        assert_eq!(d.next_reinjection(), Some(3));
+    }
+}

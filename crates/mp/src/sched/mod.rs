@@ -1,0 +1,176 @@
+//! Packet schedulers: which subflow(s) carry the next data segment.
+//!
+//! A scheduler sees a snapshot of every subflow ([`SubflowInfo`]) and of the connection
+//! ([`SchedContext`]) and answers with a [`Pick`]: new data on one subflow, new data duplicated
+//! on several, an already-sent DSN on one subflow (for schedulers that keep several copies in
+//! flight), or wait. The connection asks again after every hand-over until the answer is to
+//! wait, and again after every ACK and timer of any subflow. Reinjections (data of a failed
+//! subflow) are served by the connection before it asks.
+//!
+//! To add a scheduler: write `sched/NAME.rs` implementing [`Scheduler`] and add one line to
+//! [`REGISTRY`].
+
+mod blest;
+mod ecf;
+mod minrtt;
+mod redundant;
+mod round_robin;
+
+pub use blest::Blest;
+pub use ecf::Ecf;
+pub use minrtt::MinRtt;
+pub use redundant::Redundant;
+pub use round_robin::RoundRobin;
+
+use rove_sim::Nanos;
+
+/// What a scheduler knows of one subflow.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SubflowInfo {
+    /// Established and not potentially failed.
+    pub usable: bool,
+    pub srtt_us: u64,
+    /// Linux's tp->rttvar_us (the RTO's variance term, about 4·RTTVAR with the 200 ms floor), µs.
+    pub rttvar_us: u64,
+    /// Smallest and largest srtt seen on the subflow, µs (BLEST).
+    pub min_srtt_us: u64,
+    pub max_srtt_us: u64,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// tcp_packets_in_flight.
+    pub in_flight: u32,
+    /// Segments handed over and not yet sent (waiting for pacing).
+    pub unsent: u32,
+    pub mss: u32,
+}
+
+impl SubflowInfo {
+    /// Segments the subflow may still take: cwnd − (in flight + handed over, unsent), as the
+    /// kernel's mptcp_is_temp_unavailable tests with tcp_cwnd_test.
+    #[inline]
+    pub fn space(&self) -> u32 {
+        self.cwnd.saturating_sub(self.in_flight + self.unsent)
+    }
+
+    /// Usable with cwnd space.
+    #[inline]
+    pub fn available(&self) -> bool {
+        self.usable && self.space() > 0
+    }
+}
+
+/// What a scheduler knows of the connection.
+pub struct SchedContext<'a> {
+    pub now: Nanos,
+    pub subflows: &'a [SubflowInfo],
+    /// The application has new data and the connection-level window allows sending it.
+    pub can_send_new: bool,
+    /// DATA_ACK and the next new DSN: DSNs in `[data_una, dsn_next)` were sent and may still be
+    /// missing at the receiver.
+    pub data_una: u64,
+    pub dsn_next: u64,
+    /// Bytes queued at the connection, not yet handed to a subflow (ECF's k).
+    pub queued_bytes: u64,
+    /// The connection-level send window, bytes (BLEST's meta_tp->snd_wnd).
+    pub send_window_bytes: u64,
+    /// Times new data was blocked by the connection window so far.
+    pub window_blocked: u64,
+    /// Penalisations of slow subflows so far (BLEST's λ rises after one).
+    pub penalizations: u64,
+}
+
+/// A scheduler's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// Send the next new DSN on every subflow in this bit set (one bit: plain scheduling; more:
+    /// duplication).
+    New(u8),
+    /// Send the already-sent `dsn` on subflow `sub` too.
+    Existing { sub: usize, dsn: u64 },
+    /// Send nothing now.
+    Wait,
+}
+
+pub trait Scheduler: Send + Sync {
+    /// Name as in the scenario's `scheduler` key.
+    fn name(&self) -> &'static str;
+    fn pick(&mut self, cx: &SchedContext) -> Pick;
+
+    /// Whether the connection runs the kernel's receive-buffer optimisation (opportunistic
+    /// retransmission and penalisation, mptcp_rcv_buf_optimization) when the connection window
+    /// blocks new data: yes for the schedulers built on mptcp_sched.c's next-segment logic.
+    fn uses_receive_buffer_optimization(&self) -> bool {
+        true
+    }
+}
+
+type Builder = fn() -> Box<dyn Scheduler>;
+
+/// Every scheduler rove knows: (name, constructor). Add a line here for a new scheduler.
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("minrtt", || Box::new(MinRtt)),
+    ("roundrobin", || Box::new(RoundRobin::default())),
+    ("redundant", || Box::new(Redundant::default())),
+    ("blest", || Box::new(Blest::default())),
+    ("ecf", || Box::new(Ecf::default())),
+];
+
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(n, _)| *n).collect()
+}
+
+/// Builds scheduler `name`; `None` when unknown.
+pub fn build(name: &str) -> Option<Box<dyn Scheduler>> {
+    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b())
+}
+
+/// The usable subflow with the lowest srtt, among those with cwnd space when `need_space`
+/// (ties: the lowest index). minRTT's choice with `need_space`; BLEST's and ECF's "fastest
+/// subflow" without.
+pub fn lowest_rtt(subs: &[SubflowInfo], need_space: bool) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, s) in subs.iter().enumerate() {
+        if !s.usable || (need_space && s.space() == 0) {
+            continue;
+        }
+        if best.is_none_or(|b| s.srtt_us < subs[b].srtt_us) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// A usable subflow with `srtt_ms`, `cwnd` and `in_flight` packets.
+    pub fn sub(srtt_ms: u64, cwnd: u32, in_flight: u32) -> SubflowInfo {
+        SubflowInfo {
+            usable: true,
+            srtt_us: srtt_ms * 1000,
+            rttvar_us: 0,
+            min_srtt_us: srtt_ms * 1000,
+            max_srtt_us: srtt_ms * 1000,
+            cwnd,
+            ssthresh: rove_tcp::state::INFINITE_SSTHRESH,
+            in_flight,
+            unsent: 0,
+            mss: rove_tcp::MSS,
+        }
+    }
+
+    pub fn cx(subflows: &[SubflowInfo]) -> SchedContext<'_> {
+        SchedContext {
+            now: 0,
+            subflows,
+            can_send_new: true,
+            data_una: 0,
+            dsn_next: 0,
+            queued_bytes: 1 << 22,
+            send_window_bytes: 6 << 20,
+            window_blocked: 0,
+            penalizations: 0,
+        }
+    }
+}
