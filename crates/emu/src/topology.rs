@@ -59,9 +59,17 @@ pub struct RouteSpec {
     pub ack_path: Vec<usize>,
 }
 
-/// `(path, ack_path)` of each path of a flow, in order.
+/// `(path, ack_path)` of each path of a flow, in order (a multipath flow's `paths`).
 pub fn flow_paths(f: &rove_scenario::FlowSpec) -> Vec<(Vec<usize>, Vec<usize>)> {
-    vec![(f.path.clone(), f.ack_path.clone())]
+    match &f.multipath {
+        Some(mp) => mp.paths.iter().map(|p| (p.path.clone(), p.ack_path.clone())).collect(),
+        None => vec![(f.path.clone(), f.ack_path.clone())],
+    }
+}
+
+/// A multipath flow (key `paths`): an MPTCP connection on the kernel backend.
+pub fn is_multipath(f: &rove_scenario::FlowSpec) -> bool {
+    f.multipath.is_some()
 }
 
 /// The routes of a scenario: route `i` is flow `i`'s first path (for every flow), then the
