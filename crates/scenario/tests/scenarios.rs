@@ -1112,7 +1112,7 @@ fn multipath_errors_name_the_key() {
     assert_error(
         &with_mp_flow(&format!("{MP_PATHS}\ncoupling = \"lia\"")),
         "flows[0].coupling",
-        "unknown coupling \"lia\"; accepted: uncoupled",
+        "unknown coupling \"lia\"; accepted: auto, uncoupled, connection",
     );
     assert_error(&with_mp_flow(&format!("{MP_PATHS}\n{PATHS}")), "flows[0].path", "in \"paths\" only");
     assert_error(&with_flow(&format!("{PATHS}\nscheduler = \"minrtt\"")), "flows[0].scheduler", "multipath flows only");

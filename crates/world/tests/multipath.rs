@@ -222,7 +222,12 @@ fn unknown_coupling_and_scheduler_are_errors_naming_the_key() {
         Ok(_) => panic!("accepted {extra}"),
         Err(e) => e.to_string(),
     };
-    assert_eq!(err("coupling = \"lia\""), "t.toml: flows[0].coupling: unknown coupling \"lia\"; accepted: uncoupled");
+    assert_eq!(err("coupling = \"lia\""), "t.toml: flows[0].coupling: unknown coupling \"lia\"; accepted: auto, uncoupled, connection");
+    // two_paths runs reno: "connection" needs a coupled algorithm.
+    assert_eq!(
+        err("coupling = \"connection\""),
+        "t.toml: flows[0].coupling: \"connection\" needs a coupled algorithm as cc, got \"reno\"; coupled: lia, olia, balia, wvegas"
+    );
     assert_eq!(
         err("scheduler = \"fastest\""),
         "t.toml: flows[0].scheduler: unknown scheduler \"fastest\"; accepted: minrtt, roundrobin, redundant, blest, ecf"
