@@ -73,8 +73,7 @@ $(BUILD_STAMP): $(DEPS_STAMP) $(RUST_SRCS)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 	@touch $@
 
-# (d) The kernel backend's binaries (rove-kernel, rove-emu, and rove-traffic once it is in the
-#     crate) in target/release, where python/rove/kernel.py finds them.
+# (d) The kernel backend's binaries (rove-kernel, rove-emu, rove-traffic) in target/release, where python/rove/kernel.py finds them.
 EMU_STAMP := $(VENV)/.emu-stamp
 $(EMU_STAMP): $(RUST_SRCS) | sysdeps
 	@echo "rove: building the kernel backend's binaries (release)"

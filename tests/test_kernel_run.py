@@ -4,9 +4,8 @@ These tests make network namespaces and TUN devices, so they need root and /dev/
 the binaries in target/release (``make setup`` builds them); otherwise they are skipped with
 the reason. Traffic stays inside the namespaces the run makes.
 
-The traffic generator: ``rove-traffic`` when it is built; the CUBIC check also runs with
-``kernel_traffic_stub.py``, a Python stand-in that follows the same contract, so the pipeline
-is tested before the Rust generator lands.
+The traffic generator is the real ``rove-traffic`` (real sockets, ``TCP_INFO``). Tests that
+must recognise the processes of one run start a private copy of it (its path names them).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = REPO / "target" / "release"
-STUB = Path(__file__).resolve().parent / "kernel_traffic_stub.py"
+TRAFFIC = BIN / "rove-traffic"
 
 
 def _skip_reason() -> str | None:
@@ -35,7 +34,7 @@ def _skip_reason() -> str | None:
         return "/dev/net/tun is missing"
     if shutil.which("ip") is None:
         return "iproute2's 'ip' is not installed"
-    for b in ("rove-kernel", "rove-emu"):
+    for b in ("rove-kernel", "rove-emu", "rove-traffic"):
         if not (BIN / b).is_file():
             return f"{BIN / b} is not built (run 'make setup')"
     return None
@@ -78,16 +77,12 @@ def _env(traffic: Path | None) -> dict:
     return env
 
 
-def _traffic(kind: str) -> Path:
-    if kind == "rove-traffic":
-        path = BIN / "rove-traffic"
-        if not path.is_file():
-            pytest.skip("rove-traffic is not built yet (crates/emu/src/bin/rove-traffic.rs is on "
-                        "another branch); the stub variant of this test covers the pipeline")
-        return path
-    if shutil.which("python3") is None:
-        pytest.skip("python3 is needed for the traffic stub")
-    return STUB
+def _private_traffic(tmp_path: Path, tag: str) -> Path:
+    """A copy of rove-traffic whose path identifies the processes of one run."""
+    copy = tmp_path / f"rove-traffic-{tag}"
+    shutil.copy(TRAFFIC, copy)
+    copy.chmod(0o755)
+    return copy
 
 
 def _rove_namespaces(pid: int) -> list[str]:
@@ -112,10 +107,10 @@ def _processes_mentioning(text: str) -> list[int]:
     return found
 
 
-@pytest.fixture(scope="module", params=["rove-traffic", "stub"])
-def cubic_run(request, tmp_path_factory):
-    traffic = _traffic(request.param)
-    d = tmp_path_factory.mktemp(f"cubic-{request.param}")
+@pytest.fixture(scope="module")
+def cubic_run(tmp_path_factory):
+    traffic = TRAFFIC
+    d = tmp_path_factory.mktemp("cubic")
     scenario = d / "s.toml"
     scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS))
     out = d / "out"
@@ -159,6 +154,25 @@ def test_base_rtt_equals_configured(cubic_run):
     assert len(rtts) > 1000 and min(rtts) >= 40.0, (len(rtts), min(rtts))
 
 
+def test_time_series_hold_the_kernels_tcp_info(cubic_run):
+    import pandas as pd
+
+    ts = pd.read_parquet(cubic_run / "timeseries.parquet")
+    late = ts[ts["time_s"] >= 2.0]
+    # Real TCP_INFO readings, not placeholders: a window that moves, a pacing and a delivery
+    # rate near the link's rate, a smoothed RTT between the base RTT and base + queue, the
+    # kernel's ca_state names, bytes acked growing, ssthresh set by the first reduction.
+    assert late["cwnd_pkts"].nunique() > 5 and late["cwnd_pkts"].min() >= 2
+    assert (late["inflight_pkts"] > 0).all()
+    assert late["pacing_rate_bps"].median() > 20e6  # cwnd/srtt x 1.2 in congestion avoidance
+    assert 0.8 * 20e6 < late["delivery_rate_bps"].median() < 20e6 * 1.05
+    assert 40.0 <= late["srtt_ms"].median() <= 40.0 + 60 + 5
+    assert set(ts["ca_state"]) <= {"open", "disorder", "cwr", "recovery", "loss"}
+    assert ts["bytes_acked"].is_monotonic_increasing
+    assert late["ssthresh_pkts"].max() < 2**31 - 1
+    assert set(ts["cc_state"]) == {"n/a"}
+
+
 def test_results_have_the_simulators_schema(cubic_run, tmp_path):
     import pyarrow.parquet as pq
 
@@ -178,21 +192,87 @@ def test_results_have_the_simulators_schema(cubic_run, tmp_path):
     assert (cubic_run / "raw" / "emu" / "queue.jsonl").is_file()
 
 
+QUEUE_AND_LOSS = """
+name = "queue-and-loss"
+duration = "6s"
+seed = 3
+
+# A 20-packet DropTail queue that a CUBIC flow overflows again and again.
+[links.small]
+rate = "20Mbps"
+delay = "10ms"
+buffer = "20pkt"
+
+# 2 % random loss and a queue too large to overflow in 6 s of a lossy flow.
+[links.lossy]
+rate = "20Mbps"
+delay = "10ms"
+buffer = "1000pkt"
+loss = 0.02
+
+[links.up]
+rate = "100Mbps"
+delay = "10ms"
+
+[[flows]]
+name = "fills"
+cc = "cubic"
+path = ["small"]
+ack_path = ["up"]
+
+[[flows]]
+name = "loses"
+cc = "cubic"
+path = ["lossy"]
+ack_path = ["up"]
+"""
+
+
+def test_queue_limit_and_loss_rate_hold_for_kernel_flows(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(QUEUE_AND_LOSS))
+    out = tmp_path / "out"
+    r = _rove("run", "--backend", "kernel", scenario, "-o", out, env=_env(TRAFFIC))
+    assert r.returncode == 0, r.stderr
+    import pandas as pd
+
+    q = pd.read_parquet(out / "queue.parquet")
+    emu = json.loads((out / "raw" / "emu" / "emu_summary.json").read_text())
+    links = {link["name"]: link for link in emu["links"]}
+    small = q[q["link"] == "small"]
+    # The queue reached its limit (the flow overflowed it) and never held more.
+    assert small["backlog_pkts"].max() == 20, small["backlog_pkts"].max()
+    assert links["small"]["queue_drops"] > 0 and links["small"]["loss_drops"] == 0, links["small"]
+    # No packet waited longer than 20 full packets' serialization (0.6 ms each at 20 Mbit/s).
+    sojourn = [x for row in small["sojourn_ms"] for x in row]
+    assert max(sojourn) <= 20 * 0.6 + 0.01, max(sojourn)
+    # Random loss: the share of packets offered to the lossy link that it dropped is 2 %
+    # within 4 standard deviations of a binomial count; no queue drop there.
+    lossy = links["lossy"]
+    n, lost = lossy["arrived_pkts"], lossy["loss_drops"]
+    sd = (n * 0.02 * 0.98) ** 0.5
+    assert n > 1000 and abs(lost - 0.02 * n) <= 4 * sd, (n, lost)
+    assert lossy["queue_drops"] == 0, lossy
+    # The kernel saw those losses and repaired them: at least as many retransmissions.
+    summary = json.loads((out / "summary.json").read_text())
+    loses = next(f for f in summary["flows"] if f["name"] == "loses")
+    segs = emu["flows"][1]["data_segs_in"]
+    assert loses["retrans_rate"] * segs >= 0.9 * lost, (loses, lost)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_interrupted_run_leaves_nothing_behind(tmp_path, sig):
-    # A private copy of the stub: its path identifies this run's processes.
-    stub = tmp_path / f"traffic-{sig.name}.py"
-    shutil.copy(STUB, stub)
-    stub.chmod(0o755)
+    # A private copy of rove-traffic: its path identifies this run's processes.
+    traffic = _private_traffic(tmp_path, sig.name)
     scenario = tmp_path / "s.toml"
     scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
     out = tmp_path / "out"
     proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o", str(out),
-                             "--traffic-bin", str(stub)], stderr=subprocess.PIPE, text=True)
+                             "--traffic-bin", str(traffic)], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not _processes_mentioning(f"{stub} client"):
+    while time.monotonic() < deadline and not _processes_mentioning(f"{traffic} client"):
         time.sleep(0.05)
-    assert _processes_mentioning(f"{stub} client"), "the client never started"
+    assert _processes_mentioning(f"{traffic} client"), "the client never started"
     assert _rove_namespaces(proc.pid)
     time.sleep(0.5)
     proc.send_signal(sig)
@@ -200,31 +280,29 @@ def test_interrupted_run_leaves_nothing_behind(tmp_path, sig):
     assert proc.returncode == 128 + sig, err
     assert "interrupted" in err
     assert _rove_namespaces(proc.pid) == []
-    assert _processes_mentioning(str(stub)) == []
+    assert _processes_mentioning(str(traffic)) == []
     assert _processes_mentioning(f"rove-{proc.pid}-") == []  # the emulator names its namespaces
     assert not out.exists() or not any(p.name.startswith("raw") for p in out.iterdir())
 
 
 def test_killed_run_leaves_no_process_and_cleanup_removes_its_namespaces(tmp_path):
-    stub = tmp_path / "traffic-kill.py"
-    shutil.copy(STUB, stub)
-    stub.chmod(0o755)
+    traffic = _private_traffic(tmp_path, "kill")
     scenario = tmp_path / "s.toml"
     scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
     proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
-                             str(tmp_path / "out"), "--traffic-bin", str(stub)],
+                             str(tmp_path / "out"), "--traffic-bin", str(traffic)],
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not _processes_mentioning(f"{stub} client"):
+    while time.monotonic() < deadline and not _processes_mentioning(f"{traffic} client"):
         time.sleep(0.05)
     proc.kill()  # SIGKILL: no clean-up in the orchestrator itself
     proc.wait()
     # Its children get SIGTERM from the kernel (PR_SET_PDEATHSIG) and exit.
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (_processes_mentioning(str(stub))
+    while time.monotonic() < deadline and (_processes_mentioning(str(traffic))
                                            or _processes_mentioning(f"rove-{proc.pid}-")):
         time.sleep(0.05)
-    assert _processes_mentioning(str(stub)) == []
+    assert _processes_mentioning(str(traffic)) == []
     assert _processes_mentioning(f"rove-{proc.pid}-") == []
     # Its namespaces are left behind (unless a concurrent run already swept them) until the
     # stale-namespace sweep, which every `rove-kernel run` also does when it starts.
@@ -234,24 +312,22 @@ def test_killed_run_leaves_no_process_and_cleanup_removes_its_namespaces(tmp_pat
 
 
 def test_sigterm_to_rove_run_cleans_up(tmp_path):
-    stub = tmp_path / "traffic-cli.py"
-    shutil.copy(STUB, stub)
-    stub.chmod(0o755)
+    traffic = _private_traffic(tmp_path, "cli")
     scenario = tmp_path / "s.toml"
     scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "rove", "run", "--backend", "kernel",
-                             str(scenario), "-o", str(out)], env=_env(stub),
+                             str(scenario), "-o", str(out)], env=_env(traffic),
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and not _processes_mentioning(f"{stub} client"):
+    while time.monotonic() < deadline and not _processes_mentioning(f"{traffic} client"):
         time.sleep(0.05)
-    assert _processes_mentioning(f"{stub} client"), "the client never started"
+    assert _processes_mentioning(f"{traffic} client"), "the client never started"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 143, err
     time.sleep(0.2)
-    assert _processes_mentioning(str(stub)) == []
+    assert _processes_mentioning(str(traffic)) == []
     assert not out.exists()
     assert [p for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
 
@@ -259,13 +335,13 @@ def test_sigterm_to_rove_run_cleans_up(tmp_path):
 def test_unknown_cc_and_cc_params_are_clear_errors(tmp_path):
     scenario = tmp_path / "s.toml"
     scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('cc = "cubic"', 'cc = "bbr2"'))
-    r = _rove("run", "--backend", "kernel", scenario, "-o", tmp_path / "o", env=_env(STUB))
+    r = _rove("run", "--backend", "kernel", scenario, "-o", tmp_path / "o", env=_env(TRAFFIC))
     assert r.returncode == 2
     assert "flows[0] (cubic).cc" in r.stderr and "available:" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace(
         'cc = "cubic"', 'cc = "cubic"\ncc_params = { hystart = false }'))
-    r = _rove("run", "--backend", "kernel", scenario, "-o", tmp_path / "o", env=_env(STUB))
+    r = _rove("run", "--backend", "kernel", scenario, "-o", tmp_path / "o", env=_env(TRAFFIC))
     assert r.returncode == 2
     assert "cc_params.hystart" in r.stderr, r.stderr
 
@@ -274,7 +350,7 @@ def test_a_failing_client_ends_the_run_at_once_with_its_message(tmp_path):
     # A generator whose client refuses the algorithm as the contract says (exit 2, one line).
     fake = tmp_path / "traffic-fail.sh"
     fake.write_text(f"""#!/bin/sh
-if [ "$1" = server ]; then exec python3 {STUB} "$@"; fi
+if [ "$1" = server ]; then exec {TRAFFIC} "$@"; fi
 echo "rove-traffic: error: unknown congestion control 'cubic' (available: reno)" >&2
 exit 2
 """)

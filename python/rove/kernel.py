@@ -185,19 +185,27 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
     duration = float(run["duration_s"])
     eps = 1e-9
 
-    # ---- per-ACK RTT samples the emulator took at the senders' side (crates/emu/src/rtt.rs)
+    # ---- per-ACK RTT samples the emulator took at the senders' side (crates/emu/src/rtt.rs);
+    # columns flow, time_s, rtt_ms[, subflow] (the path of a multipath flow; older files lack it)
     rtt_by_flow: dict[int, np.ndarray] = {}
+    rtt_by_subflow: dict[tuple[int, int], np.ndarray] = {}
     rtt_file = raw / "emu" / "rtt.csv"
     if rtt_file.is_file() and rtt_file.stat().st_size > 0:
         data = np.loadtxt(rtt_file, delimiter=",", skiprows=1, ndmin=2)
         if data.size:
             data = data[data[:, 1] <= duration + eps]
             for i in np.unique(data[:, 0]).astype(int):
-                rtt_by_flow[int(i)] = data[data[:, 0] == i, 2]
+                rows = data[data[:, 0] == i]
+                rtt_by_flow[int(i)] = rows[:, 2]
+                if data.shape[1] > 3:
+                    for k in np.unique(rows[:, 3]).astype(int):
+                        rtt_by_subflow[(int(i), int(k))] = rows[rows[:, 3] == k, 2]
 
     # ---- flows: TCP_INFO samples from the clients
     ts_cols: dict[str, list] = {c: [] for c in TIMESERIES_COLUMNS}
     flows_out = []
+    limits_out = []
+    emu_subflows = emu.get("subflows", [])
     for i, f in enumerate(run["flows"]):
         rows = _read_jsonl(raw / f["samples"])
         samples = [r for r in rows if not r.get("final")]
@@ -208,35 +216,47 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             raise KernelError(f"flow {f['name']}: the traffic generator wrote no samples"
                               + (f" ({why[0]})" if why else ""))
         launched = _num(f.get("launched_s"), f["start_s"])
+        multipath = bool(f.get("multipath"))
+        # A subflow's index is the path its local address belongs to (run.json: subflows).
+        index_of = {str(sf["sender"]): int(sf["subflow"]) for sf in f.get("subflows", [])}
+        first_seen: dict[int, float] = {}
+        last_sub: dict[int, dict] = {}
         for s in samples:
             t = launched + float(s["t_s"])
             if t > duration + eps:
                 continue
-            ts_cols["time_s"].append(t)
-            ts_cols["flow"].append(f["name"])
-            ts_cols["cc"].append(f["cc"])
-            ts_cols["cwnd_pkts"].append(int(s.get("cwnd_pkts") or 0))
-            ts_cols["ssthresh_pkts"].append(min(int(s.get("ssthresh_pkts") or 0), 2**32 - 1))
-            ts_cols["inflight_pkts"].append(int(s.get("inflight_pkts") or 0))
-            ts_cols["pacing_rate_bps"].append(_num(s.get("pacing_rate_bps"), math.nan))
-            ts_cols["srtt_ms"].append(_num(s.get("srtt_ms")))
-            ts_cols["min_rtt_ms"].append(_num(s.get("min_rtt_ms")))
-            ts_cols["delivery_rate_bps"].append(_num(s.get("delivery_rate_bps")))
-            ts_cols["bytes_acked"].append(int(s.get("bytes_acked") or 0))
-            # [GAP] the kernel sender cannot see the receiving application; bytes acked is
-            # in-order data the receiver holds, the closest measure of bytes delivered.
-            ts_cols["bytes_delivered"].append(int(s.get("bytes_acked") or 0))
-            ts_cols["retrans_segs"].append(int(s.get("retrans_segs") or 0))
-            ts_cols["ca_state"].append(str(s.get("ca_state", "")))
-            # [GAP] TCP_INFO does not expose the algorithm's own mode (BBR's STARTUP/PROBE_BW
-            # need INET_DIAG); marked as not available.
-            ts_cols["cc_state"].append("n/a")
-            # A single-path flow's own row (the simulator's convention: subflow -1, no
-            # reordering buffer).
-            ts_cols["subflow"].append(-1)
-            ts_cols["ofo_bytes"].append(0)
-        flows_out.append(_flow_summary(f, samples, final, emu["flows"][i], launched, duration,
-                                       rtt_by_flow.get(i)))
+            subs = []
+            for sf in s.get("subflows") or []:
+                k = index_of.get(str(sf.get("local") or "").rsplit(":", 1)[0])
+                if k is not None:
+                    subs.append((k, sf))
+                    first_seen.setdefault(k, t)
+                    last_sub[k] = sf
+            row = dict(s)
+            if multipath and subs:
+                # The connection's row: summed over its subflows, the lowest RTTs (as the
+                # simulator's multipath row); bytes acked and retransmissions are data-level.
+                for key in ("cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "delivery_rate_bps"):
+                    vals = [sf.get(key) for _, sf in subs]
+                    row[key] = None if any(v is None for v in vals) else sum(vals)
+                for key in ("srtt_ms", "min_rtt_ms"):
+                    vals = [sf[key] for _, sf in subs if sf.get(key)]
+                    row[key] = min(vals) if vals else None
+            _append_sample(ts_cols, t, f, row, -1, int(s.get("bytes_acked") or 0))
+            if multipath and "subflow" in ts_cols:
+                for k, sf in sorted(subs, key=lambda x: x[0]):
+                    # [GAP] bytes_delivered of a subflow row: its bytes acked (the simulator:
+                    # payload that arrived on it); the sender cannot see the receiver.
+                    _append_sample(ts_cols, t, f, sf, k, int(sf.get("bytes_acked") or 0))
+        summary_flow = _flow_summary(f, samples, final, emu["flows"][i], launched, duration,
+                                     rtt_by_flow.get(i))
+        if multipath:
+            summary_flow.update(_multipath_summary(
+                f, summary_flow, [x for x in emu_subflows if int(x["flow"]) == i],
+                {k: rtt_by_subflow.get((i, k)) for k in range(len(f.get("subflows", [])))},
+                first_seen, last_sub, launched, duration))
+        flows_out.append(summary_flow)
+        limits_out.append(_tcp_limits(f, samples, launched, duration))
 
     ts_columns: dict[str, Any] = {}
     for name in TIMESERIES_COLUMNS:
@@ -309,8 +329,108 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
                                               "lateness_max_us", "write_p99_us", "write_max_us",
                                               "unclassified_pkts",
                                               "write_errors")},
+        # What limited each kernel sender (TCP_INFO chrono times; no simulator counterpart).
+        "tcp_limits": limits_out,
     }
     return summary, timeseries, queue
+
+
+def _append_sample(ts_cols: dict, t: float, f: dict, s: dict, subflow: int,
+                   delivered: int) -> None:
+    """One timeseries row from a TCP_INFO reading ``s`` (a flow's, or one subflow's)."""
+    ts_cols["time_s"].append(t)
+    ts_cols["flow"].append(f["name"])
+    ts_cols["cc"].append(f["cc"])
+    ts_cols["cwnd_pkts"].append(int(s.get("cwnd_pkts") or 0))
+    ts_cols["ssthresh_pkts"].append(min(int(s.get("ssthresh_pkts") or 0), 2**32 - 1))
+    ts_cols["inflight_pkts"].append(int(s.get("inflight_pkts") or 0))
+    ts_cols["pacing_rate_bps"].append(_num(s.get("pacing_rate_bps"), math.nan))
+    ts_cols["srtt_ms"].append(_num(s.get("srtt_ms")))
+    ts_cols["min_rtt_ms"].append(_num(s.get("min_rtt_ms")))
+    ts_cols["delivery_rate_bps"].append(_num(s.get("delivery_rate_bps")))
+    ts_cols["bytes_acked"].append(int(s.get("bytes_acked") or 0))
+    # [GAP] the kernel sender cannot see the receiving application; bytes acked is in-order
+    # data the receiver holds, the closest measure of bytes delivered.
+    ts_cols["bytes_delivered"].append(delivered)
+    ts_cols["retrans_segs"].append(int(s.get("retrans_segs") or 0))
+    ts_cols["ca_state"].append(str(s.get("ca_state", "")))
+    # [GAP] TCP_INFO does not expose the algorithm's own mode (BBR's STARTUP/PROBE_BW need
+    # INET_DIAG); marked as not available.
+    ts_cols["cc_state"].append("n/a")
+    if "subflow" in ts_cols:
+        ts_cols["subflow"].append(subflow)
+    if "ofo_bytes" in ts_cols:
+        # [GAP] the receiver's MPTCP reordering queue is not visible from the sender.
+        ts_cols["ofo_bytes"].append(0)
+
+
+def _multipath_summary(f: dict, flow: dict, emu_subflows: list, rtts: dict, first_seen: dict,
+                       last_sub: dict, launched: float, duration: float) -> dict:
+    """The keys the simulator adds for a multipath flow, in its order; what the kernel cannot
+    measure from the sender is null ([GAP]: reordering buffer, application delay, duplicates,
+    reinjections, the scheduler's own counters, subflow failures)."""
+    active = max((flow["fct_s"] if flow["fct_s"] is not None else duration - flow["start_s"]),
+                 1e-9)
+    by_index = {int(x["subflow"]): x for x in emu_subflows}
+    received = sum(int(x.get("payload_bytes_out") or 0) for x in emu_subflows)
+    subflows = []
+    for sf in f.get("subflows", []):
+        k = int(sf["subflow"])
+        c = by_index.get(k, {})
+        got = int(c.get("payload_bytes_out") or 0)
+        segs = int(c.get("data_segs_in") or 0)
+        r = rtts.get(k)
+        retrans = int((last_sub.get(k) or {}).get("retrans_segs") or 0)
+        subflows.append({
+            "index": k,
+            "path": sf["path"],
+            "ack_path": sf["ack_path"],
+            # [GAP] the first subflow starts with the client; a joining subflow's SYN time is not
+            # visible, its first TCP_INFO reading (every sample interval) stands for both.
+            "start_s": launched if k == 0 else first_seen.get(k),
+            "established_s": first_seen.get(k),
+            "throughput_mbps": got * 8 / active / 1e6,
+            "share": got / received if received else 0.0,
+            "mean_rtt_ms": float(np.mean(r)) if r is not None and len(r) else None,
+            "p95_rtt_ms": _percentile(r, 0.95) if r is not None and len(r) else None,
+            "retrans_rate": retrans / segs if segs else 0.0,
+            "segs_sent": segs,
+            "failures": None,
+        })
+    return {
+        "scheduler": f.get("scheduler", "minrtt"),
+        "coupling": f.get("coupling", "uncoupled"),
+        "ofo_mean_bytes": None,
+        "ofo_max_bytes": None,
+        "app_delay_mean_ms": None,
+        "app_delay_p50_ms": None,
+        "app_delay_p95_ms": None,
+        "app_delay_p99_ms": None,
+        "download_time_s": flow["fct_s"],
+        "duplicate_segs": None,
+        "reinjected_segs": None,
+        "opportunistic_segs": None,
+        "penalizations": None,
+        "subflows": subflows,
+    }
+
+
+def _tcp_limits(f: dict, samples: list, launched: float, duration: float) -> dict:
+    """Shares of the sender's busy time limited by the peer's receive window and by its own
+    send buffer (``tcpi_rwnd_limited``, ``tcpi_sndbuf_limited`` over ``tcpi_busy_time``: the
+    kernel's chrono_stat, net/ipv4/tcp_output.c), the largest advertised window seen."""
+    inside = [s for s in samples if launched + float(s["t_s"]) <= duration + 1e-9]
+    last = inside[-1] if inside else {}
+    busy = last.get("busy_us")
+    out = {"name": f["name"], "busy_s": None if busy is None else busy / 1e6,
+           "rwnd_limited_frac": None, "sndbuf_limited_frac": None,
+           "max_snd_wnd_bytes": max((int(s["snd_wnd_bytes"]) for s in inside
+                                     if s.get("snd_wnd_bytes") is not None), default=None)}
+    if busy:
+        for key in ("rwnd_limited", "sndbuf_limited"):
+            v = last.get(f"{key}_us")
+            out[f"{key}_frac"] = None if v is None else v / busy
+    return out
 
 
 def _flow_summary(f: dict, samples: list, final: dict | None, counters: dict, launched: float,

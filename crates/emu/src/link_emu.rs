@@ -22,8 +22,8 @@
 //! event, less `spin_ns` (default 0), which the loop then busy-polls. Timer slack is set to
 //! 1 ns and rove-emu runs under SCHED_FIFO, so a wake-up is late by tens of µs at p99.
 
-use crate::rtt::{tcp_fields, RttTracker};
-use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder};
+use crate::rtt::{sack_blocks, tcp_fields, RttTracker};
+use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder, SubflowTotals};
 use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
 use crate::tun::Tun;
@@ -103,7 +103,10 @@ impl Slab {
     }
 }
 
+/// One path of one flow (topology::routes): route `r` owns sender address `sender_addr(r)`.
 struct Route {
+    flow: u32,
+    subflow: u32,
     path: Vec<u32>,
     ack_path: Vec<u32>,
 }
@@ -159,18 +162,20 @@ pub struct Emulator {
 impl Emulator {
     pub fn new(scenario: Scenario, opts: EmuOptions) -> io::Result<Emulator> {
         let links = scenario.links.iter().map(|l| Link::new(l, scenario.seed)).collect();
-        let routes = scenario
-            .flows
-            .iter()
-            .map(|f| Route {
-                path: f.path.iter().map(|&i| i as u32).collect(),
-                ack_path: f.ack_path.iter().map(|&i| i as u32).collect(),
+        let routes: Vec<Route> = crate::topology::routes(&scenario)
+            .into_iter()
+            .map(|r| Route {
+                flow: r.flow as u32,
+                subflow: r.subflow as u32,
+                path: r.path.iter().map(|&i| i as u32).collect(),
+                ack_path: r.ack_path.iter().map(|&i| i as u32).collect(),
             })
             .collect();
         let rec = Recorder::create(&opts.out_dir)?;
         let mut emu = Emulator {
-            flows: vec![FlowCounters::default(); scenario.flows.len()],
-            rtts: (0..scenario.flows.len()).map(|_| RttTracker::default()).collect(),
+            // Counters and RTT trackers per route (a multipath flow's subflows apart).
+            flows: vec![FlowCounters::default(); routes.len()],
+            rtts: (0..routes.len()).map(|_| RttTracker::default()).collect(),
             links,
             routes,
             slab: Slab { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096) },
@@ -396,7 +401,11 @@ impl Emulator {
             Side::Ack => c.ack_pkts_out += 1,
         }
         let rtt = match (slot.side, tcp_fields(pkt)) {
-            (Side::Ack, Some((_, ack, _, true))) => self.rtts[slot.flow as usize].on_ack(ack, t),
+            (Side::Ack, Some((_, ack, _, true))) => {
+                let mut blocks = [(0u32, 0u32); 4];
+                let n = sack_blocks(pkt, &mut blocks);
+                self.rtts[slot.flow as usize].on_ack_sack(ack, &blocks[..n], t)
+            }
             _ => None,
         };
         let before = monotonic_ns();
@@ -407,7 +416,8 @@ impl Emulator {
         // sender's next segments) on this thread: its cost is recorded apart.
         self.write_time.record(monotonic_ns() - before);
         if let Some(rtt) = rtt {
-            self.rec.rtt(slot.flow as usize, t, rtt)?;
+            let route = &self.routes[slot.flow as usize];
+            self.rec.rtt(route.flow as usize, route.subflow as usize, t, rtt)?;
         }
         let late = self.now().saturating_sub(t);
         self.lateness.record(late);
@@ -439,8 +449,22 @@ impl Emulator {
                 .scenario
                 .flows
                 .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let mut sum = FlowCounters::default();
+                    for (r, c) in self.routes.iter().zip(&self.flows) {
+                        if r.flow as usize == i {
+                            sum.add(c);
+                        }
+                    }
+                    FlowTotals { name: f.name.clone(), counters: sum }
+                })
+                .collect(),
+            subflows: self
+                .routes
+                .iter()
                 .zip(&self.flows)
-                .map(|(f, c)| FlowTotals { name: f.name.clone(), counters: *c })
+                .map(|(r, c)| SubflowTotals { flow: r.flow as usize, subflow: r.subflow as usize, counters: *c })
                 .collect(),
             unclassified_pkts: self.unclassified,
             write_errors: self.write_errors,

@@ -19,7 +19,7 @@
 use crate::netns::Netns;
 use crate::procs::Procs;
 use crate::sys::{self, monotonic_ns, pending_stop_signal, wait_stop_signal};
-use crate::topology::{receiver_addr, sender_addr, Topology, TUN_NAME};
+use crate::topology::{is_multipath, receiver_addr, routes, sender_addr, RouteSpec, Topology, TUN_NAME};
 use rove_scenario::{Nanos, Scenario, NS_PER_S};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -114,6 +114,36 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             )));
         }
     }
+    // The in-kernel path manager's endpoints belong to the namespace, not to a connection:
+    // every MPTCP connection in the sender namespace would open subflows from every endpoint.
+    let mp: Vec<usize> = (0..sc.flows.len()).filter(|&i| is_multipath(&sc.flows[i])).collect();
+    for &i in &mp {
+        let (f, m) = (&sc.flows[i], sc.flows[i].multipath.as_ref().expect("multipath"));
+        // Upstream MPTCP has one packet scheduler, the default one (net/mptcp/protocol.c,
+        // mptcp_subflow_get_send: the subflow that would finish sending soonest, from its
+        // pacing rate and queued bytes; the lowest-RTT subflow when both are free), and no
+        // coupled congestion control: each subflow runs the socket's TCP_CONGESTION.
+        if m.scheduler != "minrtt" {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).scheduler: the kernel's MPTCP has only its default scheduler (rove's \"minrtt\"), not {:?}; remove the key or run on the simulator",
+                f.name, m.scheduler
+            )));
+        }
+        // "auto" couples only coupled algorithms (lia, olia, ...), which the kernel lacks (the
+        // cc check above already refused them): on the kernel, auto and uncoupled are the same.
+        if m.coupling == "connection" {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).coupling: the kernel's MPTCP has no coupled congestion control (accepted here: \"auto\", \"uncoupled\"), not {:?}; remove the key or run on the simulator",
+                f.name, m.coupling
+            )));
+        }
+    }
+    if mp.len() > 1 {
+        return Err(RunError::Usage(format!(
+            "{source}: flows[{}] ({}).paths: the kernel backend runs at most one multipath flow per scenario (the kernel's MPTCP endpoints are shared by every connection of a namespace); flows[{}] is multipath too",
+            mp[1], sc.flows[mp[1]].name, mp[0]
+        )));
+    }
     Ok(sc)
 }
 
@@ -199,6 +229,31 @@ fn listeners(ns: &str) -> std::io::Result<usize> {
     .unwrap_or_else(|_| Err(std::io::Error::other("listener check panicked")))
 }
 
+/// The kernel's MPTCP path manager for the run's multipath flows (at most one per run, see
+/// [`load_scenario`]): in the sender namespace, an endpoint with the `subflow` flag for each
+/// further path's address, so the in-kernel path manager opens one subflow from each to the
+/// server's address (net/mptcp/pm_kernel.c, `mptcp_pm_create_subflow_or_signal_addr`), and the
+/// subflow limit on both sides (`ip mptcp limits`; the receiver accepts as many MP_JOINs). The
+/// emulator tells the subflows apart by their source address, so each takes its own path.
+fn configure_mptcp(topo: &Topology, routes: &[RouteSpec]) -> Result<(), String> {
+    let extra: Vec<(usize, &RouteSpec)> = routes.iter().enumerate().filter(|(_, r)| r.subflow > 0).collect();
+    if extra.is_empty() {
+        return Ok(());
+    }
+    for ns in [&topo.snd.name, &topo.rcv.name] {
+        crate::sys::netns_sysctl(ns, "net.mptcp.enabled", "1").map_err(|e| {
+            format!("cannot enable MPTCP in the namespaces (sysctl net.mptcp.enabled: {e}); a multipath flow needs a kernel with CONFIG_MPTCP")
+        })?;
+    }
+    let k = extra.len();
+    let mut snd = vec![format!("mptcp limits set subflows {k} add_addr_accepted 0")];
+    for (r, _) in &extra {
+        snd.push(format!("mptcp endpoint add {} dev {TUN_NAME} subflow", sender_addr(*r)));
+    }
+    crate::netns::ip_batch(&topo.snd.name, &snd)?;
+    crate::netns::ip_batch(&topo.rcv.name, &[format!("mptcp limits set subflows {k} add_addr_accepted 0")])
+}
+
 /// Waits until every server listens, so that no client connects to a port not yet open.
 fn wait_listening(ns: &str, n: usize, procs: &mut Procs, servers: &[usize]) -> Result<(), RunError> {
     let deadline = monotonic_ns() + 15 * NS_PER_S;
@@ -249,10 +304,13 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
         Err(e) => eprintln!("rove-kernel: warning: {e}"),
     }
     let run_id = crate::topology::new_run_id();
-    let topo = Topology::build(&run_id, sc.flows.len()).map_err(RunError::Failed)?;
+    let routes = routes(&sc);
+    let topo = Topology::build(&run_id, sc.flows.len(), &routes).map_err(RunError::Failed)?;
     // Declared after the topology, so dropped before it: processes die before their namespaces.
     let mut procs = Procs::new();
     interrupted()?;
+    let multipath: Vec<bool> = sc.flows.iter().map(is_multipath).collect();
+    configure_mptcp(&topo, &routes).map_err(RunError::Failed)?;
 
     let in_ns = |ns: &Netns, bin: &Path| {
         let mut c = Command::new("ip");
@@ -265,6 +323,9 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     for (i, _) in sc.flows.iter().enumerate() {
         let mut cmd = in_ns(&topo.rcv, &opts.traffic_bin);
         cmd.args(["server", "--bind", &format!("{}:{SERVER_PORT}", receiver_addr(i))]);
+        if multipath[i] {
+            cmd.arg("--mptcp");
+        }
         let log = log_file(&raw, &format!("server-{i}.log"))?;
         cmd.stdout(log.try_clone().map_err(|e| RunError::Failed(e.to_string()))?).stderr(log);
         servers.push(procs.spawn(&format!("rove-traffic server of flow {i}"), cmd).map_err(RunError::Failed)?);
@@ -337,6 +398,9 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
         watch_until(t0 + f.start_ns, &mut procs, emu, &clients, &raw)?;
         let mut cmd = in_ns(&topo.snd, &opts.traffic_bin);
         cmd.args(["client", "--connect", &format!("{}:{SERVER_PORT}", receiver_addr(i)), "--cc", &f.cc]);
+        if multipath[i] {
+            cmd.arg("--mptcp");
+        }
         match f.size_bytes {
             Some(n) => cmd.args(["--bytes", &n.to_string()]),
             None => cmd.args(["--duration", &format!("{}", secs(sc.duration_ns - f.start_ns))]),
@@ -386,6 +450,15 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
                 "path": f.path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
                 "ack_path": f.ack_path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
                 "samples": format!("flow-{i}.jsonl"), "client_exit": status_of[i],
+                "multipath": multipath[i],
+                "scheduler": f.multipath.as_ref().map(|m| m.scheduler.clone()),
+                "coupling": f.multipath.as_ref().map(|m| m.coupling.clone()),
+                // Every path of the flow: its sender address (a subflow's local address).
+                "subflows": routes.iter().enumerate().filter(|(_, r)| r.flow == i).map(|(k, r)| serde_json::json!({
+                    "subflow": r.subflow, "sender": sender_addr(k).to_string(),
+                    "path": r.path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
+                    "ack_path": r.ack_path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -451,6 +524,28 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         assert!(e.message().contains("flows[0] (flow0).cc") && e.message().contains("available:"), "{}", e.message());
         assert!(load(&format!("{BASE}cc = \"reno\"\n")).is_ok());
+    }
+
+    const MP: &str = "duration = \"1s\"\n[links.a]\nrate = \"10Mbps\"\n[links.b]\nrate = \"10Mbps\"\n[links.c]\nrate = \"10Mbps\"\n[[flows]]\nname = \"one\"\ncc = \"reno\"\npath = [\"c\"]\nack_path = [\"c\"]\n[[flows]]\nname = \"mp\"\ncc = \"reno\"\npaths = [{ path = [\"a\"], ack_path = [\"b\"] }, { path = [\"b\"], ack_path = [\"a\"] }]\n";
+
+    #[test]
+    fn a_multipath_flow_gets_a_route_and_a_sender_address_per_path() {
+        let sc = load(MP).unwrap();
+        let r = routes(&sc);
+        // Every flow's first path first (route i = flow i), then the further paths.
+        let got: Vec<(usize, usize, Vec<usize>)> = r.iter().map(|x| (x.flow, x.subflow, x.path.clone())).collect();
+        assert_eq!(got, vec![(0, 0, vec![2]), (1, 0, vec![0]), (1, 1, vec![1])]);
+        assert_eq!(sender_addr(2).to_string(), "10.71.0.3");
+    }
+
+    #[test]
+    fn multipath_limits_of_the_kernel_are_clear_errors() {
+        let e = load(&format!("{MP}scheduler = \"blest\"\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("flows[1] (mp).scheduler") && e.message().contains("minrtt"), "{}", e.message());
+        let two = format!("{MP}[[flows]]\nname = \"mp2\"\ncc = \"reno\"\npaths = [{{ path = [\"c\"], ack_path = [\"a\"] }}]\n");
+        let e = load(&two).unwrap_err();
+        assert!(e.message().contains("flows[2] (mp2).paths") && e.message().contains("at most one multipath flow"), "{}", e.message());
     }
 
     #[test]

@@ -45,6 +45,18 @@ pub struct FlowCounters {
     pub ack_pkts_out: u64,
 }
 
+impl FlowCounters {
+    pub fn add(&mut self, o: &FlowCounters) {
+        self.data_pkts_in += o.data_pkts_in;
+        self.data_segs_in += o.data_segs_in;
+        self.payload_bytes_in += o.payload_bytes_in;
+        self.data_pkts_out += o.data_pkts_out;
+        self.payload_bytes_out += o.payload_bytes_out;
+        self.ack_pkts_in += o.ack_pkts_in;
+        self.ack_pkts_out += o.ack_pkts_out;
+    }
+}
+
 pub struct Recorder {
     queue: BufWriter<File>,
     drops: BufWriter<File>,
@@ -73,7 +85,7 @@ impl Recorder {
         let mut drops = create(dir, DROPS_FILE)?;
         writeln!(drops, "time_s,link,cause,bytes")?;
         let mut rtt = create(dir, RTT_FILE)?;
-        writeln!(rtt, "flow,time_s,rtt_ms")?;
+        writeln!(rtt, "flow,time_s,rtt_ms,subflow")?;
         Ok(Recorder { queue, drops, rtt, line: String::with_capacity(4096) })
     }
 
@@ -113,8 +125,9 @@ impl Recorder {
         writeln!(self.drops, "{},{},{},{}", now as f64 / 1e9, link, cause(reason), bytes)
     }
 
-    pub fn rtt(&mut self, flow: usize, now: Nanos, rtt: Nanos) -> io::Result<()> {
-        writeln!(self.rtt, "{},{},{}", flow, now as f64 / 1e9, (rtt as f64 / 1e3).round() / 1e3)
+    /// One per-ACK RTT sample of a flow's path `subflow` (0 for a single-path flow).
+    pub fn rtt(&mut self, flow: usize, subflow: usize, now: Nanos, rtt: Nanos) -> io::Result<()> {
+        writeln!(self.rtt, "{},{},{},{}", flow, now as f64 / 1e9, (rtt as f64 / 1e3).round() / 1e3, subflow)
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
@@ -144,6 +157,15 @@ pub struct FlowTotals {
     pub counters: FlowCounters,
 }
 
+/// The counters of one path of a flow (a multipath flow's subflow; single-path flows have one).
+#[derive(serde::Serialize)]
+pub struct SubflowTotals {
+    pub flow: usize,
+    pub subflow: usize,
+    #[serde(flatten)]
+    pub counters: FlowCounters,
+}
+
 #[derive(serde::Serialize)]
 pub struct EmuSummary {
     /// Emulator time when it stopped (s since the scenario's time 0).
@@ -151,6 +173,8 @@ pub struct EmuSummary {
     pub duration_s: f64,
     pub links: Vec<LinkTotals>,
     pub flows: Vec<FlowTotals>,
+    /// Per path of each flow (routes in topology::routes order).
+    pub subflows: Vec<SubflowTotals>,
     /// Packets read that belong to no flow (not IPv4, or an unknown address); dropped.
     pub unclassified_pkts: u64,
     /// Packets the TUN device refused on write.

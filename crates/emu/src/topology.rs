@@ -41,8 +41,54 @@ fn addr(net: [u8; 2], flow: usize) -> Ipv4Addr {
     Ipv4Addr::new(net[0], net[1], (k >> 8) as u8, (k & 0xff) as u8)
 }
 
-pub fn sender_addr(flow: usize) -> Ipv4Addr {
-    addr(SENDER_NET, flow)
+/// The sender address of route `route` (see [`routes`]: route `i < flows` is flow `i`'s first
+/// path, so a single-path flow's sender address is `sender_addr(flow)`).
+pub fn sender_addr(route: usize) -> Ipv4Addr {
+    addr(SENDER_NET, route)
+}
+
+/// One path of one flow, as the emulator routes it and the address plan names it: its own
+/// sender address (`sender_addr(route index)`), the flow's receiver address.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouteSpec {
+    pub flow: usize,
+    /// 0 for a single-path flow and a multipath flow's first path; 1, 2, ... for its others.
+    pub subflow: usize,
+    /// Indices into `Scenario::links`.
+    pub path: Vec<usize>,
+    pub ack_path: Vec<usize>,
+}
+
+/// `(path, ack_path)` of each path of a flow, in order (a multipath flow's `paths`).
+pub fn flow_paths(f: &rove_scenario::FlowSpec) -> Vec<(Vec<usize>, Vec<usize>)> {
+    match &f.multipath {
+        Some(mp) => mp.paths.iter().map(|p| (p.path.clone(), p.ack_path.clone())).collect(),
+        None => vec![(f.path.clone(), f.ack_path.clone())],
+    }
+}
+
+/// A multipath flow (key `paths`): an MPTCP connection on the kernel backend.
+pub fn is_multipath(f: &rove_scenario::FlowSpec) -> bool {
+    f.multipath.is_some()
+}
+
+/// The routes of a scenario: route `i` is flow `i`'s first path (for every flow), then the
+/// further paths of multipath flows, flow by flow, in order.
+pub fn routes(sc: &rove_scenario::Scenario) -> Vec<RouteSpec> {
+    let mut out: Vec<RouteSpec> = Vec::new();
+    let mut extra = Vec::new();
+    for (i, f) in sc.flows.iter().enumerate() {
+        for (k, (path, ack_path)) in flow_paths(f).into_iter().enumerate() {
+            let r = RouteSpec { flow: i, subflow: k, path, ack_path };
+            if k == 0 {
+                out.push(r);
+            } else {
+                extra.push(r);
+            }
+        }
+    }
+    out.extend(extra);
+    out
 }
 
 pub fn receiver_addr(flow: usize) -> Ipv4Addr {
@@ -72,6 +118,7 @@ pub fn new_run_id() -> String {
 pub struct Topology {
     pub run_id: String,
     pub n_flows: usize,
+    pub n_routes: usize,
     // Field order is drop order: receiver side first, then sender side.
     pub rcv: Netns,
     pub snd: Netns,
@@ -86,26 +133,38 @@ impl Topology {
         format!("{run_id}-rcv")
     }
 
-    /// Builds both namespaces with their TUN devices, addresses and routes for `n_flows` flows.
-    /// On error, whatever was built is removed again before returning.
-    pub fn build(run_id: &str, n_flows: usize) -> Result<Topology, String> {
-        if n_flows > MAX_FLOWS {
-            return Err(format!("{n_flows} flows: the kernel backend addresses at most {MAX_FLOWS}"));
+    /// Builds both namespaces with their TUN devices, addresses and routes for `n_flows` flows
+    /// and their `routes` (see [`routes`]). On error, whatever was built is removed again
+    /// before returning.
+    pub fn build(run_id: &str, n_flows: usize, routes: &[RouteSpec]) -> Result<Topology, String> {
+        if routes.len() > MAX_FLOWS {
+            return Err(format!("{} flow paths: the kernel backend addresses at most {MAX_FLOWS}", routes.len()));
         }
         let snd = Netns::create(&Self::snd_name(run_id))?;
         let rcv = Netns::create(&Self::rcv_name(run_id))?;
-        let topo = Topology { run_id: run_id.to_string(), n_flows, rcv, snd };
+        let topo = Topology { run_id: run_id.to_string(), n_flows, n_routes: routes.len(), rcv, snd };
         for ns in [&topo.snd.name, &topo.rcv.name] {
             ip(&["-n", ns, "tuntap", "add", "dev", TUN_NAME, "mode", "tun"])?;
             // txqueuelen: room for bursts between two reads of the emulator, so that drops
             // happen in the emulated queue, not in front of the TUN device.
             let mut cmds = vec![format!("link set dev {TUN_NAME} mtu {MTU} txqueuelen 10000 up")];
             let sender_side = ns == &topo.snd.name;
-            let own = |f| if sender_side { sender_addr(f) } else { receiver_addr(f) };
-            let peer = |f| if sender_side { receiver_addr(f) } else { sender_addr(f) };
-            for f in 0..n_flows {
-                cmds.push(format!("addr add {}/32 dev {TUN_NAME}", own(f)));
-                cmds.push(format!("route add {}/32 dev {TUN_NAME} src {}", peer(f), own(f)));
+            if sender_side {
+                // An address per route; a route to each receiver with its first path's address
+                // as source (further paths' subflows bind their own address).
+                for (r, route) in routes.iter().enumerate() {
+                    cmds.push(format!("addr add {}/32 dev {TUN_NAME}", sender_addr(r)));
+                    if route.subflow == 0 {
+                        cmds.push(format!("route add {}/32 dev {TUN_NAME} src {}", receiver_addr(route.flow), sender_addr(r)));
+                    }
+                }
+            } else {
+                for f in 0..n_flows {
+                    cmds.push(format!("addr add {}/32 dev {TUN_NAME}", receiver_addr(f)));
+                }
+                for (r, route) in routes.iter().enumerate() {
+                    cmds.push(format!("route add {}/32 dev {TUN_NAME} src {}", sender_addr(r), receiver_addr(route.flow)));
+                }
             }
             ip_batch(ns, &cmds)?;
             // Flows sharing a namespace must not inherit each other's cwnd/RTT from the

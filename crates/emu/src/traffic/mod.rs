@@ -28,7 +28,8 @@
 //!
 //! ```text
 //! {"t_s", "cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "pacing_rate_bps", "delivery_rate_bps",
-//!  "srtt_ms", "min_rtt_ms", "bytes_acked", "bytes_sent", "retrans_segs", "ca_state", "cc"}
+//!  "srtt_ms", "min_rtt_ms", "bytes_acked", "bytes_sent", "retrans_segs", "ca_state", "cc",
+//!  "busy_us", "rwnd_limited_us", "sndbuf_limited_us", "snd_wnd_bytes", "notsent_bytes"}
 //! ```
 //!
 //! `t_s` is seconds since the client started (just before `connect`); rates are bit/s (the
@@ -36,7 +37,9 @@
 //! sample yet, or a kernel too old for the field); `ssthresh_pkts` is the kernel's raw value,
 //! 2147483647 before the first reduction (as the simulator writes it); `inflight_pkts` is
 //! Linux's `tcp_packets_in_flight`; `ca_state` is `open|disorder|cwr|recovery|loss`; `cc` is
-//! what `getsockopt(TCP_CONGESTION)` returns. MPTCP samples also hold `"subflows"`: one object
+//! what `getsockopt(TCP_CONGESTION)` returns; `busy_us`, `rwnd_limited_us`, `sndbuf_limited_us` are
+//! the kernel's cumulative chrono times (what limited sending: the congestion window, the peer's
+//! receive window, the send buffer), `snd_wnd_bytes` the peer's advertised window. MPTCP samples also hold `"subflows"`: one object
 //! per subflow with the same keys (without `t_s`, `cc`) plus `"local"` and `"remote"` addresses.
 //! The connection's keys of an MPTCP sample are the first subflow's TCP_INFO (what the kernel
 //! returns for `TCP_INFO` on an MPTCP socket), except `bytes_acked` and `bytes_sent` (the

@@ -159,6 +159,17 @@ pub struct Sample {
     pub bytes_sent: Option<u64>,
     pub retrans_segs: u32,
     pub ca_state: &'static str,
+    /// Cumulative time (µs) the connection had data to send (`tcpi_busy_time`), and of that,
+    /// the time limited by the peer's receive window (`tcpi_rwnd_limited`) and by the sender's
+    /// own send buffer (`tcpi_sndbuf_limited`); chrono_stat in net/ipv4/tcp_output.c
+    /// (tcp_chrono_start/stop). They tell whether the congestion window was what limited a flow.
+    pub busy_us: Option<u64>,
+    pub rwnd_limited_us: Option<u64>,
+    pub sndbuf_limited_us: Option<u64>,
+    /// The peer's advertised receive window in bytes (`tcpi_snd_wnd`, Linux 5.4).
+    pub snd_wnd_bytes: Option<u32>,
+    /// Bytes written by the application that TCP has not sent yet (`tcpi_notsent_bytes`).
+    pub notsent_bytes: Option<u32>,
 }
 
 impl Sample {
@@ -186,6 +197,11 @@ impl Sample {
             bytes_sent: covered(len, field_end!(tcpi_bytes_sent), i.tcpi_bytes_sent),
             retrans_segs: i.tcpi_total_retrans,
             ca_state: ca_state_name(i.tcpi_ca_state),
+            busy_us: covered(len, field_end!(tcpi_busy_time), i.tcpi_busy_time),
+            rwnd_limited_us: covered(len, field_end!(tcpi_rwnd_limited), i.tcpi_rwnd_limited),
+            sndbuf_limited_us: covered(len, field_end!(tcpi_sndbuf_limited), i.tcpi_sndbuf_limited),
+            snd_wnd_bytes: covered(len, field_end!(tcpi_snd_wnd), i.tcpi_snd_wnd),
+            notsent_bytes: covered(len, field_end!(tcpi_notsent_bytes), i.tcpi_notsent_bytes),
         }
     }
 
@@ -203,6 +219,11 @@ impl Sample {
             "bytes_sent": self.bytes_sent,
             "retrans_segs": self.retrans_segs,
             "ca_state": self.ca_state,
+            "busy_us": self.busy_us,
+            "rwnd_limited_us": self.rwnd_limited_us,
+            "sndbuf_limited_us": self.sndbuf_limited_us,
+            "snd_wnd_bytes": self.snd_wnd_bytes,
+            "notsent_bytes": self.notsent_bytes,
         });
         match v {
             Value::Object(m) => m,
@@ -253,6 +274,7 @@ mod tests {
         assert_eq!(s.delivery_rate_bps, Some(10_000_000));
         assert_eq!(s.ca_state, "recovery");
         assert_eq!(s.ssthresh_pkts, INFINITE_SSTHRESH);
+        assert_eq!(s.busy_us, Some(0));
     }
 
     #[test]
@@ -267,5 +289,7 @@ mod tests {
         assert_eq!(s.bytes_acked, Some(7));
         assert_eq!(s.delivery_rate_bps, None);
         assert_eq!(s.bytes_sent, None);
+        assert_eq!(s.rwnd_limited_us, None);
+        assert_eq!(s.snd_wnd_bytes, None);
     }
 }

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use rove_emu::sys::{monotonic_ns, NetnsGuard};
-use rove_emu::topology::{new_run_id, receiver_addr, sender_addr, Topology};
+use rove_emu::topology::{new_run_id, receiver_addr, sender_addr, RouteSpec, Topology};
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -59,7 +59,8 @@ impl Harness {
         std::fs::create_dir_all(&dir).unwrap();
         let scenario = dir.join("scenario.toml");
         std::fs::write(&scenario, toml).unwrap();
-        let topo = Topology::build(&run_id, 1).expect("topology");
+        let one = RouteSpec { flow: 0, subflow: 0, path: vec![0], ack_path: vec![0] };
+        let topo = Topology::build(&run_id, 1, &[one]).expect("topology");
         let t0 = monotonic_ns() + 200_000_000;
         let mut emu = Command::new(env!("CARGO_BIN_EXE_rove-emu"))
             .arg("--scenario")
