@@ -15,6 +15,13 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rove-traffic");
 
+/// The tests of this file run one at a time: several measure timing (the 10 ms sampler, rates
+/// on a shaped link), which the others' bulk transfers on a 2-core machine would disturb.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -151,6 +158,7 @@ fn f(v: &Value, key: &str) -> f64 {
 
 #[test]
 fn each_algorithm_is_set_on_the_socket() {
+    let _serial = one_at_a_time();
     require_root!("setting bbr needs CAP_NET_ADMIN unless it is in tcp_allowed_congestion_control");
     let server = Server::loopback();
     for cc in ["reno", "cubic", "bbr"] {
@@ -182,6 +190,7 @@ fn each_algorithm_is_set_on_the_socket() {
 
 #[test]
 fn an_unknown_algorithm_exits_2_listing_the_kernels() {
+    let _serial = one_at_a_time();
     let out = scratch("never.jsonl");
     let o = Command::new(BIN)
         .args([
@@ -210,6 +219,7 @@ fn an_unknown_algorithm_exits_2_listing_the_kernels() {
 
 #[test]
 fn a_refused_connection_exits_1_with_an_error_line() {
+    let _serial = one_at_a_time();
     // A port nobody listens on: bind an ephemeral port, note it, close it.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -250,6 +260,7 @@ fn a_refused_connection_exits_1_with_an_error_line() {
 
 #[test]
 fn bind_dev_binds_the_socket_to_an_interface() {
+    let _serial = one_at_a_time();
     require_root!("SO_BINDTODEVICE needs CAP_NET_RAW");
     let server = Server::loopback();
     let run = client(
@@ -293,6 +304,7 @@ fn bind_dev_binds_the_socket_to_an_interface() {
 
 #[test]
 fn a_sized_transfer_reports_its_completion_time_and_every_byte_acked() {
+    let _serial = one_at_a_time();
     let server = Server::loopback();
     let n: u64 = 7_340_033; // not a multiple of the MSS or of the write size
     let run = client(
@@ -332,9 +344,21 @@ fn a_sized_transfer_reports_its_completion_time_and_every_byte_acked() {
 
 #[test]
 fn samples_are_taken_every_10_ms() {
-    let server = Server::loopback();
+    let _serial = one_at_a_time();
+    // Through a 20 Mbit/s token bucket between two namespaces, not over loopback: an unlimited
+    // loopback transfer keeps both cores busy with the copy itself, and on a 2-core machine the
+    // sampler thread then misses ticks (21 samples in 0.6 s were seen) — a test of the CPU,
+    // not of the sampler.
+    require_root!("creates network namespaces");
+    let pair = NamespacePair::new();
+    let (c, s) = (pair.client.as_str(), pair.server.as_str());
+    ip(&[
+        "netns", "exec", c, "tc", "qdisc", "add", "dev", "v0", "root", "tbf", "rate", "20mbit",
+        "burst", "20kb", "latency", "100ms",
+    ]);
+    let server = Server::start(&["ip", "netns", "exec", s], "10.91.1.2:5201", false);
     let run = client(
-        &[],
+        &["ip", "netns", "exec", c],
         &[
             "--connect",
             &server.addr,
@@ -369,6 +393,7 @@ fn samples_are_taken_every_10_ms() {
 
 #[test]
 fn sigterm_mid_bulk_writes_the_final_line_and_exits_0() {
+    let _serial = one_at_a_time();
     let server = Server::loopback();
     let out = scratch("bulk.jsonl");
     let mut child = Command::new(BIN)
@@ -384,7 +409,10 @@ fn sigterm_mid_bulk_writes_the_final_line_and_exits_0() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(400));
+    // 1 s of a 10 ms sampler: ~100 samples on an idle machine; the assertion below asks only
+    // that the samples taken before the signal survive it (a loaded CI machine was seen to
+    // start the client late enough to take 7 in 400 ms). The spacing is checked elsewhere.
+    std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: kill(2) of our own child.
     assert_eq!(
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
@@ -397,11 +425,7 @@ fn sigterm_mid_bulk_writes_the_final_line_and_exits_0() {
     assert_eq!(last["end"], "signal");
     assert_eq!(last["fct_s"], Value::Null);
     assert!(last["bytes_acked"].as_u64().unwrap() > 0, "{last}");
-    assert!(
-        samples.len() >= 20,
-        "{} samples before SIGTERM",
-        samples.len()
-    );
+    assert!(samples.len() >= 5, "{} samples before SIGTERM", samples.len());
     assert!(samples.iter().all(|s| s.get("final").is_none()));
 }
 
@@ -467,6 +491,7 @@ fn namespaces() -> String {
 
 #[test]
 fn mptcp_over_two_addresses_uses_two_subflows() {
+    let _serial = one_at_a_time();
     require_root!("creates network namespaces");
     if std::fs::read_to_string("/proc/sys/net/mptcp/enabled")
         .map(|s| s.trim() != "1")
@@ -570,6 +595,7 @@ fn mptcp_over_two_addresses_uses_two_subflows() {
 
 #[test]
 fn rates_are_in_bits_per_second_on_a_shaped_link() {
+    let _serial = one_at_a_time();
     require_root!("creates network namespaces");
     let pair = NamespacePair::new();
     let (c, s) = (pair.client.as_str(), pair.server.as_str());
@@ -619,6 +645,7 @@ fn rates_are_in_bits_per_second_on_a_shaped_link() {
 /// metric.
 #[test]
 fn mptcp_over_two_shaped_paths_uses_both() {
+    let _serial = one_at_a_time();
     require_root!("creates network namespaces");
     let (c, s) = (unique("rvt-c"), unique("rvt-s"));
     let guard = NamespacePair {
