@@ -342,6 +342,18 @@ fn a_sized_transfer_reports_its_completion_time_and_every_byte_acked() {
     );
 }
 
+/// A namespace pair whose client side sends through a 20 Mbit/s token bucket (netem is absent;
+/// TBF is not), with a traffic server listening in the server namespace.
+fn shaped_20mbit_pair() -> (NamespacePair, Server) {
+    let pair = NamespacePair::new();
+    ip(&[
+        "netns", "exec", &pair.client, "tc", "qdisc", "add", "dev", "v0", "root", "tbf", "rate", "20mbit",
+        "burst", "20kb", "latency", "100ms",
+    ]);
+    let server = Server::start(&["ip", "netns", "exec", &pair.server], "10.91.1.2:5201", false);
+    (pair, server)
+}
+
 #[test]
 fn samples_are_taken_every_10_ms() {
     let _serial = one_at_a_time();
@@ -350,13 +362,8 @@ fn samples_are_taken_every_10_ms() {
     // sampler thread then misses ticks (21 samples in 0.6 s were seen) — a test of the CPU,
     // not of the sampler.
     require_root!("creates network namespaces");
-    let pair = NamespacePair::new();
-    let (c, s) = (pair.client.as_str(), pair.server.as_str());
-    ip(&[
-        "netns", "exec", c, "tc", "qdisc", "add", "dev", "v0", "root", "tbf", "rate", "20mbit",
-        "burst", "20kb", "latency", "100ms",
-    ]);
-    let server = Server::start(&["ip", "netns", "exec", s], "10.91.1.2:5201", false);
+    let (pair, server) = shaped_20mbit_pair();
+    let c = pair.client.as_str();
     let run = client(
         &["ip", "netns", "exec", c],
         &[
@@ -597,14 +604,8 @@ fn mptcp_over_two_addresses_uses_two_subflows() {
 fn rates_are_in_bits_per_second_on_a_shaped_link() {
     let _serial = one_at_a_time();
     require_root!("creates network namespaces");
-    let pair = NamespacePair::new();
-    let (c, s) = (pair.client.as_str(), pair.server.as_str());
-    // 20 Mbit/s token bucket on the client's side of the veth (netem is absent; TBF is not).
-    ip(&[
-        "netns", "exec", c, "tc", "qdisc", "add", "dev", "v0", "root", "tbf", "rate", "20mbit",
-        "burst", "20kb", "latency", "100ms",
-    ]);
-    let server = Server::start(&["ip", "netns", "exec", s], "10.91.1.2:5201", false);
+    let (pair, server) = shaped_20mbit_pair();
+    let c = pair.client.as_str();
     let run = client(
         &["ip", "netns", "exec", c],
         &[
