@@ -53,7 +53,7 @@ fn data_bytes_acked(raw: u64, syn_counted: bool, written: u64) -> u64 {
 /// Connection-level and per-subflow keys of one TCP_INFO reading, bytes_acked corrected.
 /// `written` is read after the kernel's counters, so it bounds them (up to the one write(2) in
 /// progress, whose bytes the kernel may take before the counter adds them).
-fn measure(p: &Probe) -> Option<(tcp_info::Sample, Option<Vec<mptcp::Subflow>>)> {
+fn measure(p: &Probe) -> Option<(tcp_info::Sample, Option<MptcpReading>)> {
     let (fd, mptcp_socket) = (p.fd, p.mptcp);
     let (info, len) = tcp_info::read(fd).ok()?;
     let data_level = if mptcp_socket {
@@ -82,7 +82,7 @@ fn measure(p: &Probe) -> Option<(tcp_info::Sample, Option<Vec<mptcp::Subflow>>)>
     let sum = |f: fn(&tcp_info::Sample) -> Option<u64>| {
         subflows.iter().filter_map(|s| f(&s.sample)).sum::<u64>()
     };
-    match data_level {
+    match &data_level {
         Some(d) => {
             sample.bytes_acked = Some(data_bytes_acked(d.bytes_acked, false, written));
             sample.bytes_sent = Some(d.bytes_sent);
@@ -96,7 +96,31 @@ fn measure(p: &Probe) -> Option<(tcp_info::Sample, Option<Vec<mptcp::Subflow>>)>
         sample.retrans_segs = subflows.iter().map(|s| s.sample.retrans_segs).sum();
     }
     p.remember(&subflows);
-    Some((sample, Some(subflows)))
+    let data_retrans_bytes = data_level.map(|d| d.bytes_retrans);
+    Some((
+        sample,
+        Some(MptcpReading {
+            subflows,
+            data_retrans_bytes,
+        }),
+    ))
+}
+
+/// What an MPTCP socket adds to a reading: its subflows and the data level's retransmitted
+/// bytes (`None` before Linux 6.5's `MPTCP_INFO` counters).
+struct MptcpReading {
+    subflows: Vec<mptcp::Subflow>,
+    data_retrans_bytes: Option<u64>,
+}
+
+impl MptcpReading {
+    fn insert_into(&self, m: &mut Map<String, Value>) {
+        m.insert("data_retrans_bytes".into(), json!(self.data_retrans_bytes));
+        m.insert(
+            "subflows".into(),
+            Value::Array(self.subflows.iter().map(mptcp::Subflow::to_json).collect()),
+        );
+    }
 }
 
 /// What the sampler and the final line read: the socket and the client's own counters.
@@ -132,11 +156,8 @@ fn sample_json(p: &Probe, t_s: f64) -> Option<Value> {
     m.insert("t_s".into(), json!(round_us(t_s)));
     m.extend(sample.to_json());
     m.insert("cc".into(), json!(socket::congestion_control(fd).ok()));
-    if let Some(sf) = subflows {
-        m.insert(
-            "subflows".into(),
-            Value::Array(sf.iter().map(mptcp::Subflow::to_json).collect()),
-        );
+    if let Some(mp) = subflows {
+        mp.insert_into(&mut m);
     }
     Some(Value::Object(m))
 }
@@ -284,7 +305,10 @@ fn final_json(probe: Option<&Probe>, mptcp_socket: bool, start: Instant, o: Outc
             .completed
             .map(|t| round_us(t.duration_since(start).as_secs_f64()))),
     );
-    let info = probe.and_then(measure).map(|(s, _)| s);
+    let (info, mp) = match probe.and_then(measure) {
+        Some((s, mp)) => (Some(s), mp),
+        None => (None, None),
+    };
     let subflows = mptcp_socket.then(|| {
         probe
             .map(|p| p.seen.lock().unwrap_or_else(|e| e.into_inner()).clone())
@@ -310,6 +334,10 @@ fn final_json(probe: Option<&Probe>, mptcp_socket: bool, start: Instant, o: Outc
     );
     m.insert("end".into(), json!(o.end.name()));
     m.insert("samples".into(), json!(o.samples));
+    if mptcp_socket {
+        let retrans = mp.and_then(|r| r.data_retrans_bytes);
+        m.insert("data_retrans_bytes".into(), json!(retrans));
+    }
     if let Some(sf) = subflows {
         m.insert(
             "subflows".into(),

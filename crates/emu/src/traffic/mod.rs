@@ -44,14 +44,16 @@
 //! The connection's keys of an MPTCP sample are the first subflow's TCP_INFO (what the kernel
 //! returns for `TCP_INFO` on an MPTCP socket), except `bytes_acked` and `bytes_sent` (the
 //! data-level counts of `MPTCP_INFO`, Linux ≥ 6.5; else the subflows' sums) and `retrans_segs`
-//! (the subflows' sum).
+//! (the subflows' sum); they add `"data_retrans_bytes"` (`mptcpi_bytes_retrans`: bytes MPTCP sent
+//! again at the data level, reinjections included; `null` before Linux 6.5). Those copies are
+//! why the subflows' `bytes_acked` may add up to more than the connection's.
 //!
 //! `bytes_acked` counts data bytes only: the kernel's `tcpi_bytes_acked` also counts the SYN and
 //! the FIN (one sequence number each), which are removed, so a completed `--bytes N` transfer
 //! reports exactly N. A subflow's `bytes_acked` is bounded by its own `bytes_sent` the same way.
 //!
 //! The last line is `{"final": true, "fct_s", "bytes_acked", "bytes_sent", "retrans_segs",
-//! "cc", "elapsed_s", "end", "samples"}` (+ `"subflows"` for MPTCP: every subflow seen during
+//! "cc", "elapsed_s", "end", "samples"}` (+ `"data_retrans_bytes"` and `"subflows"` for MPTCP: every subflow seen during
 //! the connection with its latest reading, also those closed before the end; + `"error"` when the
 //! transfer failed, exit 1). `end` is `eof` (sized transfer complete), `duration`, `signal` or
 //! `error`; `fct_s` is `null` unless `end` is `eof`. The output is buffered and flushed at the

@@ -200,6 +200,11 @@ pub struct DataCounters {
     pub bytes_sent: u64,
     /// Bytes acknowledged by DATA_ACK (counts the DATA_FIN once acknowledged).
     pub bytes_acked: u64,
+    /// Bytes sent again at the data level (`mptcpi_bytes_retrans`: MPTCP's own retransmissions
+    /// after its RTO and reinjections off a stalled or closed subflow, net/mptcp/protocol.c
+    /// __mptcp_retrans). These are the copies by which the subflows' bytes can exceed the data
+    /// level's.
+    pub bytes_retrans: u64,
 }
 
 /// The data-level counters, when the kernel reports them (Linux ≥ 6.5; not after a fallback to
@@ -210,6 +215,7 @@ pub fn data_counters(fd: RawFd) -> Option<DataCounters> {
     (len >= end).then_some(DataCounters {
         bytes_sent: i.mptcpi_bytes_sent,
         bytes_acked: i.mptcpi_bytes_acked,
+        bytes_retrans: i.mptcpi_bytes_retrans,
     })
 }
 
@@ -223,6 +229,7 @@ mod tests {
         assert_eq!(size_of::<SubflowAddrs>(), 256);
         assert_eq!(offset_of!(MptcpInfo, mptcpi_write_seq), 16);
         assert_eq!(offset_of!(MptcpInfo, mptcpi_retransmits), 44);
+        assert_eq!(offset_of!(MptcpInfo, mptcpi_bytes_retrans), 48);
         assert_eq!(offset_of!(MptcpInfo, mptcpi_bytes_acked), 72);
         assert_eq!(size_of::<MptcpInfo>(), 96);
     }
