@@ -24,12 +24,14 @@ impl Args {
 
     /// The value of option `opt` (the argument after it).
     pub fn value(&mut self, opt: &str) -> Result<String, String> {
-        self.next_arg().ok_or_else(|| format!("{opt} needs a value"))
+        self.next_arg()
+            .ok_or_else(|| format!("{opt} needs a value"))
     }
 
     pub fn parsed<T: std::str::FromStr>(&mut self, opt: &str, what: &str) -> Result<T, String> {
         let v = self.value(opt)?;
-        v.parse().map_err(|_| format!("{opt}: expected {what}, got {v:?}"))
+        v.parse()
+            .map_err(|_| format!("{opt}: expected {what}, got {v:?}"))
     }
 }
 

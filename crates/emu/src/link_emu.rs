@@ -22,8 +22,8 @@
 //! event, less `spin_ns` (default 0), which the loop then busy-polls. Timer slack is set to
 //! 1 ns and rove-emu runs under SCHED_FIFO, so a wake-up is late by tens of µs at p99.
 
-use crate::rtt::{sack_blocks, tcp_fields, RttTracker};
 use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder, SubflowTotals};
+use crate::rtt::{sack_blocks, tcp_fields, RttTracker};
 use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
 use crate::tun::Tun;
@@ -94,7 +94,13 @@ impl Slab {
         if let Some(i) = self.free.pop() {
             return i;
         }
-        self.slots.push(Slot { len: 0, flow: 0, side: Side::Data, hop: 0, buf: vec![0u8; BUF_BYTES].into_boxed_slice() });
+        self.slots.push(Slot {
+            len: 0,
+            flow: 0,
+            side: Side::Data,
+            hop: 0,
+            buf: vec![0u8; BUF_BYTES].into_boxed_slice(),
+        });
         (self.slots.len() - 1) as u32
     }
 
@@ -161,7 +167,11 @@ pub struct Emulator {
 
 impl Emulator {
     pub fn new(scenario: Scenario, opts: EmuOptions) -> io::Result<Emulator> {
-        let links = scenario.links.iter().map(|l| Link::new(l, scenario.seed)).collect();
+        let links = scenario
+            .links
+            .iter()
+            .map(|l| Link::new(l, scenario.seed))
+            .collect();
         let routes: Vec<Route> = crate::topology::routes(&scenario)
             .into_iter()
             .map(|r| Route {
@@ -178,15 +188,24 @@ impl Emulator {
             rtts: (0..routes.len()).map(|_| RttTracker::default()).collect(),
             links,
             routes,
-            slab: Slab { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096) },
+            slab: Slab {
+                slots: Vec::with_capacity(4096),
+                free: Vec::with_capacity(4096),
+            },
             heap: BinaryHeap::with_capacity(4096),
             seq: 0,
             out: Vec::with_capacity(64),
             rec,
             unclassified: 0,
             write_errors: 0,
-            lateness: Lateness { buckets: vec![0; 100_001], max_ns: 0 },
-            write_time: Lateness { buckets: vec![0; 100_001], max_ns: 0 },
+            lateness: Lateness {
+                buckets: vec![0; 100_001],
+                max_ns: 0,
+            },
+            write_time: Lateness {
+                buckets: vec![0; 100_001],
+                max_ns: 0,
+            },
             opts,
             scenario,
         };
@@ -215,9 +234,21 @@ impl Emulator {
         let wall0 = monotonic_ns();
         let stop_at = self.opts.stop_at_ns.unwrap_or(Nanos::MAX);
         let mut fds = [
-            libc::pollfd { fd: snd.raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: rcv.raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: snd.raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: rcv.raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sigfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         let mut last_now = 0;
         loop {
@@ -227,11 +258,16 @@ impl Emulator {
                 break;
             }
             self.run_due(now, snd, rcv)?;
-            let got = self.read_side(Side::Data, snd, rcv)? + self.read_side(Side::Ack, snd, rcv)?;
+            let got =
+                self.read_side(Side::Data, snd, rcv)? + self.read_side(Side::Ack, snd, rcv)?;
             if got > 0 {
                 continue;
             }
-            let next = self.heap.peek().map_or(now + IDLE_WAIT_NS, |Reverse((t, _, _))| *t).min(stop_at);
+            let next = self
+                .heap
+                .peek()
+                .map_or(now + IDLE_WAIT_NS, |Reverse((t, _, _))| *t)
+                .min(stop_at);
             let now2 = self.now();
             if next <= now2 {
                 continue;
@@ -241,9 +277,19 @@ impl Emulator {
                 continue; // busy-poll the last stretch
             }
             let sleep = (wait - self.opts.spin_ns).min(IDLE_WAIT_NS);
-            let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as libc::time_t, tv_nsec: (sleep % 1_000_000_000) as libc::c_long };
+            let ts = libc::timespec {
+                tv_sec: (sleep / 1_000_000_000) as libc::time_t,
+                tv_nsec: (sleep % 1_000_000_000) as libc::c_long,
+            };
             // SAFETY: `fds` and `ts` are valid for the call; no signal mask change.
-            let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+            let r = unsafe {
+                libc::ppoll(
+                    fds.as_mut_ptr(),
+                    fds.len() as libc::nfds_t,
+                    &ts,
+                    std::ptr::null(),
+                )
+            };
             if r < 0 {
                 let e = io::Error::last_os_error();
                 if e.raw_os_error() != Some(libc::EINTR) {
@@ -305,7 +351,10 @@ impl Emulator {
                 }
                 Err(e) => {
                     self.slab.release(id);
-                    return Err(io::Error::new(e.kind(), format!("reading {} in {}: {e}", tun.name, tun.netns)));
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("reading {} in {}: {e}", tun.name, tun.netns),
+                    ));
                 }
             };
             got += 1;
@@ -313,7 +362,8 @@ impl Emulator {
             // The slot is not in any queue yet: handling events cannot touch it.
             self.run_due(now, snd, rcv)?;
             let slot = &mut self.slab.slots[id as usize];
-            let Some(flow) = classify(&slot.buf[..n], side).filter(|&f| f < self.routes.len()) else {
+            let Some(flow) = classify(&slot.buf[..n], side).filter(|&f| f < self.routes.len())
+            else {
                 self.unclassified += 1;
                 self.slab.release(id);
                 continue;
@@ -365,7 +415,8 @@ impl Emulator {
                 }
                 LinkOutput::Drop { id, reason } => {
                     let bytes = self.slab.slots[id as usize].len as usize;
-                    self.rec.drop(now, &self.links[link as usize].name, reason, bytes)?;
+                    self.rec
+                        .drop(now, &self.links[link as usize].name, reason, bytes)?;
                     self.slab.release(id);
                 }
             }
@@ -417,7 +468,8 @@ impl Emulator {
         self.write_time.record(monotonic_ns() - before);
         if let Some(rtt) = rtt {
             let route = &self.routes[slot.flow as usize];
-            self.rec.rtt(route.flow as usize, route.subflow as usize, t, rtt)?;
+            self.rec
+                .rtt(route.flow as usize, route.subflow as usize, t, rtt)?;
         }
         let late = self.now().saturating_sub(t);
         self.lateness.record(late);
@@ -457,14 +509,21 @@ impl Emulator {
                             sum.add(c);
                         }
                     }
-                    FlowTotals { name: f.name.clone(), counters: sum }
+                    FlowTotals {
+                        name: f.name.clone(),
+                        counters: sum,
+                    }
                 })
                 .collect(),
             subflows: self
                 .routes
                 .iter()
                 .zip(&self.flows)
-                .map(|(r, c)| SubflowTotals { flow: r.flow as usize, subflow: r.subflow as usize, counters: *c })
+                .map(|(r, c)| SubflowTotals {
+                    flow: r.flow as usize,
+                    subflow: r.subflow as usize,
+                    counters: *c,
+                })
                 .collect(),
             unclassified_pkts: self.unclassified,
             write_errors: self.write_errors,
@@ -513,7 +572,11 @@ mod tests {
     use super::*;
 
     fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, payload: usize, doff_words: u8) -> Vec<u8> {
-        let hdr = if proto == 6 { doff_words as usize * 4 } else { 8 };
+        let hdr = if proto == 6 {
+            doff_words as usize * 4
+        } else {
+            8
+        };
         let total = 20 + hdr + payload;
         let mut p = vec![0u8; total];
         p[0] = 0x45;
@@ -532,7 +595,10 @@ mod tests {
         let p = ipv4([10, 71, 0, 1], [10, 72, 0, 1], 6, 1448, 8);
         assert_eq!(p.len(), 1500);
         assert_eq!(tcp_payload_bytes(&p), 1448);
-        assert_eq!(tcp_payload_bytes(&ipv4([10, 71, 0, 1], [10, 72, 0, 1], 17, 100, 0)), 0);
+        assert_eq!(
+            tcp_payload_bytes(&ipv4([10, 71, 0, 1], [10, 72, 0, 1], 17, 100, 0)),
+            0
+        );
         assert_eq!(tcp_payload_bytes(&[0x45, 0, 0]), 0);
     }
 

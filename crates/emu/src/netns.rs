@@ -35,9 +35,13 @@ pub fn ip_batch(ns: &str, commands: &[String]) -> Result<(), String> {
         .map_err(|e| format!("cannot run 'ip' (iproute2): {e}"))?;
     let text = commands.join("\n") + "\n";
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(text.as_bytes()).map_err(|e| format!("ip -batch: {e}"))?;
+        stdin
+            .write_all(text.as_bytes())
+            .map_err(|e| format!("ip -batch: {e}"))?;
     }
-    let out = child.wait_with_output().map_err(|e| format!("ip -batch: {e}"))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("ip -batch: {e}"))?;
     if !out.status.success() {
         let msg = String::from_utf8_lossy(&out.stderr);
         return Err(format!("'ip -n {ns} -batch' failed: {}", msg.trim()));
@@ -55,7 +59,9 @@ pub struct Netns {
 impl Netns {
     pub fn create(name: &str) -> Result<Netns, String> {
         ip(&["netns", "add", name])?;
-        let ns = Netns { name: name.to_string() };
+        let ns = Netns {
+            name: name.to_string(),
+        };
         ip(&["-n", name, "link", "set", "lo", "up"])?;
         Ok(ns)
     }
@@ -72,7 +78,11 @@ impl Drop for Netns {
 /// Names of the namespaces that exist now (from `/run/netns`).
 pub fn list() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir("/run/netns")
-        .map(|dir| dir.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     names
@@ -87,7 +97,9 @@ pub fn owner_pid(name: &str) -> Option<u32> {
 pub fn sweep_stale() -> Result<Vec<String>, String> {
     let mut removed = Vec::new();
     for name in list() {
-        let Some(pid) = owner_pid(&name) else { continue };
+        let Some(pid) = owner_pid(&name) else {
+            continue;
+        };
         if crate::sys::process_alive(pid) {
             continue;
         }

@@ -19,7 +19,9 @@
 use crate::netns::Netns;
 use crate::procs::Procs;
 use crate::sys::{self, monotonic_ns, pending_stop_signal, wait_stop_signal};
-use crate::topology::{is_multipath, receiver_addr, routes, sender_addr, RouteSpec, Topology, TUN_NAME};
+use crate::topology::{
+    is_multipath, receiver_addr, routes, sender_addr, RouteSpec, Topology, TUN_NAME,
+};
 use rove_scenario::{Nanos, Scenario, NS_PER_S};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -58,7 +60,9 @@ impl RunError {
     pub fn message(&self) -> String {
         match self {
             RunError::Usage(m) | RunError::Failed(m) => m.clone(),
-            RunError::Interrupted(sig) => format!("interrupted by signal {sig}; everything the run made was removed"),
+            RunError::Interrupted(sig) => {
+                format!("interrupted by signal {sig}; everything the run made was removed")
+            }
         }
     }
 }
@@ -116,9 +120,14 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
     }
     // The in-kernel path manager's endpoints belong to the namespace, not to a connection:
     // every MPTCP connection in the sender namespace would open subflows from every endpoint.
-    let mp: Vec<usize> = (0..sc.flows.len()).filter(|&i| is_multipath(&sc.flows[i])).collect();
+    let mp: Vec<usize> = (0..sc.flows.len())
+        .filter(|&i| is_multipath(&sc.flows[i]))
+        .collect();
     for &i in &mp {
-        let (f, m) = (&sc.flows[i], sc.flows[i].multipath.as_ref().expect("multipath"));
+        let (f, m) = (
+            &sc.flows[i],
+            sc.flows[i].multipath.as_ref().expect("multipath"),
+        );
         // Upstream MPTCP has one packet scheduler, the default one (net/mptcp/protocol.c,
         // mptcp_subflow_get_send: the subflow that would finish sending soonest, from its
         // pacing rate and queued bytes; the lowest-RTT subflow when both are free), and no
@@ -157,7 +166,13 @@ fn interrupted() -> Result<(), RunError> {
 /// Waits until CLOCK_MONOTONIC reaches `until_ns` while watching the run: a stop signal, the
 /// emulator ending, or a client failing (e.g. exit status 2 for an algorithm it cannot set)
 /// end the run at once, with the child's own message, instead of at the scenario's end.
-fn watch_until(until_ns: u64, procs: &mut Procs, emu: usize, clients: &[Option<usize>], raw: &Path) -> Result<(), RunError> {
+fn watch_until(
+    until_ns: u64,
+    procs: &mut Procs,
+    emu: usize,
+    clients: &[Option<usize>],
+    raw: &Path,
+) -> Result<(), RunError> {
     loop {
         let now = monotonic_ns();
         if now >= until_ns {
@@ -168,16 +183,28 @@ fn watch_until(until_ns: u64, procs: &mut Procs, emu: usize, clients: &[Option<u
         }
         if let Some(status) = procs.exited(emu) {
             let log = std::fs::read_to_string(raw.join("emu.log")).unwrap_or_default();
-            return Err(RunError::Failed(format!("rove-emu exited during the run ({status}): {}", log.trim())));
+            return Err(RunError::Failed(format!(
+                "rove-emu exited during the run ({status}): {}",
+                log.trim()
+            )));
         }
         for (i, c) in clients.iter().enumerate() {
             let Some(c) = *c else { continue };
             match procs.exited(c) {
                 Some(status) if !status.success() => {
-                    let log = std::fs::read_to_string(raw.join(format!("flow-{i}.log"))).unwrap_or_default();
-                    let last = log.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+                    let log = std::fs::read_to_string(raw.join(format!("flow-{i}.log")))
+                        .unwrap_or_default();
+                    let last = log
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("no message");
                     let msg = format!("{} failed ({status}): {}", procs.label(c), last.trim());
-                    return Err(if status.code() == Some(2) { RunError::Usage(msg) } else { RunError::Failed(msg) });
+                    return Err(if status.code() == Some(2) {
+                        RunError::Usage(msg)
+                    } else {
+                        RunError::Failed(msg)
+                    });
                 }
                 _ => {}
             }
@@ -204,7 +231,8 @@ fn secs(ns: Nanos) -> f64 {
 }
 
 fn log_file(dir: &Path, name: &str) -> Result<std::fs::File, RunError> {
-    std::fs::File::create(dir.join(name)).map_err(|e| RunError::Failed(format!("{}: {e}", dir.join(name).display())))
+    std::fs::File::create(dir.join(name))
+        .map_err(|e| RunError::Failed(format!("{}: {e}", dir.join(name).display())))
 }
 
 /// Listening TCP sockets on `SERVER_PORT` in namespace `ns` (from its `/proc/net/tcp`, read by
@@ -236,7 +264,11 @@ fn listeners(ns: &str) -> std::io::Result<usize> {
 /// subflow limit on both sides (`ip mptcp limits`; the receiver accepts as many MP_JOINs). The
 /// emulator tells the subflows apart by their source address, so each takes its own path.
 fn configure_mptcp(topo: &Topology, routes: &[RouteSpec]) -> Result<(), String> {
-    let extra: Vec<(usize, &RouteSpec)> = routes.iter().enumerate().filter(|(_, r)| r.subflow > 0).collect();
+    let extra: Vec<(usize, &RouteSpec)> = routes
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.subflow > 0)
+        .collect();
     if extra.is_empty() {
         return Ok(());
     }
@@ -248,25 +280,42 @@ fn configure_mptcp(topo: &Topology, routes: &[RouteSpec]) -> Result<(), String> 
     let k = extra.len();
     let mut snd = vec![format!("mptcp limits set subflows {k} add_addr_accepted 0")];
     for (r, _) in &extra {
-        snd.push(format!("mptcp endpoint add {} dev {TUN_NAME} subflow", sender_addr(*r)));
+        snd.push(format!(
+            "mptcp endpoint add {} dev {TUN_NAME} subflow",
+            sender_addr(*r)
+        ));
     }
     crate::netns::ip_batch(&topo.snd.name, &snd)?;
-    crate::netns::ip_batch(&topo.rcv.name, &[format!("mptcp limits set subflows {k} add_addr_accepted 0")])
+    crate::netns::ip_batch(
+        &topo.rcv.name,
+        &[format!("mptcp limits set subflows {k} add_addr_accepted 0")],
+    )
 }
 
 /// Waits until every server listens, so that no client connects to a port not yet open.
-fn wait_listening(ns: &str, n: usize, procs: &mut Procs, servers: &[usize]) -> Result<(), RunError> {
+fn wait_listening(
+    ns: &str,
+    n: usize,
+    procs: &mut Procs,
+    servers: &[usize],
+) -> Result<(), RunError> {
     let deadline = monotonic_ns() + 15 * NS_PER_S;
     loop {
-        let up = listeners(ns).map_err(|e| RunError::Failed(format!("cannot read the receivers' sockets: {e}")))?;
+        let up = listeners(ns)
+            .map_err(|e| RunError::Failed(format!("cannot read the receivers' sockets: {e}")))?;
         if up >= n {
             return Ok(());
         }
         if let Some(&s) = servers.iter().find(|&&s| procs.exited(s).is_some()) {
-            return Err(RunError::Failed(format!("{} exited before listening (see its log in raw/)", procs.label(s))));
+            return Err(RunError::Failed(format!(
+                "{} exited before listening (see its log in raw/)",
+                procs.label(s)
+            )));
         }
         if monotonic_ns() > deadline {
-            return Err(RunError::Failed(format!("only {up} of {n} traffic servers listen after 15 s")));
+            return Err(RunError::Failed(format!(
+                "only {up} of {n} traffic servers listen after 15 s"
+            )));
         }
         if let Some(sig) = wait_stop_signal(10_000_000) {
             return Err(RunError::Interrupted(sig));
@@ -279,7 +328,10 @@ fn wait_listening(ns: &str, n: usize, procs: &mut Procs, servers: &[usize]) -> R
 pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     check_machine().map_err(RunError::Usage)?;
     let sc = load_scenario(opts)?;
-    for (what, bin) in [("rove-emu", &opts.emu_bin), ("rove-traffic", &opts.traffic_bin)] {
+    for (what, bin) in [
+        ("rove-emu", &opts.emu_bin),
+        ("rove-traffic", &opts.traffic_bin),
+    ] {
         if !bin.is_file() {
             return Err(RunError::Usage(format!(
                 "{what} not found at {} (build it with 'cargo build --release -p rove-emu', or name it with --{}-bin)",
@@ -288,18 +340,29 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
             )));
         }
     }
-    sys::block_stop_signals().map_err(|e| RunError::Failed(format!("cannot block signals: {e}")))?;
+    sys::block_stop_signals()
+        .map_err(|e| RunError::Failed(format!("cannot block signals: {e}")))?;
 
-    std::fs::create_dir_all(&opts.out_dir).map_err(|e| RunError::Usage(format!("{}: {e}", opts.out_dir.display())))?;
-    let partial = PartialDir { path: opts.out_dir.join(format!("raw.partial-{}", std::process::id())), keep: false };
+    std::fs::create_dir_all(&opts.out_dir)
+        .map_err(|e| RunError::Usage(format!("{}: {e}", opts.out_dir.display())))?;
+    let partial = PartialDir {
+        path: opts
+            .out_dir
+            .join(format!("raw.partial-{}", std::process::id())),
+        keep: false,
+    };
     let raw = partial.path.clone();
     let _ = std::fs::remove_dir_all(&raw);
-    std::fs::create_dir_all(&raw).map_err(|e| RunError::Failed(format!("{}: {e}", raw.display())))?;
+    std::fs::create_dir_all(&raw)
+        .map_err(|e| RunError::Failed(format!("{}: {e}", raw.display())))?;
 
     // Namespaces of earlier runs that were killed outright (SIGKILL leaves no chance to clean
     // up; their children die with them through PDEATHSIG) go first. Live runs are untouched.
     match crate::netns::sweep_stale() {
-        Ok(removed) if !removed.is_empty() => eprintln!("rove-kernel: removed stale namespaces: {}", removed.join(" ")),
+        Ok(removed) if !removed.is_empty() => eprintln!(
+            "rove-kernel: removed stale namespaces: {}",
+            removed.join(" ")
+        ),
         Ok(_) => {}
         Err(e) => eprintln!("rove-kernel: warning: {e}"),
     }
@@ -314,7 +377,9 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
 
     let in_ns = |ns: &Netns, bin: &Path| {
         let mut c = Command::new("ip");
-        c.args(["netns", "exec", &ns.name]).arg(bin).stdin(Stdio::null());
+        c.args(["netns", "exec", &ns.name])
+            .arg(bin)
+            .stdin(Stdio::null());
         c
     };
 
@@ -322,13 +387,25 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     let mut servers = Vec::new();
     for (i, _) in sc.flows.iter().enumerate() {
         let mut cmd = in_ns(&topo.rcv, &opts.traffic_bin);
-        cmd.args(["server", "--bind", &format!("{}:{SERVER_PORT}", receiver_addr(i))]);
+        cmd.args([
+            "server",
+            "--bind",
+            &format!("{}:{SERVER_PORT}", receiver_addr(i)),
+        ]);
         if multipath[i] {
             cmd.arg("--mptcp");
         }
         let log = log_file(&raw, &format!("server-{i}.log"))?;
-        cmd.stdout(log.try_clone().map_err(|e| RunError::Failed(e.to_string()))?).stderr(log);
-        servers.push(procs.spawn(&format!("rove-traffic server of flow {i}"), cmd).map_err(RunError::Failed)?);
+        cmd.stdout(
+            log.try_clone()
+                .map_err(|e| RunError::Failed(e.to_string()))?,
+        )
+        .stderr(log);
+        servers.push(
+            procs
+                .spawn(&format!("rove-traffic server of flow {i}"), cmd)
+                .map_err(RunError::Failed)?,
+        );
     }
 
     wait_listening(&topo.rcv.name, servers.len(), &mut procs, &servers)?;
@@ -344,16 +421,35 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     for (k, v) in &opts.overrides {
         cmd.args(["--set", &format!("{k}={v}")]);
     }
-    cmd.args(["--snd-ns", &topo.snd.name, "--rcv-ns", &topo.rcv.name, "--tun", TUN_NAME])
-        .args(["--t0-mono-ns", &t0.to_string(), "--spin-us", &opts.spin_us.to_string()])
-        .args(["--stop-after-s", &format!("{}", secs(sc.duration_ns) + EMU_SAFETY_S)])
-        .arg("--out")
-        .arg(&emu_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(log_file(&raw, "emu.log")?);
+    cmd.args([
+        "--snd-ns",
+        &topo.snd.name,
+        "--rcv-ns",
+        &topo.rcv.name,
+        "--tun",
+        TUN_NAME,
+    ])
+    .args([
+        "--t0-mono-ns",
+        &t0.to_string(),
+        "--spin-us",
+        &opts.spin_us.to_string(),
+    ])
+    .args([
+        "--stop-after-s",
+        &format!("{}", secs(sc.duration_ns) + EMU_SAFETY_S),
+    ])
+    .arg("--out")
+    .arg(&emu_dir)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(log_file(&raw, "emu.log")?);
     let emu = procs.spawn("rove-emu", cmd).map_err(RunError::Failed)?;
-    let stdout = procs.child_mut(emu).stdout.take().ok_or_else(|| RunError::Failed("rove-emu: no stdout".into()))?;
+    let stdout = procs
+        .child_mut(emu)
+        .stdout
+        .take()
+        .ok_or_else(|| RunError::Failed("rove-emu: no stdout".into()))?;
     // Wait for its "ready" line (read on a thread, so that signals are still noticed here).
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -368,10 +464,15 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
                 break;
             }
             let log = std::fs::read_to_string(raw.join("emu.log")).unwrap_or_default();
-            return Err(RunError::Failed(format!("rove-emu did not start: {}", log.trim())));
+            return Err(RunError::Failed(format!(
+                "rove-emu did not start: {}",
+                log.trim()
+            )));
         }
         if monotonic_ns() > ready_by {
-            return Err(RunError::Failed("rove-emu did not report ready within 10 s".into()));
+            return Err(RunError::Failed(
+                "rove-emu did not report ready within 10 s".into(),
+            ));
         }
         if let Some(sig) = wait_stop_signal(5_000_000) {
             return Err(RunError::Interrupted(sig));
@@ -379,8 +480,13 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     }
     for &s in &servers {
         if let Some(status) = procs.exited(s) {
-            let log = std::fs::read_to_string(raw.join(format!("server-{}.log", s - servers[0]))).unwrap_or_default();
-            return Err(RunError::Failed(format!("{} exited early ({status}): {}", procs.label(s), log.trim())));
+            let log = std::fs::read_to_string(raw.join(format!("server-{}.log", s - servers[0])))
+                .unwrap_or_default();
+            return Err(RunError::Failed(format!(
+                "{} exited early ({status}): {}",
+                procs.label(s),
+                log.trim()
+            )));
         }
     }
 
@@ -397,13 +503,22 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
         }
         watch_until(t0 + f.start_ns, &mut procs, emu, &clients, &raw)?;
         let mut cmd = in_ns(&topo.snd, &opts.traffic_bin);
-        cmd.args(["client", "--connect", &format!("{}:{SERVER_PORT}", receiver_addr(i)), "--cc", &f.cc]);
+        cmd.args([
+            "client",
+            "--connect",
+            &format!("{}:{SERVER_PORT}", receiver_addr(i)),
+            "--cc",
+            &f.cc,
+        ]);
         if multipath[i] {
             cmd.arg("--mptcp");
         }
         match f.size_bytes {
             Some(n) => cmd.args(["--bytes", &n.to_string()]),
-            None => cmd.args(["--duration", &format!("{}", secs(sc.duration_ns - f.start_ns))]),
+            None => cmd.args([
+                "--duration",
+                &format!("{}", secs(sc.duration_ns - f.start_ns)),
+            ]),
         };
         cmd.args(["--sample-ms", &sample_ms.to_string()])
             .arg("--out")
@@ -411,7 +526,14 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
             .stdout(Stdio::null())
             .stderr(log_file(&raw, &format!("flow-{i}.log"))?);
         launched_s[i] = Some(secs(monotonic_ns().saturating_sub(t0)));
-        clients[i] = Some(procs.spawn(&format!("rove-traffic client of flow {i} ({})", f.name), cmd).map_err(RunError::Failed)?);
+        clients[i] = Some(
+            procs
+                .spawn(
+                    &format!("rove-traffic client of flow {i} ({})", f.name),
+                    cmd,
+                )
+                .map_err(RunError::Failed)?,
+        );
     }
     watch_until(t0 + sc.duration_ns, &mut procs, emu, &clients, &raw)?;
 
@@ -430,7 +552,11 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     let emu_status = procs.stop(&[emu]);
     if !emu_dir.join(crate::record::SUMMARY_FILE).is_file() {
         let log = std::fs::read_to_string(raw.join("emu.log")).unwrap_or_default();
-        return Err(RunError::Failed(format!("rove-emu ended without its summary ({:?}): {}", emu_status[0], log.trim())));
+        return Err(RunError::Failed(format!(
+            "rove-emu ended without its summary ({:?}): {}",
+            emu_status[0],
+            log.trim()
+        )));
     }
 
     let mut status_of = vec![None; sc.flows.len()];
@@ -468,16 +594,21 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
         "run_id": run_id, "links": sc.links.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
         "flows": flows, "emu": "emu",
     });
-    let text = serde_json::to_string_pretty(&run_json).map_err(|e| RunError::Failed(e.to_string()))? + "\n";
-    std::fs::write(raw.join("run.json"), text).map_err(|e| RunError::Failed(format!("run.json: {e}")))?;
+    let text = serde_json::to_string_pretty(&run_json)
+        .map_err(|e| RunError::Failed(e.to_string()))?
+        + "\n";
+    std::fs::write(raw.join("run.json"), text)
+        .map_err(|e| RunError::Failed(format!("run.json: {e}")))?;
 
     drop(procs);
     drop(topo);
     let final_dir = opts.out_dir.join("raw");
     if final_dir.exists() {
-        std::fs::remove_dir_all(&final_dir).map_err(|e| RunError::Failed(format!("{}: {e}", final_dir.display())))?;
+        std::fs::remove_dir_all(&final_dir)
+            .map_err(|e| RunError::Failed(format!("{}: {e}", final_dir.display())))?;
     }
-    std::fs::rename(&raw, &final_dir).map_err(|e| RunError::Failed(format!("{}: {e}", final_dir.display())))?;
+    std::fs::rename(&raw, &final_dir)
+        .map_err(|e| RunError::Failed(format!("{}: {e}", final_dir.display())))?;
     let mut partial = partial;
     partial.keep = true;
     Ok(final_dir)
@@ -488,7 +619,11 @@ mod tests {
     use super::*;
 
     fn load(toml: &str) -> Result<Scenario, RunError> {
-        let dir = std::env::temp_dir().join(format!("rove-orch-test-{}-{}", std::process::id(), toml.len()));
+        let dir = std::env::temp_dir().join(format!(
+            "rove-orch-test-{}-{}",
+            std::process::id(),
+            toml.len()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.toml");
         std::fs::write(&path, toml).unwrap();
@@ -510,9 +645,16 @@ mod tests {
 
     #[test]
     fn cc_params_are_rejected_naming_the_key() {
-        let e = load(&format!("{BASE}cc = \"cubic\"\ncc_params = {{ beta = 0.5 }}\n")).unwrap_err();
+        let e = load(&format!(
+            "{BASE}cc = \"cubic\"\ncc_params = {{ beta = 0.5 }}\n"
+        ))
+        .unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.message().contains("flows[0] (flow0).cc_params.beta"), "{}", e.message());
+        assert!(
+            e.message().contains("flows[0] (flow0).cc_params.beta"),
+            "{}",
+            e.message()
+        );
     }
 
     #[test]
@@ -522,7 +664,11 @@ mod tests {
         }
         let e = load(&format!("{BASE}cc = \"bbr2\"\n")).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.message().contains("flows[0] (flow0).cc") && e.message().contains("available:"), "{}", e.message());
+        assert!(
+            e.message().contains("flows[0] (flow0).cc") && e.message().contains("available:"),
+            "{}",
+            e.message()
+        );
         assert!(load(&format!("{BASE}cc = \"reno\"\n")).is_ok());
     }
 
@@ -533,7 +679,10 @@ mod tests {
         let sc = load(MP).unwrap();
         let r = routes(&sc);
         // Every flow's first path first (route i = flow i), then the further paths.
-        let got: Vec<(usize, usize, Vec<usize>)> = r.iter().map(|x| (x.flow, x.subflow, x.path.clone())).collect();
+        let got: Vec<(usize, usize, Vec<usize>)> = r
+            .iter()
+            .map(|x| (x.flow, x.subflow, x.path.clone()))
+            .collect();
         assert_eq!(got, vec![(0, 0, vec![2]), (1, 0, vec![0]), (1, 1, vec![1])]);
         assert_eq!(sender_addr(2).to_string(), "10.71.0.3");
     }
@@ -542,10 +691,19 @@ mod tests {
     fn multipath_limits_of_the_kernel_are_clear_errors() {
         let e = load(&format!("{MP}scheduler = \"blest\"\n")).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.message().contains("flows[1] (mp).scheduler") && e.message().contains("minrtt"), "{}", e.message());
+        assert!(
+            e.message().contains("flows[1] (mp).scheduler") && e.message().contains("minrtt"),
+            "{}",
+            e.message()
+        );
         let two = format!("{MP}[[flows]]\nname = \"mp2\"\ncc = \"reno\"\npaths = [{{ path = [\"c\"], ack_path = [\"a\"] }}]\n");
         let e = load(&two).unwrap_err();
-        assert!(e.message().contains("flows[2] (mp2).paths") && e.message().contains("at most one multipath flow"), "{}", e.message());
+        assert!(
+            e.message().contains("flows[2] (mp2).paths")
+                && e.message().contains("at most one multipath flow"),
+            "{}",
+            e.message()
+        );
     }
 
     #[test]

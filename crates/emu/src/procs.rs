@@ -29,7 +29,9 @@ impl Procs {
     pub fn spawn(&mut self, label: &str, mut cmd: Command) -> Result<usize, String> {
         // SAFETY: child_setup only makes async-signal-safe calls.
         unsafe { cmd.pre_exec(|| child_setup()) };
-        let child = cmd.spawn().map_err(|e| format!("cannot start {label} ({:?}): {e}", cmd.get_program()))?;
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {label} ({:?}): {e}", cmd.get_program()))?;
         self.list.push((label.to_string(), child));
         Ok(self.list.len() - 1)
     }

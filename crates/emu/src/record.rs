@@ -74,19 +74,26 @@ fn cause(reason: DropReason) -> &'static str {
 
 fn create(dir: &Path, name: &str) -> io::Result<BufWriter<File>> {
     let path = dir.join(name);
-    let f = File::create(&path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let f = File::create(&path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     Ok(BufWriter::with_capacity(1 << 16, f))
 }
 
 impl Recorder {
     pub fn create(dir: &Path) -> io::Result<Recorder> {
-        std::fs::create_dir_all(dir).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
         let queue = create(dir, QUEUE_FILE)?;
         let mut drops = create(dir, DROPS_FILE)?;
         writeln!(drops, "time_s,link,cause,bytes")?;
         let mut rtt = create(dir, RTT_FILE)?;
         writeln!(rtt, "flow,time_s,rtt_ms,subflow")?;
-        Ok(Recorder { queue, drops, rtt, line: String::with_capacity(4096) })
+        Ok(Recorder {
+            queue,
+            drops,
+            rtt,
+            line: String::with_capacity(4096),
+        })
     }
 
     /// One `queue.jsonl` row per link; empties each link's sojourn samples.
@@ -121,13 +128,33 @@ impl Recorder {
         Ok(())
     }
 
-    pub fn drop(&mut self, now: Nanos, link: &str, reason: DropReason, bytes: usize) -> io::Result<()> {
-        writeln!(self.drops, "{},{},{},{}", now as f64 / 1e9, link, cause(reason), bytes)
+    pub fn drop(
+        &mut self,
+        now: Nanos,
+        link: &str,
+        reason: DropReason,
+        bytes: usize,
+    ) -> io::Result<()> {
+        writeln!(
+            self.drops,
+            "{},{},{},{}",
+            now as f64 / 1e9,
+            link,
+            cause(reason),
+            bytes
+        )
     }
 
     /// One per-ACK RTT sample of a flow's path `subflow` (0 for a single-path flow).
     pub fn rtt(&mut self, flow: usize, subflow: usize, now: Nanos, rtt: Nanos) -> io::Result<()> {
-        writeln!(self.rtt, "{},{},{},{}", flow, now as f64 / 1e9, (rtt as f64 / 1e3).round() / 1e3, subflow)
+        writeln!(
+            self.rtt,
+            "{},{},{},{}",
+            flow,
+            now as f64 / 1e9,
+            (rtt as f64 / 1e3).round() / 1e3,
+            subflow
+        )
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

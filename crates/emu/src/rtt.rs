@@ -58,7 +58,12 @@ pub fn tcp_fields(pkt: &[u8]) -> Option<(u32, u32, u32, bool)> {
     let seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
     let ack = u32::from_be_bytes([t[8], t[9], t[10], t[11]]);
     let ack_flag = t[13] & 0x10 != 0;
-    Some((seq, ack, crate::link_emu::tcp_payload_bytes(pkt) as u32, ack_flag))
+    Some((
+        seq,
+        ack,
+        crate::link_emu::tcp_payload_bytes(pkt) as u32,
+        ack_flag,
+    ))
 }
 
 /// The SACK blocks of a TCP/IPv4 packet's options (kind 5, RFC 2018), at most 4, into `out`;
@@ -78,8 +83,8 @@ pub fn sack_blocks(pkt: &[u8], out: &mut [(u32, u32); 4]) -> usize {
     let mut n = 0;
     while i < opts.len() {
         match opts[i] {
-            0 => break,       // end of options
-            1 => i += 1,      // no-op
+            0 => break,  // end of options
+            1 => i += 1, // no-op
             kind => {
                 let Some(&len) = opts.get(i + 1) else { break };
                 let len = len as usize;
@@ -89,8 +94,14 @@ pub fn sack_blocks(pkt: &[u8], out: &mut [(u32, u32); 4]) -> usize {
                 if kind == 5 {
                     let mut k = i + 2;
                     while k + 8 <= i + len && n < out.len() {
-                        let a = u32::from_be_bytes([opts[k], opts[k + 1], opts[k + 2], opts[k + 3]]);
-                        let b = u32::from_be_bytes([opts[k + 4], opts[k + 5], opts[k + 6], opts[k + 7]]);
+                        let a =
+                            u32::from_be_bytes([opts[k], opts[k + 1], opts[k + 2], opts[k + 3]]);
+                        let b = u32::from_be_bytes([
+                            opts[k + 4],
+                            opts[k + 5],
+                            opts[k + 6],
+                            opts[k + 7],
+                        ]);
                         out[n] = (a, b);
                         n += 1;
                         k += 8;
@@ -119,7 +130,13 @@ impl RttTracker {
             }
         }
         if self.snd_max.is_none_or(|m| before(m, end)) {
-            self.outstanding.push_back(Sent { seq, end, at, retransmitted: is_retransmission, sacked: false });
+            self.outstanding.push_back(Sent {
+                seq,
+                end,
+                at,
+                retransmitted: is_retransmission,
+                sacked: false,
+            });
             self.snd_max = Some(end);
         }
     }
@@ -231,7 +248,7 @@ mod tests {
         assert_eq!(t.on_ack_sack(0, &[(100, 300)], 115), None); // nothing new
         t.on_data(0, 100, 120); // the retransmission
         assert_eq!(t.on_ack_sack(0, &[(100, 500)], 130), Some(100)); // segments 3 and 4: oldest
-        // The cumulative ACK covers the retransmission and sacked data: Karn, no sample.
+                                                                     // The cumulative ACK covers the retransmission and sacked data: Karn, no sample.
         assert_eq!(t.on_ack_sack(500, &[], 200), None);
     }
 
@@ -242,17 +259,22 @@ mod tests {
         t.on_data(100, 100, 10);
         t.on_data(200, 100, 20);
         assert_eq!(t.on_ack_sack(0, &[(200, 300)], 50), Some(30)); // SACK of the third
-        // Cumulative ACK of the first two (reordered, not retransmitted): the first's time;
-        // a D-SACK block below the ACK gives nothing.
+                                                                   // Cumulative ACK of the first two (reordered, not retransmitted): the first's time;
+                                                                   // a D-SACK block below the ACK gives nothing.
         assert_eq!(t.on_ack_sack(300, &[(0, 100)], 60), Some(60));
     }
 
     #[test]
     fn parses_sack_blocks_among_other_options() {
         // IPv4 (20) + TCP (20) + options: NOP NOP TS(10) NOP NOP SACK(2 blocks: 18) = 32 → doff 13 words
-        let opts: Vec<u8> = [vec![1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 1, 1, 5, 18],
-            1000u32.to_be_bytes().to_vec(), 2000u32.to_be_bytes().to_vec(),
-            3000u32.to_be_bytes().to_vec(), 4000u32.to_be_bytes().to_vec()].concat();
+        let opts: Vec<u8> = [
+            vec![1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 1, 1, 5, 18],
+            1000u32.to_be_bytes().to_vec(),
+            2000u32.to_be_bytes().to_vec(),
+            3000u32.to_be_bytes().to_vec(),
+            4000u32.to_be_bytes().to_vec(),
+        ]
+        .concat();
         let mut p = vec![0u8; 40];
         p[0] = 0x45;
         p[9] = 6;

@@ -9,7 +9,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// `CLOCK_MONOTONIC` in nanoseconds. It is one clock for every network namespace, so the
 /// orchestrator, the emulator and a test's packet generator can compare their stamps.
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -41,7 +44,9 @@ impl NetnsGuard {
             .map_err(|e| io::Error::new(e.kind(), format!("network namespace {name}: {e}")))?;
         // SAFETY: both are open namespace file descriptors.
         check(unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) })?;
-        Ok(NetnsGuard { original: original.into() })
+        Ok(NetnsGuard {
+            original: original.into(),
+        })
     }
 }
 
@@ -122,7 +127,13 @@ pub unsafe fn child_setup() -> io::Result<()> {
     libc::sigemptyset(&mut empty);
     libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
     check(libc::setpgid(0, 0))?;
-    check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0))?;
+    check(libc::prctl(
+        libc::PR_SET_PDEATHSIG,
+        libc::SIGTERM as libc::c_ulong,
+        0,
+        0,
+        0,
+    ))?;
     Ok(())
 }
 
@@ -180,7 +191,9 @@ pub fn netns_sysctl(ns: &str, key: &str, value: &str) -> io::Result<()> {
 /// exit (measured: p99 lateness of several ms without it on a loaded 2-core machine). The
 /// kernel's real-time throttling (`sched_rt_runtime_us`) keeps a share of the CPU for others.
 pub fn set_realtime(priority: i32) -> io::Result<()> {
-    let param = libc::sched_param { sched_priority: priority };
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
     // SAFETY: valid param pointer; pid 0 is this process.
     check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) }).map(|_| ())
 }

@@ -62,7 +62,11 @@ pub struct RouteSpec {
 /// `(path, ack_path)` of each path of a flow, in order (a multipath flow's `paths`).
 pub fn flow_paths(f: &rove_scenario::FlowSpec) -> Vec<(Vec<usize>, Vec<usize>)> {
     match &f.multipath {
-        Some(mp) => mp.paths.iter().map(|p| (p.path.clone(), p.ack_path.clone())).collect(),
+        Some(mp) => mp
+            .paths
+            .iter()
+            .map(|p| (p.path.clone(), p.ack_path.clone()))
+            .collect(),
         None => vec![(f.path.clone(), f.ack_path.clone())],
     }
 }
@@ -79,7 +83,12 @@ pub fn routes(sc: &rove_scenario::Scenario) -> Vec<RouteSpec> {
     let mut extra = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
         for (k, (path, ack_path)) in flow_paths(f).into_iter().enumerate() {
-            let r = RouteSpec { flow: i, subflow: k, path, ack_path };
+            let r = RouteSpec {
+                flow: i,
+                subflow: k,
+                path,
+                ack_path,
+            };
             if k == 0 {
                 out.push(r);
             } else {
@@ -138,16 +147,27 @@ impl Topology {
     /// before returning.
     pub fn build(run_id: &str, n_flows: usize, routes: &[RouteSpec]) -> Result<Topology, String> {
         if routes.len() > MAX_FLOWS {
-            return Err(format!("{} flow paths: the kernel backend addresses at most {MAX_FLOWS}", routes.len()));
+            return Err(format!(
+                "{} flow paths: the kernel backend addresses at most {MAX_FLOWS}",
+                routes.len()
+            ));
         }
         let snd = Netns::create(&Self::snd_name(run_id))?;
         let rcv = Netns::create(&Self::rcv_name(run_id))?;
-        let topo = Topology { run_id: run_id.to_string(), n_flows, n_routes: routes.len(), rcv, snd };
+        let topo = Topology {
+            run_id: run_id.to_string(),
+            n_flows,
+            n_routes: routes.len(),
+            rcv,
+            snd,
+        };
         for ns in [&topo.snd.name, &topo.rcv.name] {
             ip(&["-n", ns, "tuntap", "add", "dev", TUN_NAME, "mode", "tun"])?;
             // txqueuelen: room for bursts between two reads of the emulator, so that drops
             // happen in the emulated queue, not in front of the TUN device.
-            let mut cmds = vec![format!("link set dev {TUN_NAME} mtu {MTU} txqueuelen 10000 up")];
+            let mut cmds = vec![format!(
+                "link set dev {TUN_NAME} mtu {MTU} txqueuelen 10000 up"
+            )];
             let sender_side = ns == &topo.snd.name;
             if sender_side {
                 // An address per route; a route to each receiver with its first path's address
@@ -155,7 +175,11 @@ impl Topology {
                 for (r, route) in routes.iter().enumerate() {
                     cmds.push(format!("addr add {}/32 dev {TUN_NAME}", sender_addr(r)));
                     if route.subflow == 0 {
-                        cmds.push(format!("route add {}/32 dev {TUN_NAME} src {}", receiver_addr(route.flow), sender_addr(r)));
+                        cmds.push(format!(
+                            "route add {}/32 dev {TUN_NAME} src {}",
+                            receiver_addr(route.flow),
+                            sender_addr(r)
+                        ));
                     }
                 }
             } else {
@@ -163,7 +187,11 @@ impl Topology {
                     cmds.push(format!("addr add {}/32 dev {TUN_NAME}", receiver_addr(f)));
                 }
                 for (r, route) in routes.iter().enumerate() {
-                    cmds.push(format!("route add {}/32 dev {TUN_NAME} src {}", sender_addr(r), receiver_addr(route.flow)));
+                    cmds.push(format!(
+                        "route add {}/32 dev {TUN_NAME} src {}",
+                        sender_addr(r),
+                        receiver_addr(route.flow)
+                    ));
                 }
             }
             ip_batch(ns, &cmds)?;

@@ -37,7 +37,10 @@ impl Tun {
     /// Attaches to the TUN device `name` inside network namespace `netns`.
     pub fn attach(netns: &str, name: &str) -> io::Result<Tun> {
         if name.len() >= libc::IFNAMSIZ {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("interface name {name:?} is longer than 15 bytes")));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("interface name {name:?} is longer than 15 bytes"),
+            ));
         }
         let file = {
             let _inside = NetnsGuard::enter(netns)?;
@@ -48,15 +51,26 @@ impl Tun {
                 .open("/dev/net/tun")
                 .map_err(|e| io::Error::new(e.kind(), format!("/dev/net/tun: {e}")))?
         };
-        let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
+        let mut req = IfReq {
+            name: [0; libc::IFNAMSIZ],
+            flags: IFF_TUN | IFF_NO_PI,
+            _pad: [0; 22],
+        };
         req.name[..name.len()].copy_from_slice(name.as_bytes());
         // SAFETY: `req` is a properly laid out ifreq that outlives the call.
         let r = unsafe { libc::ioctl(file.as_raw_fd(), TUNSETIFF, &mut req as *mut IfReq) };
         if r < 0 {
             let e = io::Error::last_os_error();
-            return Err(io::Error::new(e.kind(), format!("TUNSETIFF {name} in {netns}: {e}")));
+            return Err(io::Error::new(
+                e.kind(),
+                format!("TUNSETIFF {name} in {netns}: {e}"),
+            ));
         }
-        Ok(Tun { fd: file.into(), name: name.to_string(), netns: netns.to_string() })
+        Ok(Tun {
+            fd: file.into(),
+            name: name.to_string(),
+            netns: netns.to_string(),
+        })
     }
 
     pub fn raw_fd(&self) -> RawFd {

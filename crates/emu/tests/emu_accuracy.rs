@@ -25,7 +25,10 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
 /// slope of bytes received against receive time, so that one packet the sink stamped late (a
 /// busy machine) barely moves it, unlike a first-to-last ratio.
 fn delivered_bps(rx: &[Rx], from_ns: u64, to_ns: u64) -> f64 {
-    let w: Vec<&Rx> = rx.iter().filter(|r| r.recv_ns >= from_ns && r.recv_ns < to_ns).collect();
+    let w: Vec<&Rx> = rx
+        .iter()
+        .filter(|r| r.recv_ns >= from_ns && r.recv_ns < to_ns)
+        .collect();
     assert!(w.len() > 100, "only {} packets in the window", w.len());
     let mut cum = 0.0;
     let pts: Vec<(f64, f64)> = w
@@ -36,7 +39,10 @@ fn delivered_bps(rx: &[Rx], from_ns: u64, to_ns: u64) -> f64 {
         })
         .collect();
     let n = pts.len() as f64;
-    let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
     let cov: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let var: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
     cov / var
@@ -117,14 +123,23 @@ fn added_delay_matches_configured_at_p99() {
     let _l = lock();
     // (p50, p99, min) of the error, in ms.
     let measure = || {
-        let mut h = Harness::start(&rate_scenario("10Mbps", "200pkt").replace("delay = \"5ms\"", "delay = \"20ms\""));
+        let mut h = Harness::start(
+            &rate_scenario("10Mbps", "200pkt").replace("delay = \"5ms\"", "delay = \"20ms\""),
+        );
         // 200-byte packets at 0.8 Mbps: no queue, so each should take delay + its serialization.
         let rx = h.blast(200, 0.8e6, 100 * MS, 1000, 2_700 * MS);
         let summary = h.stop();
         assert!(rx.len() >= 990, "received {} of 1000", rx.len());
         let expected_ns = 20.0 * 1e6 + 200.0 * 8.0 / 10e6 * 1e9;
-        let err_ms: Vec<f64> = rx.iter().map(|r| ((r.recv_ns - r.sent_ns) as f64 - expected_ns) / 1e6).collect();
-        let (p50, p99, max) = (percentile(&err_ms, 0.5), percentile(&err_ms, 0.99), percentile(&err_ms, 1.0));
+        let err_ms: Vec<f64> = rx
+            .iter()
+            .map(|r| ((r.recv_ns - r.sent_ns) as f64 - expected_ns) / 1e6)
+            .collect();
+        let (p50, p99, max) = (
+            percentile(&err_ms, 0.5),
+            percentile(&err_ms, 0.99),
+            percentile(&err_ms, 1.0),
+        );
         let min = err_ms.iter().cloned().fold(f64::MAX, f64::min);
         eprintln!("measure_delay: configured 20 ms + 0.16 ms serialization; error p50 {p50:+.3} ms, p99 {p99:+.3} ms, max {max:+.3} ms, min {min:+.3} ms; busy {} us", busy_us(&summary, &rx));
         ((p50, p99, min), busy_us(&summary, &rx))
@@ -147,7 +162,8 @@ fn queue_limit_holds_in_packets_and_bytes() {
         return;
     }
     let _l = lock();
-    for (buffer, max_pkts, max_bytes) in [("30pkt", 30u64, u64::MAX), ("45000B", u64::MAX, 45_000)] {
+    for (buffer, max_pkts, max_bytes) in [("30pkt", 30u64, u64::MAX), ("45000B", u64::MAX, 45_000)]
+    {
         let limit_pkts = max_pkts.min(max_bytes / 1500) as f64;
         // One-way delay seen outside: propagation + a full queue + the packet itself, no more.
         let worst_ms = 5.0 + (limit_pkts + 1.0) * 1.2;
@@ -158,22 +174,60 @@ fn queue_limit_holds_in_packets_and_bytes() {
             let summary = h.stop();
             let rows = h.queue_rows();
             let fwd: Vec<&serde_json::Value> = rows.iter().filter(|r| r["link"] == "fwd").collect();
-            let peak_pkts = fwd.iter().map(|r| r["backlog_pkts"].as_u64().unwrap()).max().unwrap();
-            let peak_bytes = fwd.iter().map(|r| r["backlog_bytes"].as_u64().unwrap()).max().unwrap();
-            let max_sojourn = fwd.iter().flat_map(|r| r["sojourn_ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap())).fold(0.0, f64::max);
+            let peak_pkts = fwd
+                .iter()
+                .map(|r| r["backlog_pkts"].as_u64().unwrap())
+                .max()
+                .unwrap();
+            let peak_bytes = fwd
+                .iter()
+                .map(|r| r["backlog_bytes"].as_u64().unwrap())
+                .max()
+                .unwrap();
+            let max_sojourn = fwd
+                .iter()
+                .flat_map(|r| {
+                    r["sojourn_ms"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_f64().unwrap())
+                })
+                .fold(0.0, f64::max);
             let drops = summary["links"][0]["queue_drops"].as_u64().unwrap();
-            let delays: Vec<f64> = rx.iter().map(|r| (r.recv_ns - r.sent_ns) as f64 / 1e6).collect();
-            let (max_delay_ms, p99_delay_ms) = (percentile(&delays, 1.0), percentile(&delays, 0.99));
+            let delays: Vec<f64> = rx
+                .iter()
+                .map(|r| (r.recv_ns - r.sent_ns) as f64 / 1e6)
+                .collect();
+            let (max_delay_ms, p99_delay_ms) =
+                (percentile(&delays, 1.0), percentile(&delays, 0.99));
             eprintln!("measure_queue {buffer}: peak backlog {peak_pkts} pkt / {peak_bytes} B, max sojourn {max_sojourn:.2} ms, drops {drops}, max one-way delay {max_delay_ms:.2} ms (p99 {p99_delay_ms:.2}, bound {worst_ms:.2})");
             // The model's own counters: no timing involved.
-            assert!(peak_pkts <= max_pkts && peak_bytes <= max_bytes, "backlog {peak_pkts} pkt / {peak_bytes} B over {buffer}");
-            assert!(peak_pkts as f64 >= limit_pkts - 1.0, "the queue never filled: peak {peak_pkts}");
-            assert!(max_sojourn <= limit_pkts * 1.2 + 0.01, "sojourn {max_sojourn} ms beyond a full queue");
-            assert!(drops > 500, "expected about half of 2500 packets dropped, got {drops}");
+            assert!(
+                peak_pkts <= max_pkts && peak_bytes <= max_bytes,
+                "backlog {peak_pkts} pkt / {peak_bytes} B over {buffer}"
+            );
+            assert!(
+                peak_pkts as f64 >= limit_pkts - 1.0,
+                "the queue never filled: peak {peak_pkts}"
+            );
+            assert!(
+                max_sojourn <= limit_pkts * 1.2 + 0.01,
+                "sojourn {max_sojourn} ms beyond a full queue"
+            );
+            assert!(
+                drops > 500,
+                "expected about half of 2500 packets dropped, got {drops}"
+            );
             (p99_delay_ms, busy_us(&summary, &rx))
         };
-        if let Some(p99) = measure_timed(&format!("queue {buffer}"), measure, |p99| *p99 < worst_ms + 0.5) {
-            assert!(p99 < worst_ms + 0.5, "one-way delay p99 {p99} ms exceeds a full queue's {worst_ms} ms");
+        if let Some(p99) = measure_timed(&format!("queue {buffer}"), measure, |p99| {
+            *p99 < worst_ms + 0.5
+        }) {
+            assert!(
+                p99 < worst_ms + 0.5,
+                "one-way delay p99 {p99} ms exceeds a full queue's {worst_ms} ms"
+            );
         }
     }
 }
@@ -186,7 +240,8 @@ fn random_loss_rate_as_configured() {
     let _l = lock();
     let p = 0.1;
     let n = 4000u64;
-    let toml = rate_scenario("100Mbps", "1000pkt").replace("delay = \"5ms\"", &format!("delay = \"5ms\"\nloss = {p}"));
+    let toml = rate_scenario("100Mbps", "1000pkt")
+        .replace("delay = \"5ms\"", &format!("delay = \"5ms\"\nloss = {p}"));
     let mut h = Harness::start(&toml);
     let rx = h.blast(200, 3.2e6, 100 * MS, n, 2_300 * MS);
     let summary = h.stop();
@@ -195,8 +250,14 @@ fn random_loss_rate_as_configured() {
     // Binomial(n, p): 4.5 standard deviations either side (a false failure ~1 in 150 000).
     let sd = (n as f64 * p * (1.0 - p)).sqrt();
     eprintln!("measure_loss: configured {p}, lost {lost} of {n} ({:.4}), emulator counted {emu_lost}, bound +-{:.0}", lost as f64 / n as f64, 4.5 * sd);
-    assert_eq!(lost, emu_lost, "packets lost outside the emulator's random loss");
-    assert!((lost as f64 - n as f64 * p).abs() < 4.5 * sd, "lost {lost} of {n} at p = {p}");
+    assert_eq!(
+        lost, emu_lost,
+        "packets lost outside the emulator's random loss"
+    );
+    assert!(
+        (lost as f64 - n as f64 * p).abs() < 4.5 * sd,
+        "lost {lost} of {n} at p = {p}"
+    );
 }
 
 #[test]
@@ -220,7 +281,11 @@ fn trace_delivers_its_opportunities() {
     let dir = std::env::temp_dir().join(format!("rove-trace-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("test.up");
-    std::fs::write(&trace, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    std::fs::write(
+        &trace,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
     let toml = format!(
         "name = \"trace\"\nduration = \"60s\"\n[links.fwd]\ntrace = \"{}\"\ndelay = \"2ms\"\nbuffer = \"300pkt\"\n\
          [links.back]\nrate = \"100Mbps\"\n[[flows]]\nname = \"f\"\ncc = \"cubic\"\npath = [\"fwd\"]\nack_path = [\"back\"]\n",
@@ -235,7 +300,10 @@ fn trace_delivers_its_opportunities() {
         // Opportunities at ms 501..=1500 (ten periods) reach the sink 2 ms later; the window's
         // edges sit half a millisecond away from any opportunity.
         let (from, to) = (500 * MS + MS / 2 + 2 * MS, 1500 * MS + MS / 2 + 2 * MS);
-        let got = rx.iter().filter(|r| r.recv_ns >= from && r.recv_ns < to).count() as u64;
+        let got = rx
+            .iter()
+            .filter(|r| r.recv_ns >= from && r.recv_ns < to)
+            .count() as u64;
         let departed = summary["links"][0]["departed_pkts"].as_u64().unwrap();
         eprintln!("measure_trace: {want} opportunities in 1 s, {got} packets delivered; {departed} departed in all; lateness p99 {} us", summary["lateness_p99_us"]);
         (got, busy_us(&summary, &rx))
@@ -264,17 +332,36 @@ fn multi_link_path_traverses_links_in_order() {
         let probe = h.blast(200, 0.5e6, 100 * MS, 200, 1_000 * MS);
         let rx = h.blast(1500, 12e6, 1_100 * MS, 2000, 3_300 * MS);
         let summary = h.stop();
-        assert_eq!(summary["links"][0]["departed_pkts"], summary["links"][1]["arrived_pkts"], "{summary}");
+        assert_eq!(
+            summary["links"][0]["departed_pkts"], summary["links"][1]["arrived_pkts"],
+            "{summary}"
+        );
         let expected_ms = 3.0 + 7.0 + 200.0 * 8.0 / 50e6 * 1e3 + 200.0 * 8.0 / 10e6 * 1e3;
-        let delays: Vec<f64> = probe.iter().map(|r| (r.recv_ns - r.sent_ns) as f64 / 1e6 - expected_ms).collect();
+        let delays: Vec<f64> = probe
+            .iter()
+            .map(|r| (r.recv_ns - r.sent_ns) as f64 / 1e6 - expected_ms)
+            .collect();
         let got = delivered_bps(&rx, 1_600 * MS, 2_700 * MS);
         let (p1, p99) = (percentile(&delays, 0.01), percentile(&delays, 0.99));
-        eprintln!("measure_two_links: delay error p1 {p1:+.3} ms, p99 {p99:+.3} ms, delivered {:.4} Mbps", got / 1e6);
-        ((p1, p99, got), busy_us(&summary, &probe).max(busy_us(&summary, &rx)))
+        eprintln!(
+            "measure_two_links: delay error p1 {p1:+.3} ms, p99 {p99:+.3} ms, delivered {:.4} Mbps",
+            got / 1e6
+        );
+        (
+            (p1, p99, got),
+            busy_us(&summary, &probe).max(busy_us(&summary, &rx)),
+        )
     };
-    let ok = |r: &(f64, f64, f64)| r.1.abs() < 0.5 && r.0 > -0.05 && (r.2 / 10e6 - 1.0).abs() < 0.01;
+    let ok =
+        |r: &(f64, f64, f64)| r.1.abs() < 0.5 && r.0 > -0.05 && (r.2 / 10e6 - 1.0).abs() < 0.01;
     if let Some(r) = measure_timed("two links", measure, ok) {
-        assert!(ok(&r), "delay error p1 {} ms, p99 {} ms, delivered {} bps", r.0, r.1, r.2);
+        assert!(
+            ok(&r),
+            "delay error p1 {} ms, p99 {} ms, delivered {} bps",
+            r.0,
+            r.1,
+            r.2
+        );
     }
 }
 
@@ -297,12 +384,23 @@ fn rate_steps_and_outages_follow_the_schedule() {
         let after = delivered_bps(&rx, 1_300 * MS, 1_900 * MS);
         // Nothing leaves during the outage: packets reach the sink 5 ms after leaving; 1 ms of
         // margin at each edge.
-        let in_outage = rx.iter().filter(|r| r.recv_ns >= 706 * MS && r.recv_ns < 904 * MS).count();
+        let in_outage = rx
+            .iter()
+            .filter(|r| r.recv_ns >= 706 * MS && r.recv_ns < 904 * MS)
+            .count();
         eprintln!("measure_schedule: {:.4} Mbps before, {:.4} Mbps after the step, {in_outage} packets during the outage", before / 1e6, after / 1e6);
         ((before, after, in_outage), busy_us(&summary, &rx))
     };
-    let ok = |r: &(f64, f64, usize)| (r.0 / 10e6 - 1.0).abs() < 0.01 && (r.1 / 20e6 - 1.0).abs() < 0.01 && r.2 == 0;
+    let ok = |r: &(f64, f64, usize)| {
+        (r.0 / 10e6 - 1.0).abs() < 0.01 && (r.1 / 20e6 - 1.0).abs() < 0.01 && r.2 == 0
+    };
     if let Some(r) = measure_timed("rate steps and outages", measure, ok) {
-        assert!(ok(&r), "before {} bps, after {} bps, {} packets in the outage", r.0, r.1, r.2);
+        assert!(
+            ok(&r),
+            "before {} bps, after {} bps, {} packets in the outage",
+            r.0,
+            r.1,
+            r.2
+        );
     }
 }

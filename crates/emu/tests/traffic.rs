@@ -347,10 +347,28 @@ fn a_sized_transfer_reports_its_completion_time_and_every_byte_acked() {
 fn shaped_20mbit_pair() -> (NamespacePair, Server) {
     let pair = NamespacePair::new();
     ip(&[
-        "netns", "exec", &pair.client, "tc", "qdisc", "add", "dev", "v0", "root", "tbf", "rate", "20mbit",
-        "burst", "20kb", "latency", "100ms",
+        "netns",
+        "exec",
+        &pair.client,
+        "tc",
+        "qdisc",
+        "add",
+        "dev",
+        "v0",
+        "root",
+        "tbf",
+        "rate",
+        "20mbit",
+        "burst",
+        "20kb",
+        "latency",
+        "100ms",
     ]);
-    let server = Server::start(&["ip", "netns", "exec", &pair.server], "10.91.1.2:5201", false);
+    let server = Server::start(
+        &["ip", "netns", "exec", &pair.server],
+        "10.91.1.2:5201",
+        false,
+    );
     (pair, server)
 }
 
@@ -432,7 +450,11 @@ fn sigterm_mid_bulk_writes_the_final_line_and_exits_0() {
     assert_eq!(last["end"], "signal");
     assert_eq!(last["fct_s"], Value::Null);
     assert!(last["bytes_acked"].as_u64().unwrap() > 0, "{last}");
-    assert!(samples.len() >= 5, "{} samples before SIGTERM", samples.len());
+    assert!(
+        samples.len() >= 5,
+        "{} samples before SIGTERM",
+        samples.len()
+    );
     assert!(samples.iter().all(|s| s.get("final").is_none()));
 }
 

@@ -55,14 +55,22 @@ pub struct Connection {
 
 impl Connection {
     pub fn new(config: ConnectionConfig) -> Self {
-        assert!(!config.ccs.is_empty() && config.ccs.len() <= 8, "1 to 8 subflows");
+        assert!(
+            !config.ccs.is_empty() && config.ccs.len() <= 8,
+            "1 to 8 subflows"
+        );
         let n = config.ccs.len();
         // Subflow receivers advertise the connection's window; a subflow's own byte count is
         // not the application's (the connection's reordering buffer is).
         let subflows = config
             .ccs
             .into_iter()
-            .map(|cc| Subflow::new(TcpSender::new_fed(cc), TcpReceiver::new(Segments { size_bytes: None }, config.rwnd_bytes)))
+            .map(|cc| {
+                Subflow::new(
+                    TcpSender::new_fed(cc),
+                    TcpReceiver::new(Segments { size_bytes: None }, config.rwnd_bytes),
+                )
+            })
             .collect();
         Connection {
             subflows,
@@ -98,14 +106,29 @@ impl Connection {
 
     fn start_subflow<N: SubflowNet>(&mut self, i: usize, net: &mut N) {
         let now = net.now();
-        let Subflow { sender, map, started_at, .. } = &mut self.subflows[i];
+        let Subflow {
+            sender,
+            map,
+            started_at,
+            ..
+        } = &mut self.subflows[i];
         *started_at = Some(now);
-        sender.start(&mut SubWire { net, sub: i, stamp: Stamp::Dsn(map) });
+        sender.start(&mut SubWire {
+            net,
+            sub: i,
+            stamp: Stamp::Dsn(map),
+        });
     }
 
     /// A packet of subflow `sub` reached its end: a data segment or SYN at the receiver, an ACK
     /// or SYN-ACK at the sender.
-    pub fn on_packet<N: SubflowNet>(&mut self, sub: usize, p: &Packet, direction: Direction, net: &mut N) {
+    pub fn on_packet<N: SubflowNet>(
+        &mut self,
+        sub: usize,
+        p: &Packet,
+        direction: Direction,
+        net: &mut N,
+    ) {
         let now = net.now();
         match direction {
             Direction::Data => {
@@ -118,7 +141,14 @@ impl Connection {
                     }
                 }
                 let data_ack = self.reorder.rcv_nxt;
-                self.subflows[sub].receiver.on_packet(p, &mut SubWire { net, sub, stamp: Stamp::DataAck(data_ack) });
+                self.subflows[sub].receiver.on_packet(
+                    p,
+                    &mut SubWire {
+                        net,
+                        sub,
+                        stamp: Stamp::DataAck(data_ack),
+                    },
+                );
             }
             Direction::Ack => {
                 if self.is_complete() {
@@ -130,7 +160,14 @@ impl Connection {
                 let sf = &mut self.subflows[sub];
                 {
                     let Subflow { sender, map, .. } = sf;
-                    sender.on_packet(p, &mut SubWire { net, sub, stamp: Stamp::Dsn(map) });
+                    sender.on_packet(
+                        p,
+                        &mut SubWire {
+                            net,
+                            sub,
+                            stamp: Stamp::Dsn(map),
+                        },
+                    );
                     map.release_below(sender.tp.snd_una);
                 }
                 sf.note_srtt();
@@ -154,7 +191,14 @@ impl Connection {
     pub fn on_timer<N: SubflowNet>(&mut self, sub: usize, timer: Timer, net: &mut N) {
         if timer == Timer::DelayedAck {
             let data_ack = self.reorder.rcv_nxt;
-            self.subflows[sub].receiver.on_timer(timer, &mut SubWire { net, sub, stamp: Stamp::DataAck(data_ack) });
+            self.subflows[sub].receiver.on_timer(
+                timer,
+                &mut SubWire {
+                    net,
+                    sub,
+                    stamp: Stamp::DataAck(data_ack),
+                },
+            );
             return;
         }
         if self.is_complete() {
@@ -163,7 +207,14 @@ impl Connection {
         let sf = &mut self.subflows[sub];
         {
             let Subflow { sender, map, .. } = sf;
-            sender.on_timer(timer, &mut SubWire { net, sub, stamp: Stamp::Dsn(map) });
+            sender.on_timer(
+                timer,
+                &mut SubWire {
+                    net,
+                    sub,
+                    stamp: Stamp::Dsn(map),
+                },
+            );
         }
         if sf.sender.rto_expirations() > 0 && sf.sender.is_established() && !sf.potentially_failed {
             // The path looks down: stop using it and reinject what it holds (mptcp_reinject_data).
@@ -235,11 +286,16 @@ impl Connection {
                 // The connection window is full: ask the scheduler which subflow it would use
                 // for new data, and let that subflow help the segment holding the window back
                 // (mptcp_sched.c: __mptcp_next_segment → mptcp_rcv_buf_optimization(sk, 1)).
-                let cx = SchedContext { can_send_new: true, ..cx };
+                let cx = SchedContext {
+                    can_send_new: true,
+                    ..cx
+                };
                 match self.scheduler.pick(&cx) {
                     Pick::New(mask) if mask != 0 => {
                         let sub = mask.trailing_zeros() as usize;
-                        if sub < self.subflows.len() && self.receive_buffer_optimization(sub, now, net) {
+                        if sub < self.subflows.len()
+                            && self.receive_buffer_optimization(sub, now, net)
+                        {
                             continue;
                         }
                     }
@@ -250,7 +306,9 @@ impl Connection {
             match self.scheduler.pick(&cx) {
                 Pick::New(mask) if can_send_new => {
                     // Only subflows that can take it (a scheduler's mistake must not loop).
-                    let mask = (0..self.infos.len()).filter(|&i| mask & (1 << i) != 0 && self.infos[i].available()).fold(0u8, |m, i| m | 1 << i);
+                    let mask = (0..self.infos.len())
+                        .filter(|&i| mask & (1 << i) != 0 && self.infos[i].available())
+                        .fold(0u8, |m, i| m | 1 << i);
                     if mask == 0 {
                         break;
                     }
@@ -261,7 +319,11 @@ impl Connection {
                         }
                     }
                 }
-                Pick::Existing { sub, dsn } if dsn >= self.data.una && dsn < self.data.next && self.infos.get(sub).is_some_and(|i| i.available()) => {
+                Pick::Existing { sub, dsn }
+                    if dsn >= self.data.una
+                        && dsn < self.data.next
+                        && self.infos.get(sub).is_some_and(|i| i.available()) =>
+                {
                     self.assign(sub, dsn, net);
                 }
                 _ => break,
@@ -278,7 +340,12 @@ impl Connection {
     ///   carrier has cwnd ≤ 4 or every carrier is more than 4 times slower than `sub`.
     ///
     /// Returns whether the DSN was handed to `sub`.
-    fn receive_buffer_optimization<N: SubflowNet>(&mut self, sub: usize, now: Nanos, net: &mut N) -> bool {
+    fn receive_buffer_optimization<N: SubflowNet>(
+        &mut self,
+        sub: usize,
+        now: Nanos,
+        net: &mut N,
+    ) -> bool {
         let head = self.data.una;
         if head >= self.data.next {
             return false;
@@ -289,7 +356,11 @@ impl Connection {
         if may_penalize {
             for j in 0..self.subflows.len() {
                 let tp = &mut self.subflows[j].sender.tp;
-                if j != sub && carried & (1 << j) != 0 && srtt < tp.srtt_us && tp.ca_state == rove_tcp::state::CaState::Open {
+                if j != sub
+                    && carried & (1 << j) != 0
+                    && srtt < tp.srtt_us
+                    && tp.ca_state == rove_tcp::state::CaState::Open
+                {
                     let prior_cwnd = tp.snd_cwnd;
                     tp.snd_cwnd = (tp.snd_cwnd >> 1).max(1);
                     if prior_cwnd >= tp.snd_ssthresh {
@@ -332,11 +403,20 @@ impl Connection {
     fn assign<N: SubflowNet>(&mut self, s: usize, dsn: u64, net: &mut N) {
         let payload = self.data.payload(dsn);
         self.data.note_carried(dsn, s);
-        let Subflow { sender, map, segs_assigned, .. } = &mut self.subflows[s];
+        let Subflow {
+            sender,
+            map,
+            segs_assigned,
+            ..
+        } = &mut self.subflows[s];
         let seq = sender.feed(payload);
         map.push(seq, dsn);
         *segs_assigned += 1;
-        sender.push(&mut SubWire { net, sub: s, stamp: Stamp::Dsn(map) });
+        sender.push(&mut SubWire {
+            net,
+            sub: s,
+            stamp: Stamp::Dsn(map),
+        });
     }
 
     /// Time-averaged reordering-buffer occupancy from the start to `now`, bytes.
@@ -371,14 +451,19 @@ mod tests {
     impl MockNet {
         /// Takes the packets subflow `sub` sent in `direction`, oldest first.
         fn take(&mut self, sub: usize, direction: Direction) -> Vec<Packet> {
-            let (mine, rest) = self.sent.drain(..).partition(|(s, d, _)| *s == sub && *d == direction);
+            let (mine, rest) = self
+                .sent
+                .drain(..)
+                .partition(|(s, d, _)| *s == sub && *d == direction);
             self.sent = rest;
             mine.into_iter().map(|(_, _, p)| p).collect()
         }
     }
 
     fn connection(scheduler: &str, size_bytes: Option<u64>) -> Connection {
-        let built = crate::coupling::build_subflow_ccs("uncoupled", "reno", &toml::Table::new(), 2, |_| 1).unwrap();
+        let built =
+            crate::coupling::build_subflow_ccs("uncoupled", "reno", &toml::Table::new(), 2, |_| 1)
+                .unwrap();
         let mut c = Connection::new(ConnectionConfig {
             ccs: built.ccs,
             coupling: built.coupling,
@@ -392,14 +477,24 @@ mod tests {
     }
 
     /// Delivers `packets` to the far end of subflow `sub` at the net's time.
-    fn deliver(c: &mut Connection, net: &mut MockNet, sub: usize, direction: Direction, packets: Vec<Packet>) {
+    fn deliver(
+        c: &mut Connection,
+        net: &mut MockNet,
+        sub: usize,
+        direction: Direction,
+        packets: Vec<Packet>,
+    ) {
         for p in packets {
             c.on_packet(sub, &p, direction, net);
         }
     }
 
     fn dsns(packets: &[Packet]) -> Vec<u64> {
-        packets.iter().filter(|p| p.kind == Kind::Segment).map(|p| p.dsn).collect()
+        packets
+            .iter()
+            .filter(|p| p.kind == Kind::Segment)
+            .map(|p| p.dsn)
+            .collect()
     }
 
     const MS: Nanos = 1_000_000;
@@ -448,12 +543,25 @@ mod tests {
         // The fast path's data arrives before the slow path's: held in the reordering buffer.
         net.now = 135 * MS;
         deliver(&mut c, &mut net, 0, Direction::Data, third);
-        assert_eq!((c.reorder.rcv_nxt, c.reorder.ofo_bytes), (10, 20 * MSS as u64));
+        assert_eq!(
+            (c.reorder.rcv_nxt, c.reorder.ofo_bytes),
+            (10, 20 * MSS as u64)
+        );
         // Then DSNs 10..19 fill the gap: all 40 delivered, in order, once.
         net.now = 160 * MS;
         deliver(&mut c, &mut net, 1, Direction::Data, second);
-        assert_eq!((c.reorder.rcv_nxt, c.reorder.ofo_bytes, c.reorder.ofo_max_bytes), (40, 0, 20 * MSS as u64));
-        assert_eq!(c.reorder.delivery_log.as_deref().unwrap(), &(0..40).collect::<Vec<_>>()[..]);
+        assert_eq!(
+            (
+                c.reorder.rcv_nxt,
+                c.reorder.ofo_bytes,
+                c.reorder.ofo_max_bytes
+            ),
+            (40, 0, 20 * MSS as u64)
+        );
+        assert_eq!(
+            c.reorder.delivery_log.as_deref().unwrap(),
+            &(0..40).collect::<Vec<_>>()[..]
+        );
         // Application delay of DSN 20: handed over at 130 ms, delivered at 160 ms.
         assert_eq!(c.app_delay_ns[20], 30 * MS);
         assert_eq!(c.app_delay_ns[0], 120 * MS - 10 * MS);
@@ -475,18 +583,28 @@ mod tests {
         let join_ack = net.take(1, Direction::Ack);
         net.now = 60 * MS;
         deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
-        assert_eq!(dsns(&net.take(1, Direction::Data)), (10..20).collect::<Vec<_>>());
+        assert_eq!(
+            dsns(&net.take(1, Direction::Data)),
+            (10..20).collect::<Vec<_>>()
+        );
         // Subflow 0's tail loss probe, then its RTO fire (the mock does not run timers: call
         // them at times past their deadlines). The probe retransmits the tail, DSN 9.
         net.now = 1_000 * MS;
         c.on_timer(0, Timer::LossProbe, &mut net);
         assert_eq!(dsns(&net.take(0, Direction::Data)), [9]);
-        assert!(!c.subflows[0].potentially_failed, "a loss probe is not a failure");
+        assert!(
+            !c.subflows[0].potentially_failed,
+            "a loss probe is not a failure"
+        );
         net.now = 5_000 * MS;
         c.on_timer(0, Timer::Rto, &mut net);
         assert!(c.subflows[0].potentially_failed);
         assert_eq!(c.subflows[0].failures, 1);
-        assert_eq!(dsns(&net.take(0, Direction::Data)), [0], "subflow 0 retransmits its head itself");
+        assert_eq!(
+            dsns(&net.take(0, Direction::Data)),
+            [0],
+            "subflow 0 retransmits its head itself"
+        );
         // Its DSNs 0..9 wait for reinjection on subflow 1, which has no cwnd space yet.
         assert_eq!(c.data.reinject.len(), 10);
         assert_eq!(c.reinjected_segs, 0);

@@ -59,7 +59,10 @@ pub fn build_subflow_ccs(
         other => {
             return Err(CouplingError {
                 key: "coupling".into(),
-                message: format!("unknown coupling {other:?}; accepted: {}", COUPLINGS.join(", ")),
+                message: format!(
+                    "unknown coupling {other:?}; accepted: {}",
+                    COUPLINGS.join(", ")
+                ),
             })
         }
     };
@@ -73,14 +76,23 @@ pub fn build_subflow_ccs(
             match cc::build(cc_name, &config) {
                 None => Err(CouplingError {
                     key: "cc".into(),
-                    message: format!("unknown algorithm {cc_name:?}; known: {}", cc::names().join(", ")),
+                    message: format!(
+                        "unknown algorithm {cc_name:?}; known: {}",
+                        cc::names().join(", ")
+                    ),
                 }),
-                Some(Err(e)) => Err(CouplingError { key: format!("cc_params.{}", e.key), message: e.message }),
+                Some(Err(e)) => Err(CouplingError {
+                    key: format!("cc_params.{}", e.key),
+                    message: e.message,
+                }),
                 Some(Ok(a)) => Ok(a),
             }
         })
         .collect::<Result<_, _>>()?;
-    Ok(SubflowCcs { ccs, coupling: handle })
+    Ok(SubflowCcs {
+        ccs,
+        coupling: handle,
+    })
 }
 
 #[cfg(test)]
@@ -92,14 +104,29 @@ mod tests {
         let none = toml::Table::new();
         for coupling in ["auto", "uncoupled"] {
             let b = build_subflow_ccs(coupling, "cubic", &none, 3, |i| i as u64).unwrap();
-            assert_eq!(b.ccs.iter().map(|c| c.name()).collect::<Vec<_>>(), ["cubic"; 3]);
+            assert_eq!(
+                b.ccs.iter().map(|c| c.name()).collect::<Vec<_>>(),
+                ["cubic"; 3]
+            );
             assert!(b.coupling.is_none());
         }
-        let e = build_subflow_ccs("lia", "reno", &none, 2, |_| 0).err().unwrap();
+        let e = build_subflow_ccs("lia", "reno", &none, 2, |_| 0)
+            .err()
+            .unwrap();
         assert_eq!(e.key, "coupling");
-        assert!(e.message.contains("accepted: auto, uncoupled, connection"), "{}", e.message);
-        let e = build_subflow_ccs("connection", "cubic", &none, 2, |_| 0).err().unwrap();
-        assert!(e.message.contains("coupled: lia, olia, balia, wvegas"), "{}", e.message);
+        assert!(
+            e.message.contains("accepted: auto, uncoupled, connection"),
+            "{}",
+            e.message
+        );
+        let e = build_subflow_ccs("connection", "cubic", &none, 2, |_| 0)
+            .err()
+            .unwrap();
+        assert!(
+            e.message.contains("coupled: lia, olia, balia, wvegas"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -107,9 +134,15 @@ mod tests {
         let none = toml::Table::new();
         for coupling in ["auto", "connection"] {
             let b = build_subflow_ccs(coupling, "olia", &none, 3, |i| i as u64).unwrap();
-            assert_eq!(b.ccs.iter().map(|c| c.name()).collect::<Vec<_>>(), ["olia"; 3]);
+            assert_eq!(
+                b.ccs.iter().map(|c| c.name()).collect::<Vec<_>>(),
+                ["olia"; 3]
+            );
             assert_eq!(b.coupling.expect("shared").len(), 3);
         }
-        assert!(build_subflow_ccs("uncoupled", "lia", &none, 2, |_| 0).unwrap().coupling.is_none());
+        assert!(build_subflow_ccs("uncoupled", "lia", &none, 2, |_| 0)
+            .unwrap()
+            .coupling
+            .is_none());
     }
 }

@@ -172,7 +172,10 @@ mod tests {
         assert_eq!(d.carried(1), 4);
         assert_eq!(d.first_tx(2), Some(2));
         d.on_data_ack(2, 10);
-        assert_eq!((d.una, d.first_tx(1), d.first_tx(2), d.carried(1)), (2, None, Some(2), 0));
+        assert_eq!(
+            (d.una, d.first_tx(1), d.first_tx(2), d.carried(1)),
+            (2, None, Some(2), 0)
+        );
         assert!(d.completed_at.is_none());
         d.on_data_ack(3, 11);
         assert_eq!(d.completed_at, Some(11));

@@ -32,7 +32,10 @@ pub struct ReorderBuffer {
 
 impl ReorderBuffer {
     pub fn new(start: Nanos) -> Self {
-        ReorderBuffer { last_change: start, ..Default::default() }
+        ReorderBuffer {
+            last_change: start,
+            ..Default::default()
+        }
     }
 
     /// A data segment for `dsn` with `payload` bytes arrived at `now`. Returns the DSNs it
@@ -91,7 +94,8 @@ impl ReorderBuffer {
         if now <= start {
             return 0.0;
         }
-        let area = self.ofo_area + self.ofo_bytes as u128 * now.saturating_sub(self.last_change) as u128;
+        let area =
+            self.ofo_area + self.ofo_bytes as u128 * now.saturating_sub(self.last_change) as u128;
         area as f64 / (now - start) as f64
     }
 }
@@ -111,9 +115,16 @@ mod tests {
         assert_eq!(r.on_segment(0, 100, 30), 0..2);
         assert_eq!(r.ofo_bytes, 100);
         assert_eq!(r.on_segment(2, 100, 40), 2..4);
-        assert_eq!(r.on_segment(2, 100, 50), 4..4, "duplicate of delivered data");
+        assert_eq!(
+            r.on_segment(2, 100, 50),
+            4..4,
+            "duplicate of delivered data"
+        );
         assert_eq!(r.delivery_log.as_deref(), Some(&[0, 1, 2, 3][..]));
-        assert_eq!((r.bytes_delivered, r.duplicate_segs, r.ofo_bytes), (400, 2, 0));
+        assert_eq!(
+            (r.bytes_delivered, r.duplicate_segs, r.ofo_bytes),
+            (400, 2, 0)
+        );
         // Occupancy: 100 B over [10,20), 200 B over [20,30), 100 B over [30,40): area 4000 B·ns.
         assert_eq!(r.mean_ofo_bytes(0, 50), 4000.0 / 50.0);
     }

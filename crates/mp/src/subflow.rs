@@ -85,7 +85,11 @@ impl Subflow {
         if s == 0 {
             return;
         }
-        self.min_srtt_us = if self.min_srtt_us == 0 { s } else { self.min_srtt_us.min(s) };
+        self.min_srtt_us = if self.min_srtt_us == 0 {
+            s
+        } else {
+            self.min_srtt_us.min(s)
+        };
         self.max_srtt_us = self.max_srtt_us.max(s);
     }
 }

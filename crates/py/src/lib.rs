@@ -11,14 +11,31 @@ use rove_world::record::ns_to_ms;
 use rove_world::{load, summarize, World};
 use std::path::Path;
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario, trace or parameter is invalid.");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario, trace or parameter is invalid."
+);
 
 fn scenario_err(e: CoreError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
-fn load_world(text: &str, source: &str, base_dir: Option<&str>, overrides: &[(String, String)], seed: Option<u64>) -> PyResult<World> {
-    let opts = ParseOptions { source, base_dir: base_dir.map(Path::new), overrides, seed, ..Default::default() };
+fn load_world(
+    text: &str,
+    source: &str,
+    base_dir: Option<&str>,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+) -> PyResult<World> {
+    let opts = ParseOptions {
+        source,
+        base_dir: base_dir.map(Path::new),
+        overrides,
+        seed,
+        ..Default::default()
+    };
     load(text, &opts).map_err(scenario_err)
 }
 
@@ -40,7 +57,10 @@ fn validate<'py>(
     d.set_item("name", &s.name)?;
     d.set_item("duration_s", s.duration_ns as f64 / 1e9)?;
     d.set_item("seed", s.seed)?;
-    d.set_item("links", s.links.iter().map(|l| l.name.clone()).collect::<Vec<_>>())?;
+    d.set_item(
+        "links",
+        s.links.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
+    )?;
     let flows = PyList::empty(py);
     for f in &s.flows {
         let fd = PyDict::new(py);
@@ -66,8 +86,16 @@ struct Simulation {
 impl Simulation {
     #[new]
     #[pyo3(signature = (text, source, base_dir, overrides, seed))]
-    fn new(text: &str, source: &str, base_dir: Option<&str>, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<Self> {
-        Ok(Simulation { world: load_world(text, source, base_dir, &overrides, seed)? })
+    fn new(
+        text: &str,
+        source: &str,
+        base_dir: Option<&str>,
+        overrides: Vec<(String, String)>,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        Ok(Simulation {
+            world: load_world(text, source, base_dir, &overrides, seed)?,
+        })
     }
 
     #[getter]
@@ -95,7 +123,8 @@ impl Simulation {
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let world = &mut self.world;
         py.allow_threads(|| world.run());
-        let summary = serde_json::to_string(&summarize(world)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let summary = serde_json::to_string(&summarize(world))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let d = PyDict::new(py);
         d.set_item("summary_json", summary)?;
         d.set_item("timeseries", flow_columns(py, world)?)?;
@@ -125,7 +154,10 @@ column!(u64, "<u8");
 column!(u32, "<u4");
 column!(i32, "<i4");
 
-fn numeric<'py, T: Column>(py: Python<'py>, values: impl ExactSizeIterator<Item = T>) -> (&'static str, Bound<'py, PyBytes>) {
+fn numeric<'py, T: Column>(
+    py: Python<'py>,
+    values: impl ExactSizeIterator<Item = T>,
+) -> (&'static str, Bound<'py, PyBytes>) {
     let mut buf = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
     for v in values {
         v.extend_le(&mut buf);
@@ -139,17 +171,44 @@ fn flow_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
     d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
     // `flow` indexes the scenario's flows (single-path and multipath alike).
     let specs = &world.scenario.flows;
-    d.set_item("flow", s.flow.iter().map(|&i| specs[i as usize].name.as_str()).collect::<Vec<_>>())?;
-    d.set_item("cc", s.flow.iter().map(|&i| specs[i as usize].cc.as_str()).collect::<Vec<_>>())?;
+    d.set_item(
+        "flow",
+        s.flow
+            .iter()
+            .map(|&i| specs[i as usize].name.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "cc",
+        s.flow
+            .iter()
+            .map(|&i| specs[i as usize].cc.as_str())
+            .collect::<Vec<_>>(),
+    )?;
     d.set_item("cwnd_pkts", numeric(py, s.cwnd_pkts.iter().copied()))?;
-    d.set_item("ssthresh_pkts", numeric(py, s.ssthresh_pkts.iter().copied()))?;
-    d.set_item("inflight_pkts", numeric(py, s.inflight_pkts.iter().copied()))?;
-    d.set_item("pacing_rate_bps", numeric(py, s.pacing_rate_bps.iter().copied()))?;
+    d.set_item(
+        "ssthresh_pkts",
+        numeric(py, s.ssthresh_pkts.iter().copied()),
+    )?;
+    d.set_item(
+        "inflight_pkts",
+        numeric(py, s.inflight_pkts.iter().copied()),
+    )?;
+    d.set_item(
+        "pacing_rate_bps",
+        numeric(py, s.pacing_rate_bps.iter().copied()),
+    )?;
     d.set_item("srtt_ms", numeric(py, s.srtt_ms.iter().copied()))?;
     d.set_item("min_rtt_ms", numeric(py, s.min_rtt_ms.iter().copied()))?;
-    d.set_item("delivery_rate_bps", numeric(py, s.delivery_rate_bps.iter().copied()))?;
+    d.set_item(
+        "delivery_rate_bps",
+        numeric(py, s.delivery_rate_bps.iter().copied()),
+    )?;
     d.set_item("bytes_acked", numeric(py, s.bytes_acked.iter().copied()))?;
-    d.set_item("bytes_delivered", numeric(py, s.bytes_delivered.iter().copied()))?;
+    d.set_item(
+        "bytes_delivered",
+        numeric(py, s.bytes_delivered.iter().copied()),
+    )?;
     d.set_item("retrans_segs", numeric(py, s.retrans_segs.iter().copied()))?;
     d.set_item("ca_state", s.ca_state.clone())?;
     d.set_item("cc_state", s.cc_state.clone())?;
@@ -162,19 +221,32 @@ fn link_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
     let s = &world.recorder.links;
     let d = PyDict::new(py);
     d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
-    d.set_item("link", s.link.iter().map(|&i| world.links[i as usize].name.as_str()).collect::<Vec<_>>())?;
-    d.set_item("backlog_bytes", numeric(py, s.backlog_bytes.iter().copied()))?;
+    d.set_item(
+        "link",
+        s.link
+            .iter()
+            .map(|&i| world.links[i as usize].name.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "backlog_bytes",
+        numeric(py, s.backlog_bytes.iter().copied()),
+    )?;
     d.set_item("backlog_pkts", numeric(py, s.backlog_pkts.iter().copied()))?;
     d.set_item("drops", numeric(py, s.drops.iter().copied()))?;
     d.set_item("queue_drops", numeric(py, s.queue_drops.iter().copied()))?;
     d.set_item("loss_drops", numeric(py, s.loss_drops.iter().copied()))?;
-    d.set_item("departed_bytes", numeric(py, s.departed_bytes.iter().copied()))?;
+    d.set_item(
+        "departed_bytes",
+        numeric(py, s.departed_bytes.iter().copied()),
+    )?;
     // The list column: row i holds the sojourns recorded between samples i-1 and i.
     let mut offsets: Vec<u64> = Vec::with_capacity(s.link.len() + 1);
     let mut values: Vec<f64> = Vec::new();
     offsets.push(0);
     for i in 0..s.link.len() {
-        let samples = &world.links[s.link[i] as usize].stats.sojourn_ns[s.sojourn_from[i]..s.sojourn_to[i]];
+        let samples =
+            &world.links[s.link[i] as usize].stats.sojourn_ns[s.sojourn_from[i]..s.sojourn_to[i]];
         values.extend(samples.iter().map(|&ns| ns_to_ms(ns)));
         offsets.push(values.len() as u64);
     }
@@ -195,11 +267,17 @@ fn to_toml(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
     } else if v.is_instance_of::<PyString>() {
         Ok(toml::Value::String(v.extract()?))
     } else if let Ok(list) = v.downcast::<PyList>() {
-        list.iter().map(|x| to_toml(&x)).collect::<PyResult<Vec<_>>>().map(toml::Value::Array)
+        list.iter()
+            .map(|x| to_toml(&x))
+            .collect::<PyResult<Vec<_>>>()
+            .map(toml::Value::Array)
     } else if let Ok(dict) = v.downcast::<PyDict>() {
         Ok(toml::Value::Table(dict_to_table(dict)?))
     } else {
-        Err(PyTypeError::new_err(format!("cannot express {} in TOML", v.get_type().name()?)))
+        Err(PyTypeError::new_err(format!(
+            "cannot express {} in TOML",
+            v.get_type().name()?
+        )))
     }
 }
 
@@ -213,7 +291,12 @@ fn dict_to_table(d: &Bound<'_, PyDict>) -> PyResult<toml::Table> {
 
 /// Generates a synthetic Mahimahi trace (millisecond timestamps).
 #[pyfunction]
-fn synth_trace(kind: &str, params: &Bound<'_, PyDict>, duration_ms: u32, seed: u64) -> PyResult<Vec<u32>> {
+fn synth_trace(
+    kind: &str,
+    params: &Bound<'_, PyDict>,
+    duration_ms: u32,
+    seed: u64,
+) -> PyResult<Vec<u32>> {
     trace::synth(kind, &dict_to_table(params)?, duration_ms, seed).map_err(scenario_err)
 }
 

@@ -4,12 +4,12 @@
 //! are in engine units and whose references are resolved. Anything wrong gets a
 //! [`ScenarioError`] naming the file and the key (or line) and saying what is accepted.
 
-pub mod spec;
 pub mod error;
-pub mod units;
 pub mod parse;
-pub mod trace;
 pub mod seed;
+pub mod spec;
+pub mod trace;
+pub mod units;
 
 pub use error::ScenarioError;
 pub use parse::{parse, parse_file, ParseOptions};

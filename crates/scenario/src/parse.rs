@@ -21,8 +21,8 @@ use toml::{Table, Value};
 use crate::error::ScenarioError;
 use crate::seed::stream_seed;
 use crate::spec::{
-    FlowSpec, JitterDistribution, JitterSpec, LinkSpec, LossSpec, MultipathSpec, Nanos, Outage, QueueLimit,
-    QueueSpec, RateChange, Scenario, Serializer, SubflowPath, NS_PER_MS,
+    FlowSpec, JitterDistribution, JitterSpec, LinkSpec, LossSpec, MultipathSpec, Nanos, Outage,
+    QueueLimit, QueueSpec, RateChange, Scenario, Serializer, SubflowPath, NS_PER_MS,
 };
 use crate::trace;
 use crate::units::{self, format_time, Quantity};
@@ -1331,7 +1331,10 @@ impl<'a> Validator<'a> {
                         ));
                     }
                 }
-                (self.link_list(t, path, "path", links)?, self.link_list(t, path, "ack_path", links)?)
+                (
+                    self.link_list(t, path, "path", links)?,
+                    self.link_list(t, path, "ack_path", links)?,
+                )
             }
         };
         let start_ns = self.get(t, path, "start", read_time)?.unwrap_or(0);
@@ -1370,7 +1373,10 @@ impl<'a> Validator<'a> {
             None => return Ok(None),
             Some(Value::Array(items)) => items,
             Some(other) => {
-                return Err(self.err(join(path, "paths"), format!("expected {looks_like}, got {}", describe(other))))
+                return Err(self.err(
+                    join(path, "paths"),
+                    format!("expected {looks_like}, got {}", describe(other)),
+                ))
             }
         };
         for key in ["path", "ack_path"] {
@@ -1392,7 +1398,13 @@ impl<'a> Validator<'a> {
         for (j, item) in items.iter().enumerate() {
             let item_path = index(&list_path, j);
             let Value::Table(pt) = item else {
-                return Err(self.err(item_path, format!("expected a table like {{path = [\"down\"], ack_path = [\"up\"]}}, got {}", describe(item))));
+                return Err(self.err(
+                    item_path,
+                    format!(
+                        "expected a table like {{path = [\"down\"], ack_path = [\"up\"]}}, got {}",
+                        describe(item)
+                    ),
+                ));
             };
             self.keys(pt, &item_path, SUBFLOW_PATH_KEYS)?;
             let sub = SubflowPath {
@@ -1407,17 +1419,37 @@ impl<'a> Validator<'a> {
             }
             paths.push(sub);
         }
-        let scheduler = self.get(t, path, "scheduler", read_string)?.unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
+        let scheduler = self
+            .get(t, path, "scheduler", read_string)?
+            .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
         let known = self.opts.known_schedulers;
         if !known.is_empty() && !known.contains(&scheduler.as_str()) {
-            return Err(self.err(join(path, "scheduler"), format!("unknown scheduler {scheduler:?}; accepted: {}", known.join(", "))));
+            return Err(self.err(
+                join(path, "scheduler"),
+                format!(
+                    "unknown scheduler {scheduler:?}; accepted: {}",
+                    known.join(", ")
+                ),
+            ));
         }
-        let coupling = self.get(t, path, "coupling", read_string)?.unwrap_or_else(|| DEFAULT_COUPLING.to_string());
+        let coupling = self
+            .get(t, path, "coupling", read_string)?
+            .unwrap_or_else(|| DEFAULT_COUPLING.to_string());
         let known = self.opts.known_couplings;
         if !known.is_empty() && !known.contains(&coupling.as_str()) {
-            return Err(self.err(join(path, "coupling"), format!("unknown coupling {coupling:?}; accepted: {}", known.join(", "))));
+            return Err(self.err(
+                join(path, "coupling"),
+                format!(
+                    "unknown coupling {coupling:?}; accepted: {}",
+                    known.join(", ")
+                ),
+            ));
         }
-        Ok(Some(MultipathSpec { paths, scheduler, coupling }))
+        Ok(Some(MultipathSpec {
+            paths,
+            scheduler,
+            coupling,
+        }))
     }
 
     /// `path` / `ack_path`: a non-empty array of existing link names, none twice; as indices.

@@ -47,10 +47,17 @@ pub struct LinkSpec {
 pub enum Serializer {
     /// A fixed-rate serializer whose rate may change at scheduled times.
     /// `changes` is sorted by time, strictly after 0, already expanded up to the run's duration.
-    Rate { rate_bps: u64, changes: Vec<RateChange> },
+    Rate {
+        rate_bps: u64,
+        changes: Vec<RateChange>,
+    },
     /// A Mahimahi trace: delivery opportunities at these millisecond offsets, repeating with
     /// `period_ms` (the last timestamp, as mm-link does). Sorted, non-decreasing, period > 0.
-    Trace { opportunities_ms: Arc<Vec<u32>>, period_ms: u32, origin: String },
+    Trace {
+        opportunities_ms: Arc<Vec<u32>>,
+        period_ms: u32,
+        origin: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,9 +68,15 @@ pub struct RateChange {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueueSpec {
-    DropTail { limit: QueueLimit },
+    DropTail {
+        limit: QueueLimit,
+    },
     /// CoDel, RFC 8289. The limit bounds the queue like DropTail does (Linux codel's `limit`).
-    CoDel { limit: QueueLimit, target_ns: Nanos, interval_ns: Nanos },
+    CoDel {
+        limit: QueueLimit,
+        target_ns: Nanos,
+        interval_ns: Nanos,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,9 +89,16 @@ pub enum QueueLimit {
 pub enum LossSpec {
     None,
     /// Each packet is lost with probability `p`, independently.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Two-state Markov loss (Gilbert-Elliott), stepped once per packet.
-    GilbertElliott { p_good_to_bad: f64, p_bad_to_good: f64, loss_in_good: f64, loss_in_bad: f64 },
+    GilbertElliott {
+        p_good_to_bad: f64,
+        p_bad_to_good: f64,
+        loss_in_good: f64,
+        loss_in_bad: f64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

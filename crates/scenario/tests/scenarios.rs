@@ -1079,7 +1079,8 @@ rate = "10Mbps"
     )
 }
 
-const MP_PATHS: &str = r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down2"], ack_path = ["up2"] }]"#;
+const MP_PATHS: &str =
+    r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down2"], ack_path = ["up2"] }]"#;
 
 #[test]
 fn multipath_flow_parses_with_defaults() {
@@ -1091,12 +1092,24 @@ fn multipath_flow_parses_with_defaults() {
     assert_eq!(
         mp.paths,
         vec![
-            SubflowPath { path: vec![0], ack_path: vec![1] },
-            SubflowPath { path: vec![2], ack_path: vec![3] }
+            SubflowPath {
+                path: vec![0],
+                ack_path: vec![1]
+            },
+            SubflowPath {
+                path: vec![2],
+                ack_path: vec![3]
+            }
         ]
     );
-    assert_eq!((f.path.clone(), f.ack_path.clone()), (vec![0], vec![1]), "path mirrors subflow 0");
-    let s = parse_ok(&with_mp_flow(&format!("{MP_PATHS}\nscheduler = \"blest\"\ncount = 2")));
+    assert_eq!(
+        (f.path.clone(), f.ack_path.clone()),
+        (vec![0], vec![1]),
+        "path mirrors subflow 0"
+    );
+    let s = parse_ok(&with_mp_flow(&format!(
+        "{MP_PATHS}\nscheduler = \"blest\"\ncount = 2"
+    )));
     assert_eq!(s.flows.len(), 2);
     assert_eq!(s.flows[1].multipath.as_ref().unwrap().scheduler, "blest");
     assert!(parse_ok(&with_flow(PATHS)).flows[0].multipath.is_none());
@@ -1114,12 +1127,30 @@ fn multipath_errors_name_the_key() {
         "flows[0].coupling",
         "unknown coupling \"lia\"; accepted: auto, uncoupled, connection",
     );
-    assert_error(&with_mp_flow(&format!("{MP_PATHS}\n{PATHS}")), "flows[0].path", "in \"paths\" only");
-    assert_error(&with_flow(&format!("{PATHS}\nscheduler = \"minrtt\"")), "flows[0].scheduler", "multipath flows only");
-    assert_error(&with_mp_flow("paths = []"), "flows[0].paths", "1 to 8 paths");
-    assert_error(&with_mp_flow("paths = \"down\""), "flows[0].paths", "expected an array of tables");
     assert_error(
-        &with_mp_flow(r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["nowhere"], ack_path = ["up2"] }]"#),
+        &with_mp_flow(&format!("{MP_PATHS}\n{PATHS}")),
+        "flows[0].path",
+        "in \"paths\" only",
+    );
+    assert_error(
+        &with_flow(&format!("{PATHS}\nscheduler = \"minrtt\"")),
+        "flows[0].scheduler",
+        "multipath flows only",
+    );
+    assert_error(
+        &with_mp_flow("paths = []"),
+        "flows[0].paths",
+        "1 to 8 paths",
+    );
+    assert_error(
+        &with_mp_flow("paths = \"down\""),
+        "flows[0].paths",
+        "expected an array of tables",
+    );
+    assert_error(
+        &with_mp_flow(
+            r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["nowhere"], ack_path = ["up2"] }]"#,
+        ),
         "flows[0].paths[1].path[0]",
         "unknown link \"nowhere\"",
     );
@@ -1134,7 +1165,9 @@ fn multipath_errors_name_the_key() {
         "",
     );
     assert_error(
-        &with_mp_flow(r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down"], ack_path = ["up2"] }]"#),
+        &with_mp_flow(
+            r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down"], ack_path = ["up2"] }]"#,
+        ),
         "flows[0].paths[1].path",
         "the same links as paths[0].path",
     );
@@ -1143,7 +1176,10 @@ fn multipath_errors_name_the_key() {
 #[test]
 fn multipath_overrides_reach_into_paths() {
     let text = with_mp_flow(MP_PATHS);
-    let overrides = vec![("flows.0.paths.1.path".to_string(), r#"["down"]"#.to_string())];
+    let overrides = vec![(
+        "flows.0.paths.1.path".to_string(),
+        r#"["down"]"#.to_string(),
+    )];
     let e = parse(&text, &options(&overrides, None)).unwrap_err();
     assert_eq!(e.location, "flows[0].paths[1].path");
 }

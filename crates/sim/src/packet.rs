@@ -95,7 +95,12 @@ impl Default for PacketArena {
 
 impl PacketArena {
     pub fn with_capacity(capacity: usize) -> Self {
-        PacketArena { slots: Vec::with_capacity(capacity), free: Vec::new(), live: 0, peak_live: 0 }
+        PacketArena {
+            slots: Vec::with_capacity(capacity),
+            free: Vec::new(),
+            live: 0,
+            peak_live: 0,
+        }
     }
 
     pub fn alloc(&mut self, packet: Packet) -> PacketId {
@@ -146,10 +151,19 @@ mod tests {
     #[test]
     fn released_slots_are_reused() {
         let mut a = PacketArena::with_capacity(2);
-        let p = a.alloc(Packet { seq: 1, ..Default::default() });
-        let q = a.alloc(Packet { seq: 2, ..Default::default() });
+        let p = a.alloc(Packet {
+            seq: 1,
+            ..Default::default()
+        });
+        let q = a.alloc(Packet {
+            seq: 2,
+            ..Default::default()
+        });
         a.release(p);
-        let r = a.alloc(Packet { seq: 3, ..Default::default() });
+        let r = a.alloc(Packet {
+            seq: 3,
+            ..Default::default()
+        });
         assert_eq!(r, p);
         assert_eq!(a.get(r).seq, 3);
         assert_eq!(a.get(q).seq, 2);

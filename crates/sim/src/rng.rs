@@ -17,7 +17,9 @@ pub struct Stream {
 
 impl Stream {
     pub fn new(run_seed: u64, label: &str) -> Self {
-        Stream { rng: ChaCha8Rng::seed_from_u64(stream_seed(run_seed, label)) }
+        Stream {
+            rng: ChaCha8Rng::seed_from_u64(stream_seed(run_seed, label)),
+        }
     }
 
     /// A uniform draw in [0, 1).

@@ -75,7 +75,15 @@ impl TcpReceiver {
                 let now = w.now();
                 self.ts_recent = p.tsval;
                 let tsval = crate::ts_ms(now);
-                w.transmit(Packet { kind: Kind::SynAck, wire_bytes: SYN_BYTES, rwnd_bytes: self.rwnd_bytes, sent_at: now, tsval, tsecr: p.tsval, ..Default::default() });
+                w.transmit(Packet {
+                    kind: Kind::SynAck,
+                    wire_bytes: SYN_BYTES,
+                    rwnd_bytes: self.rwnd_bytes,
+                    sent_at: now,
+                    tsval,
+                    tsecr: p.tsval,
+                    ..Default::default()
+                });
             }
             Kind::Segment => self.on_segment(p, w),
             _ => {}
@@ -97,7 +105,10 @@ impl TcpReceiver {
             self.ts_recent = p.tsval;
         }
         let immediate = if seq < self.rcv_nxt || self.holds(seq) {
-            self.dsack = Some(SeqRange { start: seq, end: seq + 1 });
+            self.dsack = Some(SeqRange {
+                start: seq,
+                end: seq + 1,
+            });
             true // duplicate
         } else if seq == self.rcv_nxt {
             let had_ofo = !self.ofo.is_empty();
@@ -161,12 +172,16 @@ impl TcpReceiver {
                 *r
             }
             _ => {
-                let r = SeqRange { start: seq, end: seq + 1 };
+                let r = SeqRange {
+                    start: seq,
+                    end: seq + 1,
+                };
                 self.ofo.insert(i, r);
                 r
             }
         };
-        self.sack_order.retain(|b| b.end < merged.start || b.start > merged.end);
+        self.sack_order
+            .retain(|b| b.end < merged.start || b.start > merged.end);
         self.sack_order.insert(0, merged);
         self.sack_order.truncate(MAX_SACK_BLOCKS + 1);
         let held: u64 = self.ofo.iter().map(|r| r.end - r.start).sum();
@@ -176,7 +191,13 @@ impl TcpReceiver {
     fn send_ack<W: Wire>(&mut self, w: &mut W) {
         let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
-        for b in self.dsack.take().iter().chain(self.sack_order.iter()).take(MAX_SACK_BLOCKS) {
+        for b in self
+            .dsack
+            .take()
+            .iter()
+            .chain(self.sack_order.iter())
+            .take(MAX_SACK_BLOCKS)
+        {
             sack[n] = *b;
             n += 1;
         }
@@ -223,7 +244,12 @@ mod tests {
     }
 
     fn seg(seq: u64) -> Packet {
-        Packet { kind: Kind::Segment, seq, payload_bytes: MSS, ..Default::default() }
+        Packet {
+            kind: Kind::Segment,
+            seq,
+            payload_bytes: MSS,
+            ..Default::default()
+        }
     }
 
     fn receiver() -> TcpReceiver {
@@ -237,7 +263,11 @@ mod tests {
         for s in 0..16 {
             r.on_packet(&seg(s), &mut w);
         }
-        assert_eq!(w.sent.len(), 16, "quick-ACK mode acks each of the first 16 segments");
+        assert_eq!(
+            w.sent.len(),
+            16,
+            "quick-ACK mode acks each of the first 16 segments"
+        );
         r.on_packet(&seg(16), &mut w);
         assert_eq!(w.sent.len(), 16, "17th segment: delayed");
         assert_eq!(w.armed.last(), Some(&(Timer::DelayedAck, DELAYED_ACK_NS)));
@@ -265,7 +295,10 @@ mod tests {
         r.on_packet(&seg(6), &mut w);
         let last = w.sent.last().unwrap();
         assert_eq!(last.ack, 1);
-        assert_eq!(last.sack_blocks(), &[SeqRange { start: 6, end: 7 }, SeqRange { start: 2, end: 4 }]);
+        assert_eq!(
+            last.sack_blocks(),
+            &[SeqRange { start: 6, end: 7 }, SeqRange { start: 2, end: 4 }]
+        );
         assert_eq!(last.wire_bytes, 52 + 4 + 16);
         // Filling the first hole acks at once and drops the covered block.
         r.on_packet(&seg(1), &mut w);
@@ -285,12 +318,21 @@ mod tests {
         r.on_packet(&seg(0), &mut w); // below rcv_nxt
         let last = w.sent.last().unwrap();
         assert_eq!(last.ack, 2);
-        assert_eq!(last.sack_blocks(), &[SeqRange { start: 0, end: 1 }, SeqRange { start: 3, end: 4 }]);
+        assert_eq!(
+            last.sack_blocks(),
+            &[SeqRange { start: 0, end: 1 }, SeqRange { start: 3, end: 4 }]
+        );
         r.on_packet(&seg(3), &mut w); // duplicate of out-of-order data
-        assert_eq!(w.sent.last().unwrap().sack_blocks(), &[SeqRange { start: 3, end: 4 }, SeqRange { start: 3, end: 4 }]);
+        assert_eq!(
+            w.sent.last().unwrap().sack_blocks(),
+            &[SeqRange { start: 3, end: 4 }, SeqRange { start: 3, end: 4 }]
+        );
         // Reported once.
         r.on_packet(&seg(5), &mut w);
-        assert_eq!(w.sent.last().unwrap().sack_blocks()[0], SeqRange { start: 5, end: 6 });
+        assert_eq!(
+            w.sent.last().unwrap().sack_blocks()[0],
+            SeqRange { start: 5, end: 6 }
+        );
     }
 
     #[test]
@@ -300,17 +342,37 @@ mod tests {
         for s in [5, 3, 4, 9, 7, 8] {
             r.on_packet(&seg(s), &mut w);
         }
-        assert_eq!(r.ofo, vec![SeqRange { start: 3, end: 6 }, SeqRange { start: 7, end: 10 }]);
-        assert_eq!(w.sent.last().unwrap().sack_blocks()[0], SeqRange { start: 7, end: 10 });
+        assert_eq!(
+            r.ofo,
+            vec![
+                SeqRange { start: 3, end: 6 },
+                SeqRange { start: 7, end: 10 }
+            ]
+        );
+        assert_eq!(
+            w.sent.last().unwrap().sack_blocks()[0],
+            SeqRange { start: 7, end: 10 }
+        );
     }
 
     #[test]
     fn last_segment_of_a_finite_flow_counts_its_real_size() {
-        let mut r = TcpReceiver::new(Segments { size_bytes: Some(3000) }, 65535);
+        let mut r = TcpReceiver::new(
+            Segments {
+                size_bytes: Some(3000),
+            },
+            65535,
+        );
         let mut w = Recorder::default();
         r.on_packet(&seg(0), &mut w);
         r.on_packet(&seg(1), &mut w);
-        r.on_packet(&Packet { payload_bytes: 104, ..seg(2) }, &mut w);
+        r.on_packet(
+            &Packet {
+                payload_bytes: 104,
+                ..seg(2)
+            },
+            &mut w,
+        );
         assert_eq!(r.bytes_delivered, 3000);
     }
 }

@@ -32,7 +32,14 @@ pub struct RttEstimator {
 
 impl Default for RttEstimator {
     fn default() -> Self {
-        RttEstimator { srtt_us8: 0, mdev_us4: 0, mdev_max_us: 0, rttvar_us: 0, rtt_seq: 0, rto_us: RTO_INIT_US }
+        RttEstimator {
+            srtt_us8: 0,
+            mdev_us4: 0,
+            mdev_max_us: 0,
+            rttvar_us: 0,
+            rtt_seq: 0,
+            rto_us: RTO_INIT_US,
+        }
     }
 }
 

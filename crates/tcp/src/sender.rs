@@ -32,7 +32,9 @@
 use crate::cc::CongestionControl;
 use crate::minmax::MinMax;
 use crate::rtt::{RttEstimator, RTO_INIT_US};
-use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord, INFINITE_SSTHRESH};
+use crate::state::{
+    AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord, INFINITE_SSTHRESH,
+};
 use crate::{ts_ms, DataSource, FedSegments, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES};
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
 use rove_sim::Nanos;
@@ -198,7 +200,10 @@ impl TcpSender {
             board: VecDeque::with_capacity(256),
             rtt: RttEstimator::default(),
             min_rtt,
-            rack: Rack { reo_wnd_steps: 1, ..Rack::default() },
+            rack: Rack {
+                reo_wnd_steps: 1,
+                ..Rack::default()
+            },
             backoff: 0,
             retransmits: 0,
             rto_deadline: None,
@@ -233,7 +238,9 @@ impl TcpSender {
     /// window and pacing allow. Returns its subflow sequence number. Panics on a single-path
     /// sender, whose data is its own stream.
     pub fn feed(&mut self, payload: u32) -> u64 {
-        let DataSource::Fed(f) = &mut self.source else { panic!("feed() on a single-path sender") };
+        let DataSource::Fed(f) = &mut self.source else {
+            panic!("feed() on a single-path sender")
+        };
         let seq = f.end();
         f.push(payload);
         self.total_segs = f.end();
@@ -273,7 +280,13 @@ impl TcpSender {
 
     fn send_syn<W: Wire>(&mut self, w: &mut W) {
         let now = w.now();
-        w.transmit(Packet { kind: Kind::Syn, wire_bytes: SYN_BYTES, sent_at: now, tsval: ts_ms(now), ..Default::default() });
+        w.transmit(Packet {
+            kind: Kind::Syn,
+            wire_bytes: SYN_BYTES,
+            sent_at: now,
+            tsval: ts_ms(now),
+            ..Default::default()
+        });
         let at = now + ((RTO_INIT_US * 1000) << self.backoff.min(6));
         self.rto_deadline = Some(at);
         w.arm(Timer::Rto, at);
@@ -362,7 +375,11 @@ impl TcpSender {
         let prior_snd_una = self.tp.snd_una;
         let prior_delivered = self.tp.delivered;
         let prior_lost = self.tp.lost;
-        let mut rs = RateSample { prior_in_flight: self.tp.packets_in_flight(), rtt_ns: -1, ..Default::default() };
+        let mut rs = RateSample {
+            prior_in_flight: self.tp.packets_in_flight(),
+            rtt_ns: -1,
+            ..Default::default()
+        };
         let mut flag = 0;
         // RTT candidates: (oldest, newest) send times of newly delivered, never-retransmitted segments.
         let mut acked_times: Option<(Nanos, Nanos)> = None;
@@ -375,7 +392,11 @@ impl TcpSender {
         if !blocks.is_empty() {
             flag |= self.sacktag(blocks, &mut rs, &mut sacked_times);
         }
-        let pkts_acked = if p.ack > self.tp.snd_una { self.clean_rtx_queue(p.ack, &mut rs, &mut acked_times) } else { 0 };
+        let pkts_acked = if p.ack > self.tp.snd_una {
+            self.clean_rtx_queue(p.ack, &mut rs, &mut acked_times)
+        } else {
+            0
+        };
         if pkts_acked > 0 {
             flag |= FLAG_DATA_ACKED | FLAG_SND_UNA_ADVANCED;
             self.retransmits = 0;
@@ -393,7 +414,9 @@ impl TcpSender {
         let sample = AckSample {
             pkts_acked,
             rtt_us: if rs.rtt_ns >= 0 { rs.rtt_ns / 1000 } else { -1 },
-            in_flight: (self.tp.mss_cache as u64 * (self.tp.delivered - rs.prior_delivered.min(self.tp.delivered))) as u32,
+            in_flight: (self.tp.mss_cache as u64
+                * (self.tp.delivered - rs.prior_delivered.min(self.tp.delivered)))
+                as u32,
         };
         self.cc.pkts_acked(&mut self.tp, &sample);
         if pkts_acked > 0 {
@@ -413,7 +436,9 @@ impl TcpSender {
         }
         self.rack_update_reo_wnd(&rs);
 
-        let dubious = flag & FLAG_DATA_ACKED == 0 || flag & FLAG_DATA_SACKED != 0 || self.tp.ca_state != CaState::Open;
+        let dubious = flag & FLAG_DATA_ACKED == 0
+            || flag & FLAG_DATA_SACKED != 0
+            || self.tp.ca_state != CaState::Open;
         if dubious {
             self.fastretrans_alert(flag, w);
         }
@@ -429,9 +454,13 @@ impl TcpSender {
     /// tcp_check_dsack: is the first block a D-SACK (below the cumulative ACK, or inside the
     /// second block)? If so, count the duplicates against the episode's retransmissions.
     fn check_dsack(&mut self, blocks: &[SeqRange], ack: u64, prior_snd_una: u64) -> bool {
-        let Some(&first) = blocks.first() else { return false };
+        let Some(&first) = blocks.first() else {
+            return false;
+        };
         let is_dsack = first.start < ack
-            || blocks.get(1).is_some_and(|second| first.start >= second.start && first.end <= second.end);
+            || blocks
+                .get(1)
+                .is_some_and(|second| first.start >= second.start && first.end <= second.end);
         if !is_dsack || first.end <= first.start {
             return false;
         }
@@ -453,7 +482,10 @@ impl TcpSender {
                 // Still on the scoreboard: count retransmitted segments only.
                 for seq in first.start.max(self.tp.snd_una)..first.end.min(self.tp.snd_nxt) {
                     let f = self.board[(seq - self.tp.snd_una) as usize].flags;
-                    if f & EVER_RETRANS != 0 && seq + 1 > self.undo_marker_seq && self.undo_retrans > 0 {
+                    if f & EVER_RETRANS != 0
+                        && seq + 1 > self.undo_marker_seq
+                        && self.undo_retrans > 0
+                    {
                         self.undo_retrans -= 1;
                     }
                 }
@@ -482,7 +514,12 @@ impl TcpSender {
     }
 
     /// tcp_sacktag_write_queue: marks newly sacked segments. Returns FLAG_DATA_SACKED if any.
-    fn sacktag(&mut self, blocks: &[SeqRange], rs: &mut RateSample, times: &mut Option<(Nanos, Nanos)>) -> u32 {
+    fn sacktag(
+        &mut self,
+        blocks: &[SeqRange],
+        rs: &mut RateSample,
+        times: &mut Option<(Nanos, Nanos)>,
+    ) -> u32 {
         let mut flag = 0;
         let cache = self.sack_cache;
         for b in blocks {
@@ -510,7 +547,12 @@ impl TcpSender {
     }
 
     /// tcp_sacktag_one for segment `seq`. Returns whether it was newly sacked.
-    fn tag_one_sacked(&mut self, seq: u64, rs: &mut RateSample, times: &mut Option<(Nanos, Nanos)>) -> bool {
+    fn tag_one_sacked(
+        &mut self,
+        seq: u64,
+        rs: &mut RateSample,
+        times: &mut Option<(Nanos, Nanos)>,
+    ) -> bool {
         let i = (seq - self.tp.snd_una) as usize;
         let seg = self.board[i];
         if seg.flags & SACKED != 0 {
@@ -544,7 +586,12 @@ impl TcpSender {
     }
 
     /// tcp_clean_rtx_queue: removes cumulatively acked segments. Returns how many.
-    fn clean_rtx_queue(&mut self, ack: u64, rs: &mut RateSample, times: &mut Option<(Nanos, Nanos)>) -> u32 {
+    fn clean_rtx_queue(
+        &mut self,
+        ack: u64,
+        rs: &mut RateSample,
+        times: &mut Option<(Nanos, Nanos)>,
+    ) -> u32 {
         let mut acked = 0;
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
@@ -585,8 +632,11 @@ impl TcpSender {
     fn rtt_sample(&mut self, seq_rtt: Nanos, ca_rtt: Nanos) {
         let now = self.tp.now;
         // tcp_update_rtt_min
-        self.tp.min_rtt_us = self.min_rtt.running_min(MIN_RTT_WINDOW_NS, now, (ca_rtt / 1000).max(1));
-        self.rtt.sample(seq_rtt / 1000, self.tp.snd_una, self.tp.snd_nxt);
+        self.tp.min_rtt_us =
+            self.min_rtt
+                .running_min(MIN_RTT_WINDOW_NS, now, (ca_rtt / 1000).max(1));
+        self.rtt
+            .sample(seq_rtt / 1000, self.tp.snd_una, self.tp.snd_nxt);
         self.tp.srtt_us = self.rtt.srtt_us();
         self.tp.mdev_us4 = self.rtt.mdev_us4;
         self.backoff = 0; // RFC 6298: reset backoff on a valid RTT measurement
@@ -679,7 +729,8 @@ impl TcpSender {
         }
         // Keep the sample for tcp_info unless it is app-limited and slower than the kept one.
         if !rs.is_app_limited
-            || (rs.delivered as u128) * (tp.rate_interval_ns as u128) >= (tp.rate_delivered as u128) * (rs.interval_ns as u128)
+            || (rs.delivered as u128) * (tp.rate_interval_ns as u128)
+                >= (tp.rate_delivered as u128) * (rs.interval_ns as u128)
         {
             tp.rate_delivered = rs.delivered as u64;
             tp.rate_interval_ns = rs.interval_ns as u64;
@@ -701,12 +752,17 @@ impl TcpSender {
     fn rack_advance(&mut self, seg: Seg, end_seq: u64) {
         let rtt = self.tp.now - seg.xmit;
         // An ambiguous (retransmitted) segment with an implausibly short RTT says nothing.
-        if seg.flags & EVER_RETRANS != 0 && self.tp.min_rtt_us != u64::MAX && rtt < self.tp.min_rtt_us * 1000 {
+        if seg.flags & EVER_RETRANS != 0
+            && self.tp.min_rtt_us != u64::MAX
+            && rtt < self.tp.min_rtt_us * 1000
+        {
             return;
         }
         self.rack.advanced = true;
         self.rack.rtt_ns = rtt;
-        if seg.xmit > self.rack.mstamp || (seg.xmit == self.rack.mstamp && end_seq > self.rack.end_seq) {
+        if seg.xmit > self.rack.mstamp
+            || (seg.xmit == self.rack.mstamp && end_seq > self.rack.end_seq)
+        {
             self.rack.mstamp = seg.xmit;
             self.rack.end_seq = end_seq;
         }
@@ -714,7 +770,9 @@ impl TcpSender {
 
     /// tcp_rack_reo_wnd.
     fn rack_reo_wnd(&self) -> Nanos {
-        if !self.rack.reord_seen && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= REORDERING) {
+        if !self.rack.reord_seen
+            && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= REORDERING)
+        {
             return 0;
         }
         if self.tp.min_rtt_us == u64::MAX {
@@ -734,8 +792,8 @@ impl TcpSender {
             if seg.flags & SACKED != 0 || (seg.flags & LOST != 0 && seg.flags & RETRANS == 0) {
                 continue;
             }
-            let sent_before_rack =
-                self.rack.mstamp > seg.xmit || (self.rack.mstamp == seg.xmit && self.rack.end_seq > seq + 1);
+            let sent_before_rack = self.rack.mstamp > seg.xmit
+                || (self.rack.mstamp == seg.xmit && self.rack.end_seq > seq + 1);
             if !sent_before_rack {
                 if seg.flags & EVER_RETRANS == 0 {
                     break; // every later never-retransmitted segment was sent later still
@@ -788,7 +846,13 @@ impl TcpSender {
         self.tp.lost += 1;
         self.retrans_hint = self.retrans_hint.min(seq);
         let seg = self.board[i];
-        let tx = TxRecord { delivered: seg.delivered, lost: seg.lost, in_flight: seg.in_flight, is_app_limited: seg.app_limited, end_seq: seq + 1 };
+        let tx = TxRecord {
+            delivered: seg.delivered,
+            lost: seg.lost,
+            in_flight: seg.in_flight,
+            is_app_limited: seg.app_limited,
+            end_seq: seq + 1,
+        };
         self.cc.skb_marked_lost(&mut self.tp, &tx);
     }
 
@@ -903,7 +967,8 @@ impl TcpSender {
     /// tcp_packet_delayed: the ACK echoes a timestamp older than the first retransmission, so
     /// it was triggered by an original transmission.
     fn packet_delayed(&self) -> bool {
-        self.retrans_stamp.is_some_and(|stamp| self.rcv_tsecr != 0 && self.rcv_tsecr < stamp)
+        self.retrans_stamp
+            .is_some_and(|stamp| self.rcv_tsecr != 0 && self.rcv_tsecr < stamp)
     }
 
     /// tcp_may_undo: every retransmission of the episode was D-SACKed, or the ACK was
@@ -925,7 +990,11 @@ impl TcpSender {
     fn init_undo(&mut self) {
         self.undo_marker = true;
         self.undo_marker_seq = self.tp.snd_una;
-        self.undo_retrans = if self.tp.retrans_out > 0 { self.tp.retrans_out as i64 } else { -1 };
+        self.undo_retrans = if self.tp.retrans_out > 0 {
+            self.tp.retrans_out as i64
+        } else {
+            -1
+        };
     }
 
     /// tcp_try_undo_recovery: at the end of Recovery or Loss, undo if it proved spurious; Open.
@@ -995,7 +1064,9 @@ impl TcpSender {
         if self.cc.has_cong_control() {
             return;
         }
-        if self.tp.snd_ssthresh < INFINITE_SSTHRESH && (self.tp.ca_state == CaState::Cwr || self.undo_marker) {
+        if self.tp.snd_ssthresh < INFINITE_SSTHRESH
+            && (self.tp.ca_state == CaState::Cwr || self.undo_marker)
+        {
             self.tp.snd_cwnd = self.tp.snd_ssthresh;
         }
         self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
@@ -1010,10 +1081,12 @@ impl TcpSender {
         let delta = tp.snd_ssthresh as i64 - tp.packets_in_flight() as i64;
         self.prr_delivered += newly_acked_sacked;
         let mut sndcnt: i64 = if delta < 0 {
-            let dividend = tp.snd_ssthresh as u64 * self.prr_delivered as u64 + tp.prior_cwnd as u64 - 1;
+            let dividend =
+                tp.snd_ssthresh as u64 * self.prr_delivered as u64 + tp.prior_cwnd as u64 - 1;
             (dividend / tp.prior_cwnd as u64) as i64 - self.prr_out as i64
         } else {
-            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            let mut s =
+                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
             if flag & FLAG_SND_UNA_ADVANCED != 0 && newly_lost == 0 {
                 s += 1;
             }
@@ -1025,7 +1098,14 @@ impl TcpSender {
     }
 
     /// tcp_cong_control.
-    fn cong_control(&mut self, _prior_snd_una: u64, acked_sacked: u32, newly_lost: u32, flag: u32, rs: &RateSample) {
+    fn cong_control(
+        &mut self,
+        _prior_snd_una: u64,
+        acked_sacked: u32,
+        newly_lost: u32,
+        flag: u32,
+        rs: &RateSample,
+    ) {
         if self.cc.has_cong_control() {
             self.cc.cong_control(&mut self.tp, rs);
             return;
@@ -1043,7 +1123,11 @@ impl TcpSender {
     /// (sysctl_tcp_pacing_ss_ratio, sysctl_tcp_pacing_ca_ratio).
     fn update_pacing_rate(&mut self) {
         let tp = &mut self.tp;
-        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 { 200 } else { 120 };
+        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 {
+            200
+        } else {
+            120
+        };
         let cwnd = tp.snd_cwnd.max(tp.packets_out) as u64;
         let srtt_us = tp.srtt_us.max(1);
         tp.pacing_rate = tp.mss_cache as u64 * cwnd * ratio * 10_000 / srtt_us;
@@ -1091,7 +1175,10 @@ impl TcpSender {
             self.mark_lost(i, seq);
         }
         let state = self.tp.ca_state;
-        if state <= CaState::Disorder || self.tp.high_seq <= self.tp.snd_una || (state == CaState::Loss && self.retransmits == 0) {
+        if state <= CaState::Disorder
+            || self.tp.high_seq <= self.tp.snd_una
+            || (state == CaState::Loss && self.retransmits == 0)
+        {
             self.tp.prior_ssthresh = self.tp.current_ssthresh();
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
@@ -1171,7 +1258,16 @@ impl TcpSender {
         if self.tp.packets_in_flight() == 0 {
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
-        self.board.push_back(Seg { xmit: now, first_tx: 0, delivered_mstamp: 0, delivered: 0, lost: 0, in_flight: 0, app_limited: false, flags: 0 });
+        self.board.push_back(Seg {
+            xmit: now,
+            first_tx: 0,
+            delivered_mstamp: 0,
+            delivered: 0,
+            lost: 0,
+            in_flight: 0,
+            app_limited: false,
+            flags: 0,
+        });
         let i = self.board.len() - 1;
         self.rate_skb_sent(i, now);
         let had_packets_out = self.tp.packets_out > 0;
@@ -1207,7 +1303,15 @@ impl TcpSender {
         let now = self.tp.now;
         let payload = self.source.payload(seq);
         let wire_bytes = payload + HEADER_BYTES;
-        w.transmit(Packet { kind: Kind::Segment, seq, payload_bytes: payload, wire_bytes, sent_at: now, tsval: ts_ms(now), ..Default::default() });
+        w.transmit(Packet {
+            kind: Kind::Segment,
+            seq,
+            payload_bytes: payload,
+            wire_bytes,
+            sent_at: now,
+            tsval: ts_ms(now),
+            ..Default::default()
+        });
         self.stats.segs_sent += 1;
         self.data_segs_out += 1;
         self.tp.lsndtime = now;
@@ -1216,7 +1320,10 @@ impl TcpSender {
         }
         // tcp_update_skb_after_send: advance the pacing clock by this segment's share. Linux
         // counts skb->len of the write-queue skb, the payload (headers go on the clone).
-        if self.tp.pacing_needed && self.tp.pacing_rate > 0 && self.data_segs_out >= UNPACED_SEGMENTS {
+        if self.tp.pacing_needed
+            && self.tp.pacing_rate > 0
+            && self.data_segs_out >= UNPACED_SEGMENTS
+        {
             let len_ns = payload as u64 * 1_000_000_000 / self.tp.pacing_rate;
             self.pace_next = self.pace_next.max(now) + len_ns;
         }
@@ -1226,7 +1333,10 @@ impl TcpSender {
     /// tcp_cwnd_validate: remember whether this window was cwnd-limited.
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
         let tp = &mut self.tp;
-        if tp.snd_una >= tp.cwnd_usage_seq || is_cwnd_limited || (!tp.is_cwnd_limited && tp.packets_out > tp.max_packets_out) {
+        if tp.snd_una >= tp.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!tp.is_cwnd_limited && tp.packets_out > tp.max_packets_out)
+        {
             tp.is_cwnd_limited = is_cwnd_limited;
             tp.max_packets_out = tp.packets_out;
             tp.cwnd_usage_seq = tp.snd_nxt;
@@ -1246,7 +1356,12 @@ impl TcpSender {
             return false;
         }
         let mut timeout = if tp.srtt_us > 0 {
-            2 * tp.srtt_ns() + if tp.packets_out == 1 { crate::rtt::RTO_MIN_US * 1000 } else { 2_000_000 }
+            2 * tp.srtt_ns()
+                + if tp.packets_out == 1 {
+                    crate::rtt::RTO_MIN_US * 1000
+                } else {
+                    2_000_000
+                }
         } else {
             RTO_INIT_US * 1000
         };

@@ -233,7 +233,8 @@ impl TcpState {
         if self.in_cwnd_reduction() {
             self.snd_ssthresh
         } else {
-            self.snd_ssthresh.max((self.snd_cwnd >> 1) + (self.snd_cwnd >> 2))
+            self.snd_ssthresh
+                .max((self.snd_cwnd >> 1) + (self.snd_cwnd >> 2))
         }
     }
 
@@ -271,7 +272,8 @@ impl TcpState {
         if self.rate_interval_ns == 0 {
             return 0.0;
         }
-        self.rate_delivered as f64 * self.mss_cache as f64 * 8.0 * 1e9 / self.rate_interval_ns as f64
+        self.rate_delivered as f64 * self.mss_cache as f64 * 8.0 * 1e9
+            / self.rate_interval_ns as f64
     }
 }
 
@@ -281,14 +283,22 @@ mod tests {
 
     #[test]
     fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
-        let mut tp = TcpState { snd_cwnd: 10, snd_ssthresh: 12, ..Default::default() };
+        let mut tp = TcpState {
+            snd_cwnd: 10,
+            snd_ssthresh: 12,
+            ..Default::default()
+        };
         assert_eq!(tp.slow_start(5), 3);
         assert_eq!(tp.snd_cwnd, 12);
     }
 
     #[test]
     fn congestion_avoidance_adds_one_packet_per_window() {
-        let mut tp = TcpState { snd_cwnd: 10, snd_ssthresh: 5, ..Default::default() };
+        let mut tp = TcpState {
+            snd_cwnd: 10,
+            snd_ssthresh: 5,
+            ..Default::default()
+        };
         for _ in 0..9 {
             tp.cong_avoid_ai(10, 1);
         }
@@ -300,7 +310,13 @@ mod tests {
 
     #[test]
     fn packets_in_flight_follows_rfc6675_pipe() {
-        let tp = TcpState { packets_out: 20, sacked_out: 5, lost_out: 3, retrans_out: 2, ..Default::default() };
+        let tp = TcpState {
+            packets_out: 20,
+            sacked_out: 5,
+            lost_out: 3,
+            retrans_out: 2,
+            ..Default::default()
+        };
         assert_eq!(tp.packets_in_flight(), 14);
     }
 }

@@ -32,7 +32,11 @@ impl Wire for Script {
 impl Script {
     /// Data segments sent at or after `from`, as (time, seq).
     fn segments_since(&self, from: Nanos) -> Vec<(Nanos, u64)> {
-        self.sent.iter().filter(|(t, p)| *t >= from && p.kind == Kind::Segment).map(|(t, p)| (*t, p.seq)).collect()
+        self.sent
+            .iter()
+            .filter(|(t, p)| *t >= from && p.kind == Kind::Segment)
+            .map(|(t, p)| (*t, p.seq))
+            .collect()
     }
     /// Fires every armed timer of kind `kind` due at or before `until`, in time order.
     fn fire(&mut self, s: &mut TcpSender, kind: Timer, at: Nanos) {
@@ -54,13 +58,24 @@ fn established(size_bytes: Option<u64>) -> (TcpSender, Script) {
     let mut w = Script::default();
     s.start(&mut w);
     w.now = 40 * MS;
-    let syn_ack = Packet { kind: Kind::SynAck, rwnd_bytes: 6 << 20, tsecr: ts_ms(0), ..Default::default() };
+    let syn_ack = Packet {
+        kind: Kind::SynAck,
+        rwnd_bytes: 6 << 20,
+        tsecr: ts_ms(0),
+        ..Default::default()
+    };
     s.on_packet(&syn_ack, &mut w);
     (s, w)
 }
 
 fn ack(ack: u64, sack: &[SeqRange], tsecr: u32) -> Packet {
-    let mut p = Packet { kind: Kind::Ack, ack, rwnd_bytes: 6 << 20, tsecr, ..Default::default() };
+    let mut p = Packet {
+        kind: Kind::Ack,
+        ack,
+        rwnd_bytes: 6 << 20,
+        tsecr,
+        ..Default::default()
+    };
     p.sack[..sack.len()].copy_from_slice(sack);
     p.sack_len = sack.len() as u8;
     p
@@ -80,14 +95,29 @@ fn rack_marks_a_loss_one_reordering_window_after_a_later_packet_is_acked() {
     // At 80 ms segment 1 is sacked, segment 0 is not: one SACKed segment, no reordering seen,
     // so RACK waits the reordering window min_rtt/4 = 10 ms before calling 0 lost.
     w.now = 80 * MS;
-    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 2 }], ts_ms(40 * MS)), &mut w);
-    assert!(w.segments_since(80 * MS).iter().all(|&(_, seq)| seq != 0), "no retransmission yet");
-    let reo = w.timers.iter().rev().find(|(t, _)| *t == Timer::Reorder).expect("reorder timer armed").1;
+    s.on_packet(
+        &ack(0, &[SeqRange { start: 1, end: 2 }], ts_ms(40 * MS)),
+        &mut w,
+    );
+    assert!(
+        w.segments_since(80 * MS).iter().all(|&(_, seq)| seq != 0),
+        "no retransmission yet"
+    );
+    let reo = w
+        .timers
+        .iter()
+        .rev()
+        .find(|(t, _)| *t == Timer::Reorder)
+        .expect("reorder timer armed")
+        .1;
     // Segment 0 was sent at 40 ms; RACK's RTT is 40 ms; deadline 40 + 40 + 10 = 90 ms.
     assert_eq!(reo, 90 * MS);
     w.fire(&mut s, Timer::Reorder, reo);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
-    assert!(w.segments_since(90 * MS).contains(&(90 * MS, 0)), "segment 0 retransmitted at 90 ms");
+    assert!(
+        w.segments_since(90 * MS).contains(&(90 * MS, 0)),
+        "segment 0 retransmitted at 90 ms"
+    );
 }
 
 #[test]
@@ -95,7 +125,10 @@ fn rack_marks_at_once_when_three_segments_are_sacked() {
     let (mut s, mut w) = established(None);
     w.now = 80 * MS;
     // DupThresh: with three segments sacked above the hole the reordering window is zero.
-    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)), &mut w);
+    s.on_packet(
+        &ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)),
+        &mut w,
+    );
     assert_eq!(s.tp.ca_state, CaState::Recovery);
     assert!(w.segments_since(80 * MS).contains(&(80 * MS, 0)));
 }
@@ -104,7 +137,12 @@ fn rack_marks_at_once_when_three_segments_are_sacked() {
 /// sender in Loss. Returns the time of the RTO.
 fn time_out(s: &mut TcpSender, w: &mut Script) -> Nanos {
     for _ in 0..4 {
-        let (kind, at) = *w.timers.iter().rev().find(|(t, _)| matches!(t, Timer::Rto | Timer::LossProbe)).unwrap();
+        let (kind, at) = *w
+            .timers
+            .iter()
+            .rev()
+            .find(|(t, _)| matches!(t, Timer::Rto | Timer::LossProbe))
+            .unwrap();
         w.fire(s, kind, at);
         if s.tp.ca_state == CaState::Loss {
             return at;
@@ -126,7 +164,11 @@ fn a_spurious_retransmission_timeout_is_undone_by_the_echoed_timestamp() {
     assert_eq!(s.stats.undos, 1);
     assert_eq!(s.tp.ca_state, CaState::Open);
     assert!(s.tp.snd_cwnd >= 10, "cwnd restored, got {}", s.tp.snd_cwnd);
-    assert!(s.tp.snd_ssthresh > 5, "ssthresh restored, got {}", s.tp.snd_ssthresh);
+    assert!(
+        s.tp.snd_ssthresh > 5,
+        "ssthresh restored, got {}",
+        s.tp.snd_ssthresh
+    );
 }
 
 #[test]
@@ -137,7 +179,11 @@ fn a_genuine_timeout_is_not_undone() {
     w.now = rto_at + 40 * MS;
     s.on_packet(&ack(1, &[], ts_ms(rto_at)), &mut w);
     assert_eq!(s.stats.undos, 0);
-    assert!(s.tp.snd_cwnd <= 3, "cwnd stays reduced, got {}", s.tp.snd_cwnd);
+    assert!(
+        s.tp.snd_cwnd <= 3,
+        "cwnd stays reduced, got {}",
+        s.tp.snd_cwnd
+    );
     assert_eq!(s.tp.snd_ssthresh, 5);
 }
 
@@ -145,7 +191,12 @@ fn a_genuine_timeout_is_not_undone() {
 fn a_tail_loss_probe_fires_two_rtts_after_the_last_send() {
     let (mut s, mut w) = established(Some(10 * 1448));
     // Ten segments out, nothing more to send: PTO = 2 srtt + 2 ms = 82 ms after 40 ms.
-    let (kind, at) = *w.timers.iter().rev().find(|(t, _)| matches!(t, Timer::LossProbe)).unwrap();
+    let (kind, at) = *w
+        .timers
+        .iter()
+        .rev()
+        .find(|(t, _)| matches!(t, Timer::LossProbe))
+        .unwrap();
     assert_eq!(at, 40 * MS + 82 * MS);
     w.fire(&mut s, kind, at);
     // No new data: the probe retransmits the highest segment.
@@ -163,14 +214,23 @@ fn samples_are_marked_app_limited_when_the_application_runs_dry() {
     assert_eq!(s.tp.app_limited, 5);
     // Segments 1..3 are sacked at 80 ms: 0 is lost and retransmitted inside that period...
     w.now = 80 * MS;
-    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)), &mut w);
+    s.on_packet(
+        &ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)),
+        &mut w,
+    );
     assert!(w.segments_since(80 * MS).contains(&(80 * MS, 0)));
-    assert!(!s.last_rate_sample.is_app_limited, "segments sent before running dry give ordinary samples");
+    assert!(
+        !s.last_rate_sample.is_app_limited,
+        "segments sent before running dry give ordinary samples"
+    );
     // ...so the sample its ACK produces is marked app-limited.
     w.now = 120 * MS;
     s.on_packet(&ack(4, &[], ts_ms(80 * MS)), &mut w);
     let rs = s.last_rate_sample;
-    assert!(rs.is_app_limited, "the sample of a segment sent while app-limited is marked");
+    assert!(
+        rs.is_app_limited,
+        "the sample of a segment sent while app-limited is marked"
+    );
     assert_eq!((rs.delivered, rs.interval_ns), (1, 40 * MS as i64));
     // tcp_rate_gen keeps an app-limited sample for tcp_info only if it is not slower than the
     // kept one (3 packets / 40 ms here), so the reported rate stays the unlimited one.
@@ -186,7 +246,10 @@ fn a_spurious_fast_retransmit_is_undone_when_its_duplicate_is_dsacked() {
     let (mut s, mut w) = established(None);
     // Three segments sacked above segment 0: fast retransmit of 0 at 80 ms.
     w.now = 80 * MS;
-    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)), &mut w);
+    s.on_packet(
+        &ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)),
+        &mut w,
+    );
     assert_eq!(s.tp.ca_state, CaState::Recovery);
     let ssthresh = s.tp.snd_ssthresh;
     assert_eq!(ssthresh, 5);
@@ -197,10 +260,20 @@ fn a_spurious_fast_retransmit_is_undone_when_its_duplicate_is_dsacked() {
     assert_eq!(s.stats.undos, 0);
     // ...and the retransmission arrives as a duplicate, reported by a D-SACK below the ACK.
     w.now = 120 * MS;
-    s.on_packet(&ack(4, &[SeqRange { start: 0, end: 1 }], ts_ms(80 * MS)), &mut w);
+    s.on_packet(
+        &ack(4, &[SeqRange { start: 0, end: 1 }], ts_ms(80 * MS)),
+        &mut w,
+    );
     assert_eq!(s.stats.dsacks, 1);
-    assert_eq!(s.stats.undos, 1, "every retransmission of the episode was D-SACKed");
-    assert!(s.tp.snd_ssthresh > ssthresh, "ssthresh restored to {}", s.tp.snd_ssthresh);
+    assert_eq!(
+        s.stats.undos, 1,
+        "every retransmission of the episode was D-SACKed"
+    );
+    assert!(
+        s.tp.snd_ssthresh > ssthresh,
+        "ssthresh restored to {}",
+        s.tp.snd_ssthresh
+    );
     assert!(s.tp.snd_cwnd >= 10, "cwnd restored, got {}", s.tp.snd_cwnd);
 }
 
@@ -210,7 +283,10 @@ fn rate_samples_carry_inflight_at_send_and_losses_since() {
     // The initial window went out back to back: segment k left with k + 1 packets in flight.
     // Segments 1..3 sacked: the newest delivered (3) gives the sample; 0 is marked lost.
     w.now = 80 * MS;
-    s.on_packet(&ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)), &mut w);
+    s.on_packet(
+        &ack(0, &[SeqRange { start: 1, end: 4 }], ts_ms(40 * MS)),
+        &mut w,
+    );
     let rs = s.last_rate_sample;
     assert_eq!(rs.tx_in_flight, 4);
     assert_eq!((rs.prior_lost, rs.lost, rs.losses), (0, 1, 1));

@@ -14,7 +14,12 @@ fn main() {
         })
         .collect();
     let p = Path::new(path);
-    let opts = ParseOptions { source: path, base_dir: p.parent(), overrides: &overrides, ..Default::default() };
+    let opts = ParseOptions {
+        source: path,
+        base_dir: p.parent(),
+        overrides: &overrides,
+        ..Default::default()
+    };
     let mut world = load(&text, &opts).unwrap_or_else(|e| panic!("{e}"));
     world.run();
     if std::env::var_os("ROVE_ROWS").is_some() {
@@ -24,11 +29,22 @@ fn main() {
             if (f.time_s[i] * 100.0).round() as u64 % 50 == 0 {
                 println!(
                     "t={:.2} flow={} sub={} cwnd={} inflight={} srtt={:.1} delivered={} ofo={} {}",
-                    f.time_s[i], f.flow[i], f.subflow[i], f.cwnd_pkts[i], f.inflight_pkts[i], f.srtt_ms[i], f.bytes_delivered[i], f.ofo_bytes[i], f.ca_state[i]
+                    f.time_s[i],
+                    f.flow[i],
+                    f.subflow[i],
+                    f.cwnd_pkts[i],
+                    f.inflight_pkts[i],
+                    f.srtt_ms[i],
+                    f.bytes_delivered[i],
+                    f.ofo_bytes[i],
+                    f.ca_state[i]
                 );
             }
         }
         return;
     }
-    println!("{}", serde_json::to_string_pretty(&summarize(&world)).unwrap());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&summarize(&world)).unwrap()
+    );
 }

@@ -63,10 +63,21 @@ pub struct Recorder {
 impl Recorder {
     pub fn new(n_links: usize, n_flows: usize) -> Self {
         let _ = n_flows;
-        Recorder { flows: FlowSeries::default(), links: LinkSeries::default(), sojourn_seen: vec![0; n_links] }
+        Recorder {
+            flows: FlowSeries::default(),
+            links: LinkSeries::default(),
+            sojourn_seen: vec![0; n_links],
+        }
     }
 
-    pub fn sample(&mut self, now: Nanos, order: &[FlowRef], flows: &[Flow], connections: &[MpFlow], links: &[Link]) {
+    pub fn sample(
+        &mut self,
+        now: Nanos,
+        order: &[FlowRef],
+        flows: &[Flow],
+        connections: &[MpFlow],
+        links: &[Link],
+    ) {
         let t = now as f64 / NS_PER_S as f64;
         for (k, r) in order.iter().enumerate() {
             match *r {
@@ -107,7 +118,11 @@ impl Recorder {
         s.inflight_pkts.push(tp.packets_in_flight());
         s.pacing_rate_bps.push(tp.pacing_rate as f64 * 8.0);
         s.srtt_ms.push(ms(tp.srtt_us));
-        s.min_rtt_ms.push(if tp.min_rtt_us == u64::MAX { 0.0 } else { ms(tp.min_rtt_us) });
+        s.min_rtt_ms.push(if tp.min_rtt_us == u64::MAX {
+            0.0
+        } else {
+            ms(tp.min_rtt_us)
+        });
         s.delivery_rate_bps.push(tp.delivery_rate_bps());
         s.bytes_acked.push(tp.bytes_acked);
         s.bytes_delivered.push(f.receiver.bytes_delivered);
@@ -127,21 +142,52 @@ impl Recorder {
     fn connection_rows(&mut self, t: f64, now: Nanos, k: u32, m: &MpFlow) {
         let c = &m.conn;
         let established = || c.subflows.iter().filter(|sf| sf.sender.is_established());
-        let min_nonzero = |xs: &mut dyn Iterator<Item = u64>| xs.filter(|&x| x != 0 && x != u64::MAX).min().unwrap_or(0);
+        let min_nonzero = |xs: &mut dyn Iterator<Item = u64>| {
+            xs.filter(|&x| x != 0 && x != u64::MAX).min().unwrap_or(0)
+        };
         let s = &mut self.flows;
         s.time_s.push(t);
         s.flow.push(k);
         s.subflow.push(-1);
-        s.cwnd_pkts.push(established().map(|sf| sf.sender.tp.snd_cwnd).fold(0u32, |a, b| a.saturating_add(b)));
-        s.ssthresh_pkts.push(established().map(|sf| sf.sender.tp.snd_ssthresh).fold(0u32, |a, b| a.saturating_add(b)));
-        s.inflight_pkts.push(established().map(|sf| sf.sender.tp.packets_in_flight()).sum());
-        s.pacing_rate_bps.push(established().map(|sf| sf.sender.tp.pacing_rate as f64 * 8.0).sum());
-        s.srtt_ms.push(ms(min_nonzero(&mut established().map(|sf| sf.sender.tp.srtt_us))));
-        s.min_rtt_ms.push(ms(min_nonzero(&mut established().map(|sf| sf.sender.tp.min_rtt_us))));
-        s.delivery_rate_bps.push(established().map(|sf| sf.sender.tp.delivery_rate_bps()).sum());
+        s.cwnd_pkts.push(
+            established()
+                .map(|sf| sf.sender.tp.snd_cwnd)
+                .fold(0u32, |a, b| a.saturating_add(b)),
+        );
+        s.ssthresh_pkts.push(
+            established()
+                .map(|sf| sf.sender.tp.snd_ssthresh)
+                .fold(0u32, |a, b| a.saturating_add(b)),
+        );
+        s.inflight_pkts.push(
+            established()
+                .map(|sf| sf.sender.tp.packets_in_flight())
+                .sum(),
+        );
+        s.pacing_rate_bps.push(
+            established()
+                .map(|sf| sf.sender.tp.pacing_rate as f64 * 8.0)
+                .sum(),
+        );
+        s.srtt_ms.push(ms(min_nonzero(
+            &mut established().map(|sf| sf.sender.tp.srtt_us),
+        )));
+        s.min_rtt_ms.push(ms(min_nonzero(
+            &mut established().map(|sf| sf.sender.tp.min_rtt_us),
+        )));
+        s.delivery_rate_bps.push(
+            established()
+                .map(|sf| sf.sender.tp.delivery_rate_bps())
+                .sum(),
+        );
         s.bytes_acked.push(c.data.bytes_before(c.data.una));
         s.bytes_delivered.push(c.reorder.bytes_delivered);
-        s.retrans_segs.push(c.subflows.iter().map(|sf| sf.sender.stats.retrans_segs).sum());
+        s.retrans_segs.push(
+            c.subflows
+                .iter()
+                .map(|sf| sf.sender.stats.retrans_segs)
+                .sum(),
+        );
         let state = if now < m.start_ns || established().next().is_none() {
             "idle"
         } else if c.is_complete() {
@@ -150,7 +196,8 @@ impl Recorder {
             "open"
         };
         s.ca_state.push(state);
-        s.cc_state.push(if state == "open" { "multipath" } else { state });
+        s.cc_state
+            .push(if state == "open" { "multipath" } else { state });
         s.ofo_bytes.push(c.reorder.ofo_bytes);
         for (j, sf) in c.subflows.iter().enumerate() {
             self.subflow_row(t, k, j, sf, c.is_complete());
@@ -168,7 +215,11 @@ impl Recorder {
         s.inflight_pkts.push(tp.packets_in_flight());
         s.pacing_rate_bps.push(tp.pacing_rate as f64 * 8.0);
         s.srtt_ms.push(ms(tp.srtt_us));
-        s.min_rtt_ms.push(if tp.min_rtt_us == u64::MAX { 0.0 } else { ms(tp.min_rtt_us) });
+        s.min_rtt_ms.push(if tp.min_rtt_us == u64::MAX {
+            0.0
+        } else {
+            ms(tp.min_rtt_us)
+        });
         s.delivery_rate_bps.push(tp.delivery_rate_bps());
         s.bytes_acked.push(tp.bytes_acked);
         s.bytes_delivered.push(sf.receiver.bytes_received);

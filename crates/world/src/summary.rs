@@ -149,7 +149,11 @@ pub fn summarize(world: &World) -> Summary {
             let soj = &l.stats.sojourn_ns;
             LinkSummary {
                 name: l.name.clone(),
-                utilization: if capacity > 0.0 { l.stats.departed_bytes as f64 / capacity } else { 0.0 },
+                utilization: if capacity > 0.0 {
+                    l.stats.departed_bytes as f64 / capacity
+                } else {
+                    0.0
+                },
                 mean_queue_delay_ms: mean(soj).map(|m| m / 1e6),
                 p95_queue_delay_ms: percentile(soj, 0.95).map(ns_to_ms),
                 drops: l.stats.drops(),
@@ -189,7 +193,11 @@ fn single_flow_summary(f: &Flow, duration: Nanos) -> FlowSummary {
         throughput_mbps: f.receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
         mean_rtt_ms: mean(rtts).map(|m| m / 1e6),
         p95_rtt_ms: percentile(rtts, 0.95).map(ns_to_ms),
-        retrans_rate: if sent == 0 { 0.0 } else { f.sender.stats.retrans_segs as f64 / sent as f64 },
+        retrans_rate: if sent == 0 {
+            0.0
+        } else {
+            f.sender.stats.retrans_segs as f64 / sent as f64
+        },
         fct_s: done.map(|t| secs(t - f.start_ns)),
         bytes_delivered: f.receiver.bytes_delivered,
         multipath: None,
@@ -201,11 +209,23 @@ fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSum
     let done = c.data.completed_at;
     let end = done.unwrap_or(duration).min(duration);
     let active_s = secs(end.saturating_sub(m.start_ns)).max(1e-9);
-    let rtts: Vec<Nanos> = c.subflows.iter().flat_map(|sf| sf.sender.stats.rtt_samples_ns.iter().copied()).collect();
+    let rtts: Vec<Nanos> = c
+        .subflows
+        .iter()
+        .flat_map(|sf| sf.sender.stats.rtt_samples_ns.iter().copied())
+        .collect();
     let sent: u64 = c.subflows.iter().map(|sf| sf.sender.stats.segs_sent).sum();
-    let retrans: u64 = c.subflows.iter().map(|sf| sf.sender.stats.retrans_segs).sum();
+    let retrans: u64 = c
+        .subflows
+        .iter()
+        .map(|sf| sf.sender.stats.retrans_segs)
+        .sum();
     let received: u64 = c.subflows.iter().map(|sf| sf.receiver.bytes_received).sum();
-    let link_names = |ids: &[u32]| ids.iter().map(|&l| world.links[l as usize].name.clone()).collect::<Vec<_>>();
+    let link_names = |ids: &[u32]| {
+        ids.iter()
+            .map(|&l| world.links[l as usize].name.clone())
+            .collect::<Vec<_>>()
+    };
     let subflows = c
         .subflows
         .iter()
@@ -219,10 +239,18 @@ fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSum
                 start_s: sf.started_at.map(secs),
                 established_s: st.established_at.map(secs),
                 throughput_mbps: sf.receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
-                share: if received == 0 { 0.0 } else { sf.receiver.bytes_received as f64 / received as f64 },
+                share: if received == 0 {
+                    0.0
+                } else {
+                    sf.receiver.bytes_received as f64 / received as f64
+                },
                 mean_rtt_ms: mean(&st.rtt_samples_ns).map(|m| m / 1e6),
                 p95_rtt_ms: percentile(&st.rtt_samples_ns, 0.95).map(ns_to_ms),
-                retrans_rate: if st.segs_sent == 0 { 0.0 } else { st.retrans_segs as f64 / st.segs_sent as f64 },
+                retrans_rate: if st.segs_sent == 0 {
+                    0.0
+                } else {
+                    st.retrans_segs as f64 / st.segs_sent as f64
+                },
                 segs_sent: st.segs_sent,
                 failures: sf.failures,
             }
@@ -243,7 +271,11 @@ fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSum
         throughput_mbps: received as f64 * 8.0 / active_s / 1e6,
         mean_rtt_ms: mean(&rtts).map(|m| m / 1e6),
         p95_rtt_ms: percentile(&rtts, 0.95).map(ns_to_ms),
-        retrans_rate: if sent == 0 { 0.0 } else { retrans as f64 / sent as f64 },
+        retrans_rate: if sent == 0 {
+            0.0
+        } else {
+            retrans as f64 / sent as f64
+        },
         fct_s: done.map(|t| secs(t - m.start_ns)),
         bytes_delivered: c.reorder.bytes_delivered,
         multipath: Some(MultipathSummary {

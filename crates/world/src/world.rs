@@ -9,12 +9,12 @@
 //! an ACK that pushes the RTO back costs no heap operation.
 
 use crate::record::Recorder;
+use rove_mp::{Connection, SubflowNet};
 use rove_scenario::Scenario;
 use rove_sim::event::EventQueue;
 use rove_sim::link::{Link, LinkOutput};
 use rove_sim::packet::{Direction, Packet, PacketArena, PacketId};
 use rove_sim::Nanos;
-use rove_mp::{Connection, SubflowNet};
 use rove_tcp::receiver::TcpReceiver;
 use rove_tcp::sender::TcpSender;
 use rove_tcp::{Timer, Wire};
@@ -24,10 +24,17 @@ pub enum Event {
     Start(u32),
     Service(u32),
     Arrive(PacketId),
-    Timer { flow: u32, timer: Timer },
+    Timer {
+        flow: u32,
+        timer: Timer,
+    },
     /// A multipath connection opens (its first subflow sends the SYN).
     ConnectionStart(u32),
-    SubflowTimer { conn: u32, sub: u8, timer: Timer },
+    SubflowTimer {
+        conn: u32,
+        sub: u8,
+        timer: Timer,
+    },
     Sample,
 }
 
@@ -43,8 +50,25 @@ pub struct Flow {
 }
 
 impl Flow {
-    pub fn new(name: String, cc_name: String, start_ns: Nanos, path: Vec<u32>, ack_path: Vec<u32>, sender: TcpSender, receiver: TcpReceiver) -> Self {
-        Flow { name, cc_name, start_ns, path, ack_path, sender, receiver, pending: [None; Timer::COUNT] }
+    pub fn new(
+        name: String,
+        cc_name: String,
+        start_ns: Nanos,
+        path: Vec<u32>,
+        ack_path: Vec<u32>,
+        sender: TcpSender,
+        receiver: TcpReceiver,
+    ) -> Self {
+        Flow {
+            name,
+            cc_name,
+            start_ns,
+            path,
+            ack_path,
+            sender,
+            receiver,
+            pending: [None; Timer::COUNT],
+        }
     }
 }
 
@@ -67,9 +91,24 @@ pub struct SubflowRoute {
 }
 
 impl MpFlow {
-    pub fn new(name: String, cc_name: String, coupling: String, start_ns: Nanos, paths: Vec<SubflowRoute>, conn: Connection) -> Self {
+    pub fn new(
+        name: String,
+        cc_name: String,
+        coupling: String,
+        start_ns: Nanos,
+        paths: Vec<SubflowRoute>,
+        conn: Connection,
+    ) -> Self {
         let pending = vec![[None; Timer::COUNT]; paths.len()];
-        MpFlow { name, cc_name, coupling, start_ns, paths, conn, pending }
+        MpFlow {
+            name,
+            cc_name,
+            coupling,
+            start_ns,
+            paths,
+            conn,
+            pending,
+        }
     }
 }
 
@@ -126,7 +165,9 @@ impl Wire for Net<'_> {
         let bytes = p.wire_bytes;
         let id = self.arena.alloc(p);
         let link = self.route[0];
-        offer(self.now, link, id, bytes, self.links, self.queue, self.arena, self.out);
+        offer(
+            self.now, link, id, bytes, self.links, self.queue, self.arena, self.out,
+        );
     }
 
     #[inline]
@@ -134,7 +175,13 @@ impl Wire for Net<'_> {
         let slot = &mut self.pending[timer.index()];
         if slot.is_none_or(|p| at < p) {
             *slot = Some(at);
-            self.queue.push(at, Event::Timer { flow: self.flow, timer });
+            self.queue.push(
+                at,
+                Event::Timer {
+                    flow: self.flow,
+                    timer,
+                },
+            );
         }
     }
 }
@@ -169,7 +216,9 @@ impl SubflowNet for MpNet<'_> {
         };
         let bytes = p.wire_bytes;
         let id = self.arena.alloc(p);
-        offer(self.now, link, id, bytes, self.links, self.queue, self.arena, self.out);
+        offer(
+            self.now, link, id, bytes, self.links, self.queue, self.arena, self.out,
+        );
     }
 
     #[inline]
@@ -177,7 +226,14 @@ impl SubflowNet for MpNet<'_> {
         let slot = &mut self.pending[sub][timer.index()];
         if slot.is_none_or(|p| at < p) {
             *slot = Some(at);
-            self.queue.push(at, Event::SubflowTimer { conn: self.conn, sub: sub as u8, timer });
+            self.queue.push(
+                at,
+                Event::SubflowTimer {
+                    conn: self.conn,
+                    sub: sub as u8,
+                    timer,
+                },
+            );
         }
     }
 }
@@ -212,13 +268,21 @@ fn drain(out: &mut Vec<LinkOutput>, queue: &mut EventQueue<Event>, arena: &mut P
 }
 
 impl World {
-    pub(crate) fn new(scenario: Scenario, links: Vec<Link>, flows: Vec<Flow>, connections: Vec<MpFlow>, order: Vec<FlowRef>) -> Self {
+    pub(crate) fn new(
+        scenario: Scenario,
+        links: Vec<Link>,
+        flows: Vec<Flow>,
+        connections: Vec<MpFlow>,
+        order: Vec<FlowRef>,
+    ) -> Self {
         let mut queue = EventQueue::with_capacity(4096);
         // Start events in scenario order (ties at one time break by insertion order).
         for r in &order {
             match *r {
                 FlowRef::Single(i) => queue.push(flows[i].start_ns, Event::Start(i as u32)),
-                FlowRef::Multi(i) => queue.push(connections[i].start_ns, Event::ConnectionStart(i as u32)),
+                FlowRef::Multi(i) => {
+                    queue.push(connections[i].start_ns, Event::ConnectionStart(i as u32))
+                }
             }
         }
         let recorder = Recorder::new(links.len(), order.len());
@@ -301,37 +365,117 @@ impl World {
                     return; // superseded by an earlier arm
                 }
                 f.pending[timer.index()] = None;
-                let Flow { sender, receiver, path, ack_path, pending, .. } = f;
+                let Flow {
+                    sender,
+                    receiver,
+                    path,
+                    ack_path,
+                    pending,
+                    ..
+                } = f;
                 if timer == Timer::DelayedAck {
-                    let mut net = Net { now, flow, side: Direction::Ack, route: ack_path, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                    let mut net = Net {
+                        now,
+                        flow,
+                        side: Direction::Ack,
+                        route: ack_path,
+                        pending,
+                        queue: &mut self.queue,
+                        arena: &mut self.arena,
+                        links: &mut self.links,
+                        out: &mut self.out,
+                    };
                     receiver.on_timer(timer, &mut net);
                 } else {
-                    let mut net = Net { now, flow, side: Direction::Data, route: path, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                    let mut net = Net {
+                        now,
+                        flow,
+                        side: Direction::Data,
+                        route: path,
+                        pending,
+                        queue: &mut self.queue,
+                        arena: &mut self.arena,
+                        links: &mut self.links,
+                        out: &mut self.out,
+                    };
                     sender.on_timer(timer, &mut net);
                 }
             }
             Event::Start(flow) => {
-                let Flow { sender, path, pending, .. } = &mut self.flows[flow as usize];
-                let mut net = Net { now, flow, side: Direction::Data, route: path, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                let Flow {
+                    sender,
+                    path,
+                    pending,
+                    ..
+                } = &mut self.flows[flow as usize];
+                let mut net = Net {
+                    now,
+                    flow,
+                    side: Direction::Data,
+                    route: path,
+                    pending,
+                    queue: &mut self.queue,
+                    arena: &mut self.arena,
+                    links: &mut self.links,
+                    out: &mut self.out,
+                };
                 sender.start(&mut net);
             }
             Event::ConnectionStart(c) => {
-                let MpFlow { conn, paths, pending, .. } = &mut self.connections[c as usize];
-                let mut net = MpNet { now, conn: c, paths, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                let MpFlow {
+                    conn,
+                    paths,
+                    pending,
+                    ..
+                } = &mut self.connections[c as usize];
+                let mut net = MpNet {
+                    now,
+                    conn: c,
+                    paths,
+                    pending,
+                    queue: &mut self.queue,
+                    arena: &mut self.arena,
+                    links: &mut self.links,
+                    out: &mut self.out,
+                };
                 conn.start(&mut net);
             }
-            Event::SubflowTimer { conn: c, sub, timer } => {
-                let MpFlow { conn, paths, pending, .. } = &mut self.connections[c as usize];
+            Event::SubflowTimer {
+                conn: c,
+                sub,
+                timer,
+            } => {
+                let MpFlow {
+                    conn,
+                    paths,
+                    pending,
+                    ..
+                } = &mut self.connections[c as usize];
                 let slot = &mut pending[sub as usize][timer.index()];
                 if *slot != Some(now) {
                     return; // superseded by an earlier arm
                 }
                 *slot = None;
-                let mut net = MpNet { now, conn: c, paths, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                let mut net = MpNet {
+                    now,
+                    conn: c,
+                    paths,
+                    pending,
+                    queue: &mut self.queue,
+                    arena: &mut self.arena,
+                    links: &mut self.links,
+                    out: &mut self.out,
+                };
                 conn.on_timer(sub as usize, timer, &mut net);
             }
             Event::Sample => {
-                self.recorder.sample(now, &self.order, &self.flows, &self.connections, &self.links);
+                self.recorder.sample(
+                    now,
+                    &self.order,
+                    &self.flows,
+                    &self.connections,
+                    &self.links,
+                );
                 let next = now + self.scenario.sample_interval_ns;
                 if next <= self.scenario.duration_ns {
                     self.queue.push(next, Event::Sample);
@@ -359,18 +503,54 @@ impl World {
         if next < route.len() {
             self.arena.get_mut(id).hop = next as u16;
             let link = route[next];
-            offer(now, link, id, p.wire_bytes, &mut self.links, &mut self.queue, &mut self.arena, &mut self.out);
+            offer(
+                now,
+                link,
+                id,
+                p.wire_bytes,
+                &mut self.links,
+                &mut self.queue,
+                &mut self.arena,
+                &mut self.out,
+            );
             return;
         }
         self.arena.release(id);
-        let Flow { sender, receiver, path, ack_path, pending, .. } = f;
+        let Flow {
+            sender,
+            receiver,
+            path,
+            ack_path,
+            pending,
+            ..
+        } = f;
         match p.direction {
             Direction::Data => {
-                let mut net = Net { now, flow, side: Direction::Ack, route: ack_path, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                let mut net = Net {
+                    now,
+                    flow,
+                    side: Direction::Ack,
+                    route: ack_path,
+                    pending,
+                    queue: &mut self.queue,
+                    arena: &mut self.arena,
+                    links: &mut self.links,
+                    out: &mut self.out,
+                };
                 receiver.on_packet(&p, &mut net);
             }
             Direction::Ack => {
-                let mut net = Net { now, flow, side: Direction::Data, route: path, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+                let mut net = Net {
+                    now,
+                    flow,
+                    side: Direction::Data,
+                    route: path,
+                    pending,
+                    queue: &mut self.queue,
+                    arena: &mut self.arena,
+                    links: &mut self.links,
+                    out: &mut self.out,
+                };
                 sender.on_packet(&p, &mut net);
             }
         }
@@ -382,7 +562,12 @@ impl World {
     fn arrive_multipath(&mut self, id: PacketId, p: &Packet, sub: usize) {
         let now = self.now;
         let c = p.flow;
-        let MpFlow { conn, paths, pending, .. } = &mut self.connections[c as usize];
+        let MpFlow {
+            conn,
+            paths,
+            pending,
+            ..
+        } = &mut self.connections[c as usize];
         let route = match p.direction {
             Direction::Data => &paths[sub].path,
             Direction::Ack => &paths[sub].ack_path,
@@ -391,11 +576,29 @@ impl World {
         if next < route.len() {
             self.arena.get_mut(id).hop = next as u16;
             let link = route[next];
-            offer(now, link, id, p.wire_bytes, &mut self.links, &mut self.queue, &mut self.arena, &mut self.out);
+            offer(
+                now,
+                link,
+                id,
+                p.wire_bytes,
+                &mut self.links,
+                &mut self.queue,
+                &mut self.arena,
+                &mut self.out,
+            );
             return;
         }
         self.arena.release(id);
-        let mut net = MpNet { now, conn: c, paths, pending, queue: &mut self.queue, arena: &mut self.arena, links: &mut self.links, out: &mut self.out };
+        let mut net = MpNet {
+            now,
+            conn: c,
+            paths,
+            pending,
+            queue: &mut self.queue,
+            arena: &mut self.arena,
+            links: &mut self.links,
+            out: &mut self.out,
+        };
         conn.on_packet(sub, p, p.direction, &mut net);
     }
 }
@@ -408,7 +611,9 @@ impl World {
         let s = &self.recorder.flows;
         let at = |t: f64| -> u64 {
             (0..s.time_s.len())
-                .filter(|&i| s.flow[i] as usize == flow && s.subflow[i] < 0 && s.time_s[i] <= t + 1e-12)
+                .filter(|&i| {
+                    s.flow[i] as usize == flow && s.subflow[i] < 0 && s.time_s[i] <= t + 1e-12
+                })
                 .last()
                 .map_or(0, |i| s.bytes_delivered[i])
         };

@@ -38,7 +38,9 @@ cc_params = {{ {cc_params} }}
 
 /// Index (into `rows`) of the first row whose cc_state is `state`.
 fn first_in(f: &FlowSeries, rows: &[usize], state: &str) -> usize {
-    rows.iter().position(|&i| f.cc_state[i] == state).unwrap_or_else(|| panic!("never in {state}"))
+    rows.iter()
+        .position(|&i| f.cc_state[i] == state)
+        .unwrap_or_else(|| panic!("never in {state}"))
 }
 
 /// Packet-timed rounds (as BBR counts them) completed between rows `from` and `to`: a round
@@ -58,7 +60,10 @@ fn rounds_between(f: &FlowSeries, rows: &[usize], from: usize, to: usize) -> u32
 
 /// Rows of flow 0 from index `from` on that stay in `state`.
 fn run_length(f: &FlowSeries, rows: &[usize], from: usize, state: &str) -> usize {
-    rows[from..].iter().take_while(|&&i| f.cc_state[i] == state).count()
+    rows[from..]
+        .iter()
+        .take_while(|&&i| f.cc_state[i] == state)
+        .count()
 }
 
 #[test]
@@ -67,9 +72,15 @@ fn bbr_leaves_startup_within_three_rounds_of_the_bandwidth_plateau() {
     let f = &w.recorder.flows;
     let r = rows(f);
     // The plateau: the first delivery-rate sample at the link's rate (within 5 %).
-    let plateau = r.iter().position(|&i| f.delivery_rate_bps[i] >= 0.95 * PAYLOAD_BPS).expect("reaches the link rate");
+    let plateau = r
+        .iter()
+        .position(|&i| f.delivery_rate_bps[i] >= 0.95 * PAYLOAD_BPS)
+        .expect("reaches the link rate");
     let drain = first_in(f, &r, "drain");
-    assert!(r[..plateau].iter().all(|&i| f.cc_state[i] != "drain"), "left STARTUP before the plateau");
+    assert!(
+        r[..plateau].iter().all(|&i| f.cc_state[i] != "drain"),
+        "left STARTUP before the plateau"
+    );
     // tcp_bbr.c: full bandwidth is reached after 3 round starts without 25 % growth, so
     // STARTUP ends at most three rounds after the round that reached the plateau.
     let rounds = rounds_between(f, &r, plateau, drain);
@@ -77,7 +88,10 @@ fn bbr_leaves_startup_within_three_rounds_of_the_bandwidth_plateau() {
         "plateau at {:.3} s, DRAIN at {:.3} s: {rounds} rounds (srtt {:.1} ms)",
         f.time_s[r[plateau]], f.time_s[r[drain]], f.srtt_ms[r[drain]]
     );
-    assert!((1..=3).contains(&rounds), "STARTUP ended {rounds} rounds after the plateau");
+    assert!(
+        (1..=3).contains(&rounds),
+        "STARTUP ended {rounds} rounds after the plateau"
+    );
 }
 
 #[test]
@@ -90,7 +104,11 @@ fn bbr_drains_the_startup_queue_to_about_one_bdp_in_flight() {
     let r = rows(f);
     let drain = first_in(f, &r, "drain");
     let probe_bw = first_in(f, &r, "probe_bw");
-    let peak = r[..drain].iter().map(|&i| f.inflight_pkts[i]).max().unwrap();
+    let peak = r[..drain]
+        .iter()
+        .map(|&i| f.inflight_pkts[i])
+        .max()
+        .unwrap();
     // Each sample has one row for the flow and one per link (down, up): the bottleneck's row
     // of flow row i is 2i.
     let queue_at_drain = l.backlog_pkts[2 * r[drain]];
@@ -106,8 +124,14 @@ fn bbr_drains_the_startup_queue_to_about_one_bdp_in_flight() {
     // STARTUP's cwnd gain of 2.89 put about 3 BDP in flight, most of it queued.
     assert!(peak as f64 > 2.5 * BDP_PKTS, "peak inflight {peak}");
     // DRAIN ends when inflight is one BDP plus the quantization budget (34 + 6 packets).
-    assert!((inflight as f64 / BDP_PKTS - 1.0).abs() <= 0.25, "inflight {inflight} at the end of DRAIN");
-    assert!(queue_at_drain > 50, "STARTUP queued only {queue_at_drain} packets");
+    assert!(
+        (inflight as f64 / BDP_PKTS - 1.0).abs() <= 0.25,
+        "inflight {inflight} at the end of DRAIN"
+    );
+    assert!(
+        queue_at_drain > 50,
+        "STARTUP queued only {queue_at_drain} packets"
+    );
     assert!(queue <= 10, "queue of {queue} packets left after DRAIN");
     // It takes about one round at pacing gain 1/2.89 (the round is ~125 ms with STARTUP's queue).
     let drain_s = f.time_s[r[probe_bw]] - f.time_s[r[drain]];
@@ -118,7 +142,10 @@ fn bbr_drains_the_startup_queue_to_about_one_bdp_in_flight() {
 fn bbr_probe_bw_cycles_pacing_gain_five_quarters_three_quarters_then_one_six_times() {
     let (w, _) = run(&one_flow("9s", "5000pkt", ""));
     let f = &w.recorder.flows;
-    let r: Vec<usize> = rows(f).into_iter().filter(|&i| f.time_s[i] >= 2.0 && f.cc_state[i] == "probe_bw").collect();
+    let r: Vec<usize> = rows(f)
+        .into_iter()
+        .filter(|&i| f.time_s[i] >= 2.0 && f.cc_state[i] == "probe_bw")
+        .collect();
     // Runs of equal pacing rate: (rate, ms).
     let mut runs: Vec<(f64, usize)> = vec![];
     for &i in &r {
@@ -133,15 +160,32 @@ fn bbr_probe_bw_cycles_pacing_gain_five_quarters_three_quarters_then_one_six_tim
     let unity = 1_194_598.0 * 8.0;
     assert!((unity / (PAYLOAD_BPS * 0.99) - 1.0).abs() < 0.001);
     let gain = |rate: f64| rate / unity;
-    let gains: Vec<f64> = runs.iter().map(|x| (gain(x.0) * 1000.0).round() / 1000.0).collect();
-    println!("gain runs: {:?}", runs.iter().take(6).map(|x| (gain(x.0), x.1)).collect::<Vec<_>>());
+    let gains: Vec<f64> = runs
+        .iter()
+        .map(|x| (gain(x.0) * 1000.0).round() / 1000.0)
+        .collect();
+    println!(
+        "gain runs: {:?}",
+        runs.iter()
+            .take(6)
+            .map(|x| (gain(x.0), x.1))
+            .collect::<Vec<_>>()
+    );
     // The cycle, from wherever it started: 1.25, 0.75, then 1 (six phases in one run).
-    let start = gains.iter().position(|&g| g == 1.25).expect("a probing phase");
+    let start = gains
+        .iter()
+        .position(|&g| g == 1.25)
+        .expect("a probing phase");
     let cycles = (gains.len() - start) / 3;
     assert!(cycles >= 15, "{cycles} cycles in 7 s");
     for c in 0..cycles {
         let k = start + 3 * c;
-        assert_eq!(&gains[k..k + 3], &[1.25, 0.75, 1.0], "cycle {c}: {:?}", &gains[k..k + 3]);
+        assert_eq!(
+            &gains[k..k + 3],
+            &[1.25, 0.75, 1.0],
+            "cycle {c}: {:?}",
+            &gains[k..k + 3]
+        );
         // A phase lasts about min_rtt (40 ms): probing at least that, draining at most that
         // (it stops early at one BDP in flight), cruising six phases.
         let (probe, drain, cruise) = (runs[k].1, runs[k + 1].1, runs[k + 2].1);
@@ -162,17 +206,30 @@ fn bbr_enters_probe_rtt_after_10s_without_a_new_min_rtt_and_holds_4_packets_for_
     let k = first_in(f, &r, "probe_rtt");
     let entered = f.time_s[r[k]] - established;
     let held = run_length(f, &r, k, "probe_rtt");
-    let at_four = r[k..k + held].iter().filter(|&&i| f.inflight_pkts[i] <= 4).count();
+    let at_four = r[k..k + held]
+        .iter()
+        .filter(|&&i| f.inflight_pkts[i] <= 4)
+        .count();
     println!("PROBE_RTT {entered:.3} s after init, for {held} ms ({at_four} ms at <= 4 packets in flight)");
-    assert!((10.0..10.05).contains(&entered), "entered PROBE_RTT {entered} s after init");
-    assert!(r[k..k + held].iter().all(|&i| f.cwnd_pkts[i] == 4), "cwnd must be 4 packets throughout");
+    assert!(
+        (10.0..10.05).contains(&entered),
+        "entered PROBE_RTT {entered} s after init"
+    );
+    assert!(
+        r[k..k + held].iter().all(|&i| f.cwnd_pkts[i] == 4),
+        "cwnd must be 4 packets throughout"
+    );
     // At least 200 ms at 4 packets in flight (and one round), after inflight drained to 4.
     assert!(at_four >= 200, "{at_four} ms at 4 packets");
     assert!(held < 400, "PROBE_RTT lasted {held} ms");
     // Then back to PROBE_BW with the cwnd saved on entry.
     let after = r[k + held];
     assert_eq!(f.cc_state[after], "probe_bw");
-    assert!(f.cwnd_pkts[after] as f64 > 2.0 * BDP_PKTS, "cwnd {} after PROBE_RTT", f.cwnd_pkts[after]);
+    assert!(
+        f.cwnd_pkts[after] as f64 > 2.0 * BDP_PKTS,
+        "cwnd {} after PROBE_RTT",
+        f.cwnd_pkts[after]
+    );
 }
 
 #[test]
@@ -218,9 +275,14 @@ cc = "bbr"
 start = "2s"
 "#;
     let (w, s) = run(toml);
-    let g: Vec<f64> = (0..2).map(|i| w.goodput_mbps_between(i, 30.0, 60.0)).collect();
+    let g: Vec<f64> = (0..2)
+        .map(|i| w.goodput_mbps_between(i, 30.0, 60.0))
+        .collect();
     let jain = (g[0] + g[1]).powi(2) / (2.0 * (g[0] * g[0] + g[1] * g[1]));
-    println!("goodputs {g:?} Mbit/s, Jain {jain:.4}, utilization {:.3}", s.links[0].utilization);
+    println!(
+        "goodputs {g:?} Mbit/s, Jain {jain:.4}, utilization {:.3}",
+        s.links[0].utilization
+    );
     assert!(jain >= 0.95, "Jain's index {jain}: {g:?}");
     assert!(g[0] + g[1] > 0.9 * 20.0 * 1448.0 / 1500.0, "{g:?}");
 }
@@ -257,10 +319,16 @@ cc = "cubic"
     };
     for (buffer, bdps) in [("33pkt", 0.5), ("1067pkt", 16.0)] {
         let (w, _) = run(&pair(buffer));
-        let (bbr, cubic) = (w.goodput_mbps_between(0, 30.0, 60.0), w.goodput_mbps_between(1, 30.0, 60.0));
+        let (bbr, cubic) = (
+            w.goodput_mbps_between(0, 30.0, 60.0),
+            w.goodput_mbps_between(1, 30.0, 60.0),
+        );
         println!("{bdps} BDP buffer: BBR {bbr:.2} Mbit/s, CUBIC {cubic:.2} Mbit/s");
         if bdps < 1.0 {
-            assert!(bbr > 2.0 * cubic, "shallow buffer: BBR {bbr}, CUBIC {cubic}");
+            assert!(
+                bbr > 2.0 * cubic,
+                "shallow buffer: BBR {bbr}, CUBIC {cubic}"
+            );
         } else {
             assert!(cubic > 2.0 * bbr, "deep buffer: BBR {bbr}, CUBIC {cubic}");
         }

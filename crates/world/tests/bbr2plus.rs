@@ -10,7 +10,12 @@ use common::{bottleneck, run};
 /// deep (2000-packet) buffer, sampled every 10 ms.
 fn rate_drop(cc: &str, cc_params: &str) -> String {
     let down = "rate = \"20Mbps\"\nrate_steps = [{ at = \"10s\", rate = \"5Mbps\" }]\ndelay = \"20ms\"\nbuffer = \"2000pkt\"";
-    bottleneck("20s", "sample_interval = \"10ms\"", down, &[("f", cc, cc_params)])
+    bottleneck(
+        "20s",
+        "sample_interval = \"10ms\"",
+        down,
+        &[("f", cc, cc_params)],
+    )
 }
 
 /// Mean sojourn (queueing delay) at the bottleneck of the packets dequeued in [from, to) s, ms.
@@ -41,22 +46,36 @@ fn bbr2plus_with_algorithm_1_drains_the_queue_faster_than_bbr2_after_a_rate_drop
         ("bbr2", "".to_string()),
         ("bbr2", "loss_thresh = 0.2".to_string()),
         ("bbr2plus", OFF.to_string()),
-        ("bbr2plus", OFF.replace("expire_btlbw = false", "expire_btlbw = true")),
+        (
+            "bbr2plus",
+            OFF.replace("expire_btlbw = false", "expire_btlbw = true"),
+        ),
         ("bbr2plus", "expire_btlbw = false".to_string()),
         ("bbr2plus", "".to_string()),
         ("bbr2plus", "bdp_compensation = false".to_string()),
         ("bbr2plus", "variant = \"code\"".to_string()),
-        ("bbr2plus", "variant = \"code\", bdp_compensation = false".to_string()),
-        ("bbr2plus", OFF.replace("probe_try = false, continuous_probing = false, probe_interval_rounds = 0", "probe_try = true, continuous_probing = true, probe_interval_rounds = 8")),
+        (
+            "bbr2plus",
+            "variant = \"code\", bdp_compensation = false".to_string(),
+        ),
+        (
+            "bbr2plus",
+            OFF.replace(
+                "probe_try = false, continuous_probing = false, probe_interval_rounds = 0",
+                "probe_try = true, continuous_probing = true, probe_interval_rounds = 8",
+            ),
+        ),
     ] {
         let (w, s) = run(&rate_drop(cc, &params));
-        let states: std::collections::BTreeSet<&str> = w.recorder.flows.cc_state.iter().copied().collect();
+        let states: std::collections::BTreeSet<&str> =
+            w.recorder.flows.cc_state.iter().copied().collect();
         println!("   states: {states:?}");
         let before = mean_queue_delay_ms(&w, 5.0, 10.0);
         let after = mean_queue_delay_ms(&w, 10.0, 15.0);
         let late = mean_queue_delay_ms(&w, 15.0, 20.0);
-        let per_s: Vec<String> =
-            (10..15).map(|t| format!("{:.0}", mean_queue_delay_ms(&w, t as f64, t as f64 + 1.0))).collect();
+        let per_s: Vec<String> = (10..15)
+            .map(|t| format!("{:.0}", mean_queue_delay_ms(&w, t as f64, t as f64 + 1.0)))
+            .collect();
         println!("   per second 10..15: {per_s:?} ms");
         println!(
             "{cc:>8} {{{params:<66}}}: mean queueing delay 5-10 s {before:6.2} ms, 10-15 s {after:6.2} ms, 15-20 s {late:6.2} ms; goodput {:.3} Mbit/s, drops {}",
@@ -65,27 +84,69 @@ fn bbr2plus_with_algorithm_1_drains_the_queue_faster_than_bbr2_after_a_rate_drop
         rows.push((cc, params, after, s.flows[0].goodput_mbps));
     }
     let by = |i: usize| (rows[i].2, rows[i].3);
-    let (bbr2, bbr2_a20, all_off, alg1_only, no_alg1, plus, plus_no_alg3, code, _code_no_alg3, probing_only) =
-        (by(0), by(1), by(2), by(3), by(4), by(5), by(6), by(7), by(8), by(9));
+    let (
+        bbr2,
+        bbr2_a20,
+        all_off,
+        alg1_only,
+        no_alg1,
+        plus,
+        plus_no_alg3,
+        code,
+        _code_no_alg3,
+        probing_only,
+    ) = (
+        by(0),
+        by(1),
+        by(2),
+        by(3),
+        by(4),
+        by(5),
+        by(6),
+        by(7),
+        by(8),
+        by(9),
+    );
     // With every piece off, bbr2plus is bbr2 at alpha 20 %: the same run, to the byte.
     assert_eq!(all_off, bbr2_a20);
     // Algorithm 1 alone (measured: 80 ms against 199 ms for bbr2): the queue of the drop is
     // gone about 2 s after it instead of about 4 s.
-    assert!(alg1_only.0 < 0.6 * bbr2.0, "10-15 s queueing: Algorithm 1 only {:.2} ms, bbr2 {:.2} ms", alg1_only.0, bbr2.0);
+    assert!(
+        alg1_only.0 < 0.6 * bbr2.0,
+        "10-15 s queueing: Algorithm 1 only {:.2} ms, bbr2 {:.2} ms",
+        alg1_only.0,
+        bbr2.0
+    );
     // The thesis's BBRv2+ without Algorithm 3 (measured 63 ms): the redesigned ProbeBW with
     // Algorithm 1 drains the drop's queue within about 1 s.
-    assert!(plus_no_alg3.0 < 0.5 * bbr2.0, "no Algorithm 3 {:.2} ms, bbr2 {:.2} ms", plus_no_alg3.0, bbr2.0);
+    assert!(
+        plus_no_alg3.0 < 0.5 * bbr2.0,
+        "no Algorithm 3 {:.2} ms, bbr2 {:.2} ms",
+        plus_no_alg3.0,
+        bbr2.0
+    );
     // The full default (measured 162 ms) is better than bbr2 but gives back much of that: the
     // queue that builds after the drop raises mdev, Algorithm 3 reads it as jitter
     // (> mu · RTprop) and enlarges the cwnd target. Reported, not tuned away.
-    assert!(plus.0 < bbr2.0 && plus.0 < no_alg1.0, "default {:.2} ms, bbr2 {:.2}, without Algorithm 1 {:.2}", plus.0, bbr2.0, no_alg1.0);
+    assert!(
+        plus.0 < bbr2.0 && plus.0 < no_alg1.0,
+        "default {:.2} ms, bbr2 {:.2}, without Algorithm 1 {:.2}",
+        plus.0,
+        bbr2.0,
+        no_alg1.0
+    );
     // The probing redesign without Algorithm 1 (measured 276 ms) and the authors'-code variant
     // (measured 465 ms, still 69 ms at 15-20 s) hold a standing queue: cwnd-limited at 2 BDP of
     // the old rate, UP cannot raise the RTT, so ProbeTry and continuous probing pass and loop
     // UP -> POST_UP -> UP without a DOWN; Algorithm 1 runs only in CRUISE and DOWN, and the
     // code drops BBRv2's end-of-probe bw_hi advance, leaving its 25-round forced advance
     // (rounds of ~330 ms here) as the way out. Asserted as measured, so a change shows.
-    assert!(probing_only.0 > bbr2.0 && code.0 > bbr2.0, "probing only {:.2} ms, code {:.2} ms", probing_only.0, code.0);
+    assert!(
+        probing_only.0 > bbr2.0 && code.0 > bbr2.0,
+        "probing only {:.2} ms, code {:.2} ms",
+        probing_only.0,
+        code.0
+    );
     // Not at the price of the link: goodput within 10 % of bbr2's.
     for r in [plus, alg1_only, plus_no_alg3, code] {
         assert!(r.1 > 0.9 * bbr2.1, "goodput {} vs bbr2 {}", r.1, bbr2.1);
@@ -104,7 +165,10 @@ fn bbr2plus_rejects_bad_values_and_bbr2_rejects_bbr2plus_keys() {
     ] {
         let e = load(
             &rate_drop(cc, params),
-            &ParseOptions { source: "<test>", ..Default::default() },
+            &ParseOptions {
+                source: "<test>",
+                ..Default::default()
+            },
         )
         .err()
         .unwrap_or_else(|| panic!("{cc} accepted {params}"));
@@ -113,12 +177,16 @@ fn bbr2plus_rejects_bad_values_and_bbr2_rejects_bbr2plus_keys() {
     }
 }
 
-
 /// BBRv2+ against one CUBIC flow: 40 Mbit/s, 40 ms RTT, a deep buffer of `bdps` BDPs, 60 s.
 fn against_cubic(plus_params: &str, bdps: f64) -> String {
     let buffer = (bdps * 40e6 * 0.040 / 8.0 / 1500.0).round() as u64;
     let down = format!("rate = \"40Mbps\"\ndelay = \"20ms\"\nbuffer = \"{buffer}pkt\"");
-    bottleneck("60s", "", &down, &[("plus", "bbr2plus", plus_params), ("cubic", "cubic", "")])
+    bottleneck(
+        "60s",
+        "",
+        &down,
+        &[("plus", "bbr2plus", plus_params), ("cubic", "cubic", "")],
+    )
 }
 
 #[test]
@@ -135,7 +203,12 @@ fn dual_mode_keeps_bbr2plus_from_starving_against_cubic_in_a_deep_buffer() {
             println!("{bdps:>4} BDP {{{params:<18}}}: bbr2plus {plus:6.2} Mbit/s, cubic {cubic:6.2} Mbit/s");
             share.push(plus / (plus + cubic));
         }
-        assert!(share[1] > share[0] + 0.1, "{bdps} BDP: share without dual mode {:.3}, with {:.3}", share[0], share[1]);
+        assert!(
+            share[1] > share[0] + 0.1,
+            "{bdps} BDP: share without dual mode {:.3}, with {:.3}",
+            share[0],
+            share[1]
+        );
     }
 }
 
@@ -149,11 +222,18 @@ fn bdp_compensation_keeps_bbr2plus_going_under_gaussian_jitter_where_bbr2_collap
         let toml = bottleneck("20s", "", down, &[("f", cc, params)]);
         run(&toml).1.flows[0].goodput_mbps
     };
-    let (cubic, bbr2, plus, plus_no_alg3) =
-        (goodput("cubic", ""), goodput("bbr2", ""), goodput("bbr2plus", ""), goodput("bbr2plus", "bdp_compensation = false"));
+    let (cubic, bbr2, plus, plus_no_alg3) = (
+        goodput("cubic", ""),
+        goodput("bbr2", ""),
+        goodput("bbr2plus", ""),
+        goodput("bbr2plus", "bdp_compensation = false"),
+    );
     println!("goodput under 80 ms jitter: cubic {cubic:.2}, bbr2 {bbr2:.2}, bbr2plus {plus:.2}, without Algorithm 3 {plus_no_alg3:.2} Mbit/s");
     // Measured: cubic 23.3, bbr2 2.0, bbr2plus 25.1, bbr2plus without Algorithm 3 1.3 Mbit/s
     // (over 30 s: cubic 28.5, bbr2 1.75, bbr2plus 27.7).
-    assert!(plus > 5.0 * bbr2 && plus > 3.0 * plus_no_alg3, "bbr2plus {plus:.2}, bbr2 {bbr2:.2}, no Algorithm 3 {plus_no_alg3:.2}");
+    assert!(
+        plus > 5.0 * bbr2 && plus > 3.0 * plus_no_alg3,
+        "bbr2plus {plus:.2}, bbr2 {bbr2:.2}, no Algorithm 3 {plus_no_alg3:.2}"
+    );
     assert!(plus > 0.7 * cubic, "bbr2plus {plus:.2} vs cubic {cubic:.2}");
 }

@@ -32,11 +32,17 @@ fn lone_lia_olia_and_balia_are_reno_packet_for_packet() {
     // RFC 6356 §3, OLIA and BALIA all reduce to Reno on one path; the whole run, with random
     // losses and a queue that overflows, must be identical to Reno's.
     let (reno_w, reno) = run(&one_flow("reno", 0.002, "100pkt"));
-    let reno_cwnd: Vec<u32> = rows(&reno_w.recorder.flows).iter().map(|&i| reno_w.recorder.flows.cwnd_pkts[i]).collect();
+    let reno_cwnd: Vec<u32> = rows(&reno_w.recorder.flows)
+        .iter()
+        .map(|&i| reno_w.recorder.flows.cwnd_pkts[i])
+        .collect();
     assert!(reno.flows[0].retrans_rate > 0.0);
     for cc in ["lia", "olia", "balia"] {
         let (w, s) = run(&one_flow(cc, 0.002, "100pkt"));
-        let cwnd: Vec<u32> = rows(&w.recorder.flows).iter().map(|&i| w.recorder.flows.cwnd_pkts[i]).collect();
+        let cwnd: Vec<u32> = rows(&w.recorder.flows)
+            .iter()
+            .map(|&i| w.recorder.flows.cwnd_pkts[i])
+            .collect();
         assert_eq!(cwnd, reno_cwnd, "{cc}");
         assert_eq!(s.flows[0].goodput_mbps, reno.flows[0].goodput_mbps, "{cc}");
         assert_eq!(s.flows[0].retrans_rate, reno.flows[0].retrans_rate, "{cc}");
@@ -54,10 +60,22 @@ fn lone_wvegas_keeps_the_queue_short() {
     // throughput, as the thesis reports for wVegas (seed 000 §4.8).
     let (_, s) = run(&one_flow("wvegas", 0.0, "1000pkt"));
     let f = &s.flows[0];
-    assert!(f.goodput_mbps > 9.0 && f.goodput_mbps < 16.0, "goodput {}", f.goodput_mbps);
-    assert!(f.mean_rtt_ms.unwrap() < 40.6 + 6.0, "mean rtt {:?}", f.mean_rtt_ms);
+    assert!(
+        f.goodput_mbps > 9.0 && f.goodput_mbps < 16.0,
+        "goodput {}",
+        f.goodput_mbps
+    );
+    assert!(
+        f.mean_rtt_ms.unwrap() < 40.6 + 6.0,
+        "mean rtt {:?}",
+        f.mean_rtt_ms
+    );
     let (_, r) = run(&one_flow("reno", 0.0, "1000pkt"));
-    assert!(r.flows[0].mean_rtt_ms.unwrap() > 200.0, "reno mean rtt {:?}", r.flows[0].mean_rtt_ms);
+    assert!(
+        r.flows[0].mean_rtt_ms.unwrap() > 200.0,
+        "reno mean rtt {:?}",
+        r.flows[0].mean_rtt_ms
+    );
 }
 
 /// Two coupled "subflows" (two bulk flows whose algorithms share one coupling handle, standing in
@@ -99,7 +117,11 @@ cc = "reno"
     let h = CouplingHandle::new();
     let p = toml::Table::new();
     for f in 0..2 {
-        let config = if coupled { CcConfig::new(&p, 1).with_coupling(h.subflow()) } else { CcConfig::new(&p, 1) };
+        let config = if coupled {
+            CcConfig::new(&p, 1).with_coupling(h.subflow())
+        } else {
+            CcConfig::new(&p, 1)
+        };
         w.flows[f].sender.cc = build(cc, &config).unwrap().unwrap();
     }
     w.run();
@@ -169,12 +191,17 @@ ack_path = ["up"]
     let h = CouplingHandle::new();
     let p = toml::Table::new();
     for f in 0..2 {
-        w.flows[f].sender.cc = build("lia", &CcConfig::new(&p, 1).with_coupling(h.subflow())).unwrap().unwrap();
+        w.flows[f].sender.cc = build("lia", &CcConfig::new(&p, 1).with_coupling(h.subflow()))
+            .unwrap()
+            .unwrap();
     }
     w.run_until(60_000_000_000);
     h.set_group(1, 1);
     w.run();
-    let ratio = |from, to| (w.goodput_mbps_between(0, from, to) + w.goodput_mbps_between(1, from, to)) / w.goodput_mbps_between(2, from, to);
+    let ratio = |from, to| {
+        (w.goodput_mbps_between(0, from, to) + w.goodput_mbps_between(1, from, to))
+            / w.goodput_mbps_between(2, from, to)
+    };
     let (coupled, split) = (ratio(20.0, 60.0), ratio(80.0, 120.0));
     println!("coupled {coupled:.2}, split {split:.2}");
     assert!(coupled < 1.3, "coupled ratio {coupled:.3}");

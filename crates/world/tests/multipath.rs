@@ -9,7 +9,14 @@ use rove_world::{summarize, Summary, World};
 const SCHEDULERS: [&str; 5] = ["minrtt", "roundrobin", "redundant", "blest", "ecf"];
 
 /// Two disjoint paths: `a` (fast) and `b`, each with its own ACK link.
-fn two_paths(rate_a: &str, delay_a: &str, rate_b: &str, delay_b: &str, extra_links: &str, flow: &str) -> String {
+fn two_paths(
+    rate_a: &str,
+    delay_a: &str,
+    rate_b: &str,
+    delay_b: &str,
+    extra_links: &str,
+    flow: &str,
+) -> String {
     format!(
         r#"
 name = "mp"
@@ -54,11 +61,25 @@ fn assert_complete_in_order(w: &World, s: &Summary, size: u64, what: &str) {
     let log = c.reorder.delivery_log.as_deref().unwrap();
     let total = size.div_ceil(rove_tcp::MSS as u64);
     assert_eq!(log.len() as u64, total, "{what}: DSNs delivered");
-    assert!(log.iter().enumerate().all(|(i, &d)| d == i as u64), "{what}: delivered out of order or twice");
+    assert!(
+        log.iter().enumerate().all(|(i, &d)| d == i as u64),
+        "{what}: delivered out of order or twice"
+    );
     assert_eq!(c.reorder.bytes_delivered, size, "{what}: bytes delivered");
     assert_eq!(s.flows[0].bytes_delivered, size, "{what}");
-    assert!(s.flows[0].multipath.as_ref().unwrap().download_time_s.is_some(), "{what}: did not finish");
-    assert_eq!(c.reorder.ofo_bytes, 0, "{what}: data left in the reordering buffer");
+    assert!(
+        s.flows[0]
+            .multipath
+            .as_ref()
+            .unwrap()
+            .download_time_s
+            .is_some(),
+        "{what}: did not finish"
+    );
+    assert_eq!(
+        c.reorder.ofo_bytes, 0,
+        "{what}: data left in the reordering buffer"
+    );
 }
 
 #[test]
@@ -69,19 +90,40 @@ fn byte_stream_is_complete_and_in_order_for_every_scheduler_seed_and_outage() {
     let cases: [(&str, &str); 4] = [
         ("none", ""),
         ("b down 1s..3s", r#"outages = [{ at = "1s", for = "2s" }]"#),
-        ("a down 0.5s..2s", r#"outages = [{ at = "500ms", for = "1500ms" }]"#),
-        ("b down from 1s", r#"outages = [{ at = "1s", for = "60s" }]"#),
+        (
+            "a down 0.5s..2s",
+            r#"outages = [{ at = "500ms", for = "1500ms" }]"#,
+        ),
+        (
+            "b down from 1s",
+            r#"outages = [{ at = "1s", for = "60s" }]"#,
+        ),
     ];
     // Reno, and BBR (paced: segments wait in a subflow's queue between hand-over and sending).
-    let runs = SCHEDULERS.iter().flat_map(|s| (1..=3).map(move |seed| (*s, seed, "reno"))).chain(SCHEDULERS.iter().map(|s| (*s, 1, "bbr")));
+    let runs = SCHEDULERS
+        .iter()
+        .flat_map(|s| (1..=3).map(move |seed| (*s, seed, "reno")))
+        .chain(SCHEDULERS.iter().map(|s| (*s, 1, "bbr")));
     for (sched, seed, cc) in runs {
         {
             for (label, outage) in cases {
                 // Lossy paths with jitter so that subflows retransmit and reorder.
-                let mut toml = two_paths("10Mbps", "15ms", "20Mbps", "45ms", "", &format!("scheduler = \"{sched}\"\nsize = \"{size}B\""));
-                toml = toml.replace("seed = 1", &format!("seed = {seed}")).replace("cc = \"reno\"", &format!("cc = \"{cc}\""));
+                let mut toml = two_paths(
+                    "10Mbps",
+                    "15ms",
+                    "20Mbps",
+                    "45ms",
+                    "",
+                    &format!("scheduler = \"{sched}\"\nsize = \"{size}B\""),
+                );
+                toml = toml
+                    .replace("seed = 1", &format!("seed = {seed}"))
+                    .replace("cc = \"reno\"", &format!("cc = \"{cc}\""));
                 toml = toml.replace("[links.a_down]\n", "[links.a_down]\nloss = 0.01\n");
-                toml = toml.replace("[links.b_down]\n", "[links.b_down]\nloss = 0.002\njitter = \"5ms\"\njitter_reorder = true\n");
+                toml = toml.replace(
+                    "[links.b_down]\n",
+                    "[links.b_down]\nloss = 0.002\njitter = \"5ms\"\njitter_reorder = true\n",
+                );
                 if label.starts_with('a') {
                     toml = toml.replace("[links.a_down]\n", &format!("[links.a_down]\n{outage}\n"));
                 } else if label.starts_with('b') {
@@ -92,9 +134,15 @@ fn byte_stream_is_complete_and_in_order_for_every_scheduler_seed_and_outage() {
                 assert_complete_in_order(&w, &s, size, &what);
                 if label == "b down from 1s" {
                     let mp = s.flows[0].multipath.as_ref().unwrap();
-                    assert!(mp.subflows[1].failures >= 1, "{what}: subflow b never declared failed");
+                    assert!(
+                        mp.subflows[1].failures >= 1,
+                        "{what}: subflow b never declared failed"
+                    );
                     // (The redundant scheduler already sent every DSN on both paths.)
-                    assert!(sched == "redundant" || mp.reinjected_segs > 0, "{what}: nothing reinjected");
+                    assert!(
+                        sched == "redundant" || mp.reinjected_segs > 0,
+                        "{what}: nothing reinjected"
+                    );
                 }
             }
         }
@@ -118,8 +166,15 @@ fn second_subflow_joins_one_rtt_after_the_first() {
 /// (goodput, mean reordering-buffer bytes) of a window-limited bulk connection over two
 /// 10 Mbit/s paths with 20-packet buffers: path a 20 ms RTT, path b 2·`delay_b` RTT.
 fn window_limited(sched: &str, delay_b: &str) -> (f64, f64) {
-    let toml = two_paths("10Mbps", "10ms", "10Mbps", delay_b, "", &format!("scheduler = \"{sched}\"\nrwnd = \"64KB\""))
-        .replace("buffer = \"100pkt\"", "buffer = \"20pkt\"");
+    let toml = two_paths(
+        "10Mbps",
+        "10ms",
+        "10Mbps",
+        delay_b,
+        "",
+        &format!("scheduler = \"{sched}\"\nrwnd = \"64KB\""),
+    )
+    .replace("buffer = \"100pkt\"", "buffer = \"20pkt\"");
     let (_, s) = run_logged(world(&toml));
     let f = &s.flows[0];
     (f.goodput_mbps, f.multipath.as_ref().unwrap().ofo_mean_bytes)
@@ -132,24 +187,45 @@ fn round_robin_reordering_grows_with_the_rtt_difference_and_blest_stays_smaller(
     // transfer limited by cwnd alone is scheduled identically by all of them: an ACK frees
     // space on exactly one subflow, which takes the next segment.)
     let delays = ["10ms", "25ms", "50ms", "100ms"];
-    let rr: Vec<f64> = delays.iter().map(|d| window_limited("roundrobin", d).1).collect();
-    assert!(rr.windows(2).all(|w| w[0] < w[1]), "round-robin's reordering buffer: {rr:?}");
+    let rr: Vec<f64> = delays
+        .iter()
+        .map(|d| window_limited("roundrobin", d).1)
+        .collect();
+    assert!(
+        rr.windows(2).all(|w| w[0] < w[1]),
+        "round-robin's reordering buffer: {rr:?}"
+    );
     assert!(rr[3] > 3.0 * rr[0], "{rr:?}");
     for (i, d) in delays.iter().enumerate().skip(1) {
         let (blest_goodput, blest) = window_limited("blest", d);
-        assert!(blest < rr[i], "BLEST {blest} vs round-robin {} at {d}", rr[i]);
+        assert!(
+            blest < rr[i],
+            "BLEST {blest} vs round-robin {} at {d}",
+            rr[i]
+        );
         let (minrtt_goodput, minrtt) = window_limited("minrtt", d);
         // Measured: minRTT suffers the same head-of-line blocking as round-robin here (both get
         // the kernel's opportunistic retransmission and penalisation); it stays within 25 % of
         // round-robin's occupancy, below it while the RTT difference is small, and above
         // BLEST's. BLEST avoids the slow path altogether and keeps its goodput.
-        assert!(minrtt < 1.25 * rr[i], "minRTT {minrtt} vs round-robin {} at {d}", rr[i]);
+        assert!(
+            minrtt < 1.25 * rr[i],
+            "minRTT {minrtt} vs round-robin {} at {d}",
+            rr[i]
+        );
         assert!(blest < minrtt, "BLEST {blest} vs minRTT {minrtt} at {d}");
         if i >= 2 {
-            assert!(blest_goodput > minrtt_goodput, "{d}: BLEST {blest_goodput} vs minRTT {minrtt_goodput} Mbit/s");
+            assert!(
+                blest_goodput > minrtt_goodput,
+                "{d}: BLEST {blest_goodput} vs minRTT {minrtt_goodput} Mbit/s"
+            );
         }
         if i == 1 {
-            assert!(minrtt < rr[i], "minRTT {minrtt} vs round-robin {} at {d}", rr[i]);
+            assert!(
+                minrtt < rr[i],
+                "minRTT {minrtt} vs round-robin {} at {d}",
+                rr[i]
+            );
         }
     }
 }
@@ -159,18 +235,32 @@ fn min_rtt_fills_the_low_rtt_path_first() {
     // A 200 KB download over a 20 ms and a 100 ms path (10 Mbit/s each): subflow b joins at
     // 20 ms and is established at 120 ms; until then and whenever path a has cwnd space, minRTT
     // uses path a, so it carries nearly everything.
-    let toml = two_paths("10Mbps", "10ms", "10Mbps", "50ms", "", "scheduler = \"minrtt\"\nsize = \"200KB\"");
+    let toml = two_paths(
+        "10Mbps",
+        "10ms",
+        "10Mbps",
+        "50ms",
+        "",
+        "scheduler = \"minrtt\"\nsize = \"200KB\"",
+    );
     let (w, s) = run_logged(world(&toml));
     let mp = s.flows[0].multipath.as_ref().unwrap();
     assert!(mp.subflows[0].share > 0.9, "{:?}", mp.subflows);
     // The slow subflow only ever got data while the fast one was cwnd-limited: the first DSN it
     // carried was handed over after path a's whole initial window.
-    assert!(w.connections[0].conn.subflows[1].segs_assigned < w.connections[0].conn.subflows[0].segs_assigned / 5);
+    assert!(
+        w.connections[0].conn.subflows[1].segs_assigned
+            < w.connections[0].conn.subflows[0].segs_assigned / 5
+    );
 }
 
 #[test]
 fn uncoupled_connection_gets_about_twice_a_single_path_flow_at_a_shared_bottleneck() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/multipath/shared-bottleneck.toml")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/multipath/shared-bottleneck.toml"
+    ))
+    .unwrap();
     for cc in ["reno", "cubic"] {
         let text = text.replace("cc = \"reno\"", &format!("cc = \"{cc}\""));
         let mut w = world(&text);
@@ -178,8 +268,16 @@ fn uncoupled_connection_gets_about_twice_a_single_path_flow_at_a_shared_bottlene
         let s = summarize(&w);
         let (mp, tcp) = (&s.flows[0], &s.flows[1]);
         let ratio = mp.goodput_mbps / tcp.goodput_mbps;
-        assert!((1.7..2.3).contains(&ratio), "{cc}: {} vs {} Mbit/s, ratio {ratio}", mp.goodput_mbps, tcp.goodput_mbps);
-        assert!(mp.goodput_mbps + tcp.goodput_mbps > 18.0, "{cc}: the bottleneck is 20 Mbit/s");
+        assert!(
+            (1.7..2.3).contains(&ratio),
+            "{cc}: {} vs {} Mbit/s, ratio {ratio}",
+            mp.goodput_mbps,
+            tcp.goodput_mbps
+        );
+        assert!(
+            mp.goodput_mbps + tcp.goodput_mbps > 18.0,
+            "{cc}: the bottleneck is 20 Mbit/s"
+        );
     }
 }
 
@@ -187,8 +285,10 @@ fn uncoupled_connection_gets_about_twice_a_single_path_flow_at_a_shared_bottlene
 fn a_subflow_back_from_an_outage_is_used_again() {
     // Path b goes down from 2 s to 4 s: its RTO fires, it is declared failed, its data is
     // reinjected on path a; after the outage an ACK acknowledges new data and it carries data again.
-    let toml = two_paths("10Mbps", "10ms", "10Mbps", "30ms", "", "")
-        .replace("[links.b_down]\n", "[links.b_down]\noutages = [{ at = \"2s\", for = \"2s\" }]\n");
+    let toml = two_paths("10Mbps", "10ms", "10Mbps", "30ms", "", "").replace(
+        "[links.b_down]\n",
+        "[links.b_down]\noutages = [{ at = \"2s\", for = \"2s\" }]\n",
+    );
     let mut w = world(&toml);
     w.run_until(3_000_000_000);
     let c = &w.connections[0].conn;
@@ -198,8 +298,14 @@ fn a_subflow_back_from_an_outage_is_used_again() {
     let delivered_during = c.reorder.bytes_delivered;
     w.run();
     let c = &w.connections[0].conn;
-    assert!(!c.subflows[1].potentially_failed, "usable again after the outage");
-    assert!(c.subflows[1].segs_assigned > assigned_during + 1000, "path b carries data again");
+    assert!(
+        !c.subflows[1].potentially_failed,
+        "usable again after the outage"
+    );
+    assert!(
+        c.subflows[1].segs_assigned > assigned_during + 1000,
+        "path b carries data again"
+    );
     assert!(c.reorder.bytes_delivered > delivered_during);
     let s = summarize(&w);
     let mp = s.flows[0].multipath.as_ref().unwrap();
@@ -208,8 +314,15 @@ fn a_subflow_back_from_an_outage_is_used_again() {
 
 #[test]
 fn same_seed_same_results() {
-    let toml = two_paths("10Mbps", "15ms", "20Mbps", "45ms", "", "scheduler = \"blest\"")
-        .replace("[links.a_down]\n", "[links.a_down]\nloss = 0.01\n");
+    let toml = two_paths(
+        "10Mbps",
+        "15ms",
+        "20Mbps",
+        "45ms",
+        "",
+        "scheduler = \"blest\"",
+    )
+    .replace("[links.a_down]\n", "[links.a_down]\nloss = 0.01\n");
     let a = serde_json::to_string(&run_logged(world(&toml)).1).unwrap();
     let b = serde_json::to_string(&run_logged(world(&toml)).1).unwrap();
     assert_eq!(a, b);
@@ -218,7 +331,13 @@ fn same_seed_same_results() {
 #[test]
 fn unknown_coupling_and_scheduler_are_errors_naming_the_key() {
     let base = two_paths("10Mbps", "10ms", "10Mbps", "30ms", "", "");
-    let err = |extra: &str| match rove_world::load(&format!("{base}{extra}\n"), &rove_world::ParseOptions { source: "t.toml", ..Default::default() }) {
+    let err = |extra: &str| match rove_world::load(
+        &format!("{base}{extra}\n"),
+        &rove_world::ParseOptions {
+            source: "t.toml",
+            ..Default::default()
+        },
+    ) {
         Ok(_) => panic!("accepted {extra}"),
         Err(e) => e.to_string(),
     };
@@ -241,14 +360,23 @@ fn coupled_connection_gets_about_one_share_at_a_shared_bottleneck() {
     // twice. Single runs on a loss-free DropTail queue swing widely (whichever flow overflows the
     // buffer takes the drop), so, as in tests/coupled.rs, the bottleneck drops 0.1 % at random and
     // the ratio is the mean over three seeds and buffers of 0.5, 1 and 2 BDP.
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/multipath/shared-bottleneck.toml")).unwrap();
-    let text = text.replace("buffer = \"67pkt\"", "buffer = \"BUF\"\nloss = 0.001").replace("coupling = \"uncoupled\"\n", "");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/multipath/shared-bottleneck.toml"
+    ))
+    .unwrap();
+    let text = text
+        .replace("buffer = \"67pkt\"", "buffer = \"BUF\"\nloss = 0.001")
+        .replace("coupling = \"uncoupled\"\n", "");
     let mut means = vec![];
     for cc in ["lia", "olia", "balia", "reno"] {
         let mut ratios = vec![];
         for seed in 1..=3 {
             for buffer in ["33pkt", "67pkt", "134pkt"] {
-                let t = text.replace("seed = 1", &format!("seed = {seed}")).replace("BUF", buffer).replacen("cc = \"reno\"", &format!("cc = \"{cc}\""), 1);
+                let t = text
+                    .replace("seed = 1", &format!("seed = {seed}"))
+                    .replace("BUF", buffer)
+                    .replacen("cc = \"reno\"", &format!("cc = \"{cc}\""), 1);
                 let mut w = world(&t);
                 w.run();
                 let s = summarize(&w);
@@ -263,5 +391,8 @@ fn coupled_connection_gets_about_one_share_at_a_shared_bottleneck() {
         assert!((0.85..=1.15).contains(mean), "{cc}: mean ratio {mean:.3}");
     }
     let reno = means[3].1;
-    assert!((1.7..=2.3).contains(&reno), "uncoupled reno: mean ratio {reno:.3}");
+    assert!(
+        (1.7..=2.3).contains(&reno),
+        "uncoupled reno: mean ratio {reno:.3}"
+    );
 }

@@ -1,6 +1,5 @@
 //! Behaviour of whole scenarios, each against a hand-computed or published expectation.
 
-
 mod common;
 use common::run;
 
@@ -26,13 +25,24 @@ ack_path = ["up"]
 #[test]
 fn one_reno_flow_with_a_one_bdp_buffer_uses_over_90_percent_of_the_link() {
     // 10 Mbps, 40 ms RTT: BDP = 10e6 * 0.04 / 8 = 50 kB = 34 packets of 1500 B.
-    let (_, s) = run(&single("60s", "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"34pkt\"", ""));
+    let (_, s) = run(&single(
+        "60s",
+        "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"34pkt\"",
+        "",
+    ));
     let link = &s.links[0];
     assert!(link.utilization > 0.90, "utilization {}", link.utilization);
     // Goodput counts payload only: 1448 of every 1500 bytes.
     let f = &s.flows[0];
-    assert!(f.goodput_mbps > 0.90 * 10.0 * 1448.0 / 1500.0, "goodput {}", f.goodput_mbps);
-    assert!(link.drops > 0, "a Reno flow must eventually fill the buffer");
+    assert!(
+        f.goodput_mbps > 0.90 * 10.0 * 1448.0 / 1500.0,
+        "goodput {}",
+        f.goodput_mbps
+    );
+    assert!(
+        link.drops > 0,
+        "a Reno flow must eventually fill the buffer"
+    );
 }
 
 #[test]
@@ -50,7 +60,10 @@ fn reno_under_random_loss_follows_the_mathis_formula_within_20_percent() {
         let (_, s) = run(&toml);
         let mathis = 1448.0 * 8.0 / 0.1 * (1.5f64).sqrt() / p.sqrt() / 1e6;
         let got = s.flows[0].goodput_mbps;
-        assert!((got / mathis - 1.0).abs() < 0.20, "p = {p}: goodput {got:.3} Mbps, Mathis {mathis:.3} Mbps");
+        assert!(
+            (got / mathis - 1.0).abs() < 0.20,
+            "p = {p}: goodput {got:.3} Mbps, Mathis {mathis:.3} Mbps"
+        );
     }
 }
 
@@ -62,21 +75,35 @@ fn codel_holds_a_reno_flows_queue_near_its_5ms_target() {
     let d_fifo = fifo.links[0].mean_queue_delay_ms.unwrap();
     let d_codel = codel.links[0].mean_queue_delay_ms.unwrap();
     assert!(d_codel < 10.0, "CoDel mean sojourn {d_codel} ms");
-    assert!(d_fifo > 10.0 * d_codel, "DropTail {d_fifo} ms vs CoDel {d_codel} ms");
-    assert!(codel.links[0].utilization > 0.85, "CoDel utilization {}", codel.links[0].utilization);
+    assert!(
+        d_fifo > 10.0 * d_codel,
+        "DropTail {d_fifo} ms vs CoDel {d_codel} ms"
+    );
+    assert!(
+        codel.links[0].utilization > 0.85,
+        "CoDel utilization {}",
+        codel.links[0].utilization
+    );
 }
 
 #[test]
 fn a_finite_flow_delivers_exactly_its_bytes_and_reports_its_completion_time() {
     // 1 MB over 10 Mbps, 40 ms RTT, deep buffer: handshake (1 RTT), slow start from 10 packets,
     // and at least the serialization time of 1 MB (0.8 s at 10 Mbps on the wire).
-    let (w, s) = run(&single("20s", "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"1000pkt\"", "size = \"1MB\""));
+    let (w, s) = run(&single(
+        "20s",
+        "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"1000pkt\"",
+        "size = \"1MB\"",
+    ));
     let f = &s.flows[0];
     assert_eq!(f.bytes_delivered, 1_000_000);
     assert_eq!(w.flows[0].receiver.bytes_delivered, 1_000_000);
     let fct = f.fct_s.expect("the flow completes");
     let wire_time = 1_000_000.0 / 1448.0 * 1500.0 * 8.0 / 10e6;
-    assert!(fct > wire_time + 0.04 && fct < wire_time + 0.5, "fct {fct} s, wire time {wire_time} s");
+    assert!(
+        fct > wire_time + 0.04 && fct < wire_time + 0.5,
+        "fct {fct} s, wire time {wire_time} s"
+    );
 }
 
 #[test]
@@ -92,7 +119,11 @@ outages = [{ at = "3s", for = "1500ms" }]"#;
     assert_eq!(s.flows[0].bytes_delivered, 5_000_000);
     assert!(s.flows[0].fct_s.is_some());
     assert!(w.flows[0].sender.stats.retrans_segs > 0);
-    assert!(s.flows[0].retrans_rate > 0.004, "{}", s.flows[0].retrans_rate);
+    assert!(
+        s.flows[0].retrans_rate > 0.004,
+        "{}",
+        s.flows[0].retrans_rate
+    );
 }
 
 #[test]
@@ -101,7 +132,11 @@ fn a_flow_recovers_after_an_outage_by_retransmission_timeout() {
     let (w, s) = run(&single("30s", down, ""));
     // The queue overflows during the outage, the flow times out, and it comes back: the link
     // is busy for most of the 27 s it is up.
-    assert!(s.links[0].utilization > 0.8, "utilization {}", s.links[0].utilization);
+    assert!(
+        s.links[0].utilization > 0.8,
+        "utilization {}",
+        s.links[0].utilization
+    );
     assert!(w.flows[0].sender.stats.retrans_segs > 0);
 }
 
@@ -112,13 +147,17 @@ fn a_flow_over_a_12_mbps_trace_matches_one_over_a_12_mbps_link() {
     let (_, t) = run(&single("30s", trace, ""));
     let (_, f) = run(&single("30s", fixed, ""));
     let (gt, gf) = (t.flows[0].goodput_mbps, f.flows[0].goodput_mbps);
-    assert!((gt / gf - 1.0).abs() < 0.02, "trace {gt} Mbps, fixed {gf} Mbps");
+    assert!(
+        (gt / gf - 1.0).abs() < 0.02,
+        "trace {gt} Mbps, fixed {gf} Mbps"
+    );
     assert!(t.links[0].utilization > 0.95, "{}", t.links[0].utilization);
 }
 
 #[test]
 fn two_runs_with_the_same_seed_are_identical_and_another_seed_differs() {
-    let lossy = "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"\nloss = 0.01\njitter = \"2ms\"";
+    let lossy =
+        "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"\nloss = 0.01\njitter = \"2ms\"";
     let toml = single("20s", lossy, "count = 3");
     let a = serde_json::to_string(&run(&toml).1).unwrap();
     let b = serde_json::to_string(&run(&toml).1).unwrap();
@@ -127,7 +166,8 @@ fn two_runs_with_the_same_seed_are_identical_and_another_seed_differs() {
     let (wb, _) = run(&toml);
     assert_eq!(wa.recorder.flows.cwnd_pkts, wb.recorder.flows.cwnd_pkts);
     assert_eq!(wa.recorder.flows.srtt_ms, wb.recorder.flows.srtt_ms);
-    let c = serde_json::to_string(&run(&toml.replace("duration", "seed = 99\nduration")).1).unwrap();
+    let c =
+        serde_json::to_string(&run(&toml.replace("duration", "seed = 99\nduration")).1).unwrap();
     assert_ne!(a, c);
 }
 
@@ -162,15 +202,25 @@ ack_path = ["b_ack"]
 "#;
     let (_, one) = run(base);
     let (_, two) = run(&format!("{base}{extra}"));
-    assert_eq!(serde_json::to_string(&one.flows[0]).unwrap(), serde_json::to_string(&two.flows[0]).unwrap());
+    assert_eq!(
+        serde_json::to_string(&one.flows[0]).unwrap(),
+        serde_json::to_string(&two.flows[0]).unwrap()
+    );
     assert_eq!(one.links[0].loss_drops, two.links[0].loss_drops);
 }
 
 #[test]
 fn count_expands_into_identical_flows_that_share_the_bottleneck() {
-    let toml = single("60s", "rate = \"30Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"", "count = 3");
+    let toml = single(
+        "60s",
+        "rate = \"30Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"",
+        "count = 3",
+    );
     let (_, s) = run(&toml);
-    assert_eq!(s.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["f.1", "f.2", "f.3"]);
+    assert_eq!(
+        s.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        ["f.1", "f.2", "f.3"]
+    );
     let total: f64 = s.flows.iter().map(|f| f.goodput_mbps).sum();
     assert!(total > 0.9 * 30.0 * 1448.0 / 1500.0, "total {total}");
     assert!(s.jain_index.unwrap() > 0.9, "jain {:?}", s.jain_index);
@@ -178,7 +228,11 @@ fn count_expands_into_identical_flows_that_share_the_bottleneck() {
 
 #[test]
 fn time_series_are_sampled_every_interval_for_every_flow_and_link() {
-    let (w, _) = run(&single("1s", "rate = \"10Mbps\"\ndelay = \"20ms\"", "count = 2"));
+    let (w, _) = run(&single(
+        "1s",
+        "rate = \"10Mbps\"\ndelay = \"20ms\"",
+        "count = 2",
+    ));
     // 100 samples (10 ms .. 1 s) x 2 flows, and x 2 links.
     assert_eq!(w.recorder.flows.time_s.len(), 200);
     assert_eq!(w.recorder.links.time_s.len(), 200);
@@ -186,7 +240,10 @@ fn time_series_are_sampled_every_interval_for_every_flow_and_link() {
     assert_eq!(*w.recorder.flows.time_s.last().unwrap(), 1.0);
     // Every sojourn sample of the bottleneck is in exactly one row.
     let rows = &w.recorder.links;
-    let covered: usize = (0..rows.link.len()).filter(|&i| rows.link[i] == 0).map(|i| rows.sojourn_to[i] - rows.sojourn_from[i]).sum();
+    let covered: usize = (0..rows.link.len())
+        .filter(|&i| rows.link[i] == 0)
+        .map(|i| rows.sojourn_to[i] - rows.sojourn_from[i])
+        .sum();
     assert_eq!(covered, w.links[0].stats.sojourn_ns.len());
 }
 
@@ -198,7 +255,11 @@ fn delivery_rate_samples_equal_the_link_rate_once_the_pipe_is_full() {
     // delivered * mss / interval): 20 Mbps * 1448 / 1500.
     // (With losses, samples of packets sent during PRR recovery show the halved sending rate,
     // by design of max(send interval, ack interval); so the pipe must stay full here.)
-    let (w, sum) = run(&single("30s", "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"1000pkt\"", "rwnd = \"150KB\""));
+    let (w, sum) = run(&single(
+        "30s",
+        "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"1000pkt\"",
+        "rwnd = \"150KB\"",
+    ));
     assert_eq!(sum.links[0].drops, 0);
     let s = &w.recorder.flows;
     let expected = 20e6 * 1448.0 / 1500.0;
@@ -208,7 +269,13 @@ fn delivery_rate_samples_equal_the_link_rate_once_the_pipe_is_full() {
         .filter(|&&i| (s.delivery_rate_bps[i] / expected - 1.0).abs() >= 0.02)
         .map(|&i| (s.time_s[i], s.delivery_rate_bps[i], s.ca_state[i]))
         .collect();
-    assert!(bad.is_empty(), "{} of {} samples off by 2 % or more: {:?}", bad.len(), rows.len(), &bad[..bad.len().min(10)]);
+    assert!(
+        bad.is_empty(),
+        "{} of {} samples off by 2 % or more: {:?}",
+        bad.len(),
+        rows.len(),
+        &bad[..bad.len().min(10)]
+    );
 }
 
 #[test]
@@ -223,7 +290,10 @@ fn a_64kb_receive_window_without_window_scaling_caps_throughput_at_rwnd_per_rtt(
     .replace("delay = \"20ms\"", "delay = \"70ms\""));
     let expected = 45.0 * 1448.0 * 8.0 / 0.1 / 1e6;
     let g = s.flows[0].goodput_mbps;
-    assert!(g < expected && g > 0.9 * expected, "goodput {g}, rwnd/RTT {expected}");
+    assert!(
+        g < expected && g > 0.9 * expected,
+        "goodput {g}, rwnd/RTT {expected}"
+    );
     assert_eq!(s.links[0].drops, 0);
 }
 
@@ -256,7 +326,10 @@ ack_path = ["up"]
     let at = |t: f64| s.cwnd_pkts[s.time_s.iter().position(|&x| (x - t).abs() < 1e-9).unwrap()];
     let before = at(2.99);
     let after = at(4.2);
-    assert!(after as f64 >= 0.7 * before as f64, "cwnd before {before}, after {after}");
+    assert!(
+        after as f64 >= 0.7 * before as f64,
+        "cwnd before {before}, after {after}"
+    );
 }
 
 #[test]
@@ -267,6 +340,15 @@ fn reordering_jitter_is_absorbed_by_rack_and_dsack_as_in_linux() {
     let down = "rate = \"20Mbps\"\ndelay = \"30ms\"\nbuffer = \"200pkt\"\njitter = \"5ms\"\njitter_reorder = true";
     let (w, s) = run(&single("60s", down, ""));
     let f = &w.flows[0].sender;
-    assert!(s.flows[0].goodput_mbps > 0.8 * 20.0 * 1448.0 / 1500.0, "goodput {}", s.flows[0].goodput_mbps);
-    assert!(f.stats.dsacks > 0 && f.stats.undos > 0, "dsacks {} undos {}", f.stats.dsacks, f.stats.undos);
+    assert!(
+        s.flows[0].goodput_mbps > 0.8 * 20.0 * 1448.0 / 1500.0,
+        "goodput {}",
+        s.flows[0].goodput_mbps
+    );
+    assert!(
+        f.stats.dsacks > 0 && f.stats.undos > 0,
+        "dsacks {} undos {}",
+        f.stats.dsacks,
+        f.stats.undos
+    );
 }

@@ -38,7 +38,8 @@ fn need<T>(v: Option<T>, opt: &str) -> Result<T, String> {
 fn parse_cli() -> Result<Cli, String> {
     let mut a = Args::from_env();
     let (mut scenario, mut seed, mut overrides) = (None, None, Vec::new());
-    let (mut snd_ns, mut rcv_ns, mut tun, mut t0, mut out) = (None, None, "rove0".to_string(), None, None);
+    let (mut snd_ns, mut rcv_ns, mut tun, mut t0, mut out) =
+        (None, None, "rove0".to_string(), None, None);
     let (mut stop_after_s, mut spin_us, mut rt_prio) = (None, DEFAULT_SPIN_NS / 1000, 10);
     while let Some(opt) = a.next_arg() {
         match opt.as_str() {
@@ -85,7 +86,8 @@ fn main() {
     if let Err(e) = rove_emu::orchestrate::check_machine() {
         fail(2, e);
     }
-    let scenario = rove_scenario::parse_file(&cli.scenario, &cli.overrides, cli.seed, &[]).unwrap_or_else(|e| fail(2, e));
+    let scenario = rove_scenario::parse_file(&cli.scenario, &cli.overrides, cli.seed, &[])
+        .unwrap_or_else(|e| fail(2, e));
     // Stop signals arrive through a signalfd in the event loop, never in the middle of a write.
     if let Err(e) = sys::block_stop_signals() {
         fail(1, format!("cannot block signals: {e}"));

@@ -59,7 +59,12 @@ impl Harness {
         std::fs::create_dir_all(&dir).unwrap();
         let scenario = dir.join("scenario.toml");
         std::fs::write(&scenario, toml).unwrap();
-        let one = RouteSpec { flow: 0, subflow: 0, path: vec![0], ack_path: vec![0] };
+        let one = RouteSpec {
+            flow: 0,
+            subflow: 0,
+            path: vec![0],
+            ack_path: vec![0],
+        };
         let topo = Topology::build(&run_id, 1, &[one]).expect("topology");
         let t0 = monotonic_ns() + 200_000_000;
         let mut emu = Command::new(env!("CARGO_BIN_EXE_rove-emu"))
@@ -68,16 +73,27 @@ impl Harness {
             .args(["--snd-ns", &topo.snd.name, "--rcv-ns", &topo.rcv.name])
             .args(["--t0-mono-ns", &t0.to_string(), "--stop-after-s", "60"])
             // For measurements: the busy-poll window (default: rove-emu's own).
-            .args(std::env::var("ROVE_TEST_SPIN_US").map(|v| vec!["--spin-us".to_string(), v]).unwrap_or_default())
+            .args(
+                std::env::var("ROVE_TEST_SPIN_US")
+                    .map(|v| vec!["--spin-us".to_string(), v])
+                    .unwrap_or_default(),
+            )
             .arg("--out")
             .arg(dir.join("emu"))
             .stdout(Stdio::piped())
             .spawn()
             .expect("rove-emu");
         let mut line = String::new();
-        BufReader::new(emu.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        BufReader::new(emu.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
         assert_eq!(line.trim(), "ready", "rove-emu did not start");
-        Harness { dir, t0, emu: Some(emu), topo }
+        Harness {
+            dir,
+            t0,
+            emu: Some(emu),
+            topo,
+        }
     }
 
     /// Stops the emulator (SIGTERM) and returns its summary JSON.
@@ -94,13 +110,22 @@ impl Harness {
     /// The emulator's queue.jsonl rows.
     pub fn queue_rows(&self) -> Vec<serde_json::Value> {
         let text = std::fs::read_to_string(self.dir.join("emu/queue.jsonl")).unwrap();
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 
     /// Sends `count` UDP packets of `ip_bytes` (IP length) at `rate_bps` from the sender
     /// namespace, starting at emulator time `start_ns`, while the receiver namespace records
     /// them until `listen_until_ns` (emulator time). Returns what arrived.
-    pub fn blast(&self, ip_bytes: usize, rate_bps: f64, start_ns: u64, count: u64, listen_until_ns: u64) -> Vec<Rx> {
+    pub fn blast(
+        &self,
+        ip_bytes: usize,
+        rate_bps: f64,
+        start_ns: u64,
+        count: u64,
+        listen_until_ns: u64,
+    ) -> Vec<Rx> {
         let rcv_ns = self.topo.rcv.name.clone();
         let snd_ns = self.topo.snd.name.clone();
         let t0 = self.t0;
@@ -110,7 +135,8 @@ impl Harness {
             realtime(6);
             let sock = UdpSocket::bind(SocketAddr::from((receiver_addr(0), PORT))).unwrap();
             set_rcvbuf(&sock, 8 << 20);
-            sock.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+            sock.set_read_timeout(Some(Duration::from_millis(20)))
+                .unwrap();
             ready_tx.send(()).unwrap();
             enable_rx_timestamps(&sock);
             let offset = realtime_minus_monotonic();
@@ -122,7 +148,13 @@ impl Harness {
                     let now = rx_real.map_or(app, |r| r.saturating_sub(offset));
                     let seq = u64::from_le_bytes(buf[0..8].try_into().unwrap());
                     let sent = u64::from_le_bytes(buf[8..16].try_into().unwrap());
-                    got.push(Rx { seq, sent_ns: sent - t0, recv_ns: now.saturating_sub(t0), ip_bytes: n + 28, app_lag_ns: app.saturating_sub(now) });
+                    got.push(Rx {
+                        seq,
+                        sent_ns: sent - t0,
+                        recv_ns: now.saturating_sub(t0),
+                        ip_bytes: n + 28,
+                        app_lag_ns: app.saturating_sub(now),
+                    });
                 }
             }
             got
@@ -134,7 +166,8 @@ impl Harness {
             // as emulator delay.
             realtime(5);
             let sock = UdpSocket::bind(SocketAddr::from((sender_addr(0), 0))).unwrap();
-            sock.connect(SocketAddr::from((receiver_addr(0), PORT))).unwrap();
+            sock.connect(SocketAddr::from((receiver_addr(0), PORT)))
+                .unwrap();
             let payload = ip_bytes - 28; // IPv4 (20) + UDP (8) headers
             let mut buf = vec![0u8; payload];
             let gap_ns = ip_bytes as f64 * 8.0 / rate_bps * 1e9;
@@ -186,7 +219,11 @@ pub struct Rx {
 /// the p99 lag of the real-time sink thread behind the kernel's receive stamps.
 pub fn busy_us(summary: &serde_json::Value, rx: &[Rx]) -> f64 {
     let lags: Vec<f64> = rx.iter().map(|r| r.app_lag_ns as f64 / 1e3).collect();
-    let sink = if lags.is_empty() { 0.0 } else { percentile(&lags, 0.99) };
+    let sink = if lags.is_empty() {
+        0.0
+    } else {
+        percentile(&lags, 0.99)
+    };
     lateness_us(summary).max(sink)
 }
 
@@ -198,14 +235,23 @@ fn enable_rx_timestamps(sock: &UdpSocket) {
     use std::os::fd::AsRawFd;
     let on: libc::c_int = 1;
     unsafe {
-        libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&on as *const libc::c_int).cast(), 4);
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            4,
+        );
     }
 }
 
 /// CLOCK_REALTIME minus CLOCK_MONOTONIC in ns (the pair read closest together of a few).
 fn realtime_minus_monotonic() -> u64 {
     let read = |clock| {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         unsafe { libc::clock_gettime(clock, &mut ts) };
         ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
     };
@@ -224,7 +270,10 @@ fn realtime_minus_monotonic() -> u64 {
 /// One datagram and its kernel receive stamp (CLOCK_REALTIME ns), if the kernel gave one.
 fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> Option<(usize, Option<u64>)> {
     use std::os::fd::AsRawFd;
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
     let mut control = [0u64; 16];
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
@@ -253,13 +302,21 @@ fn set_rcvbuf(sock: &UdpSocket, bytes: i32) {
     use std::os::fd::AsRawFd;
     // SO_RCVBUFFORCE: as root, past net.core.rmem_max, so the sink never drops.
     unsafe {
-        libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, (&bytes as *const i32).cast(), 4);
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&bytes as *const i32).cast(),
+            4,
+        );
     }
 }
 
 /// SCHED_FIFO for the calling thread (the measuring sink must not be preempted either).
 pub fn realtime(prio: i32) {
-    let p = libc::sched_param { sched_priority: prio };
+    let p = libc::sched_param {
+        sched_priority: prio,
+    };
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
 }
 
@@ -271,7 +328,11 @@ pub const BUSY_LATENESS_US: f64 = 1000.0;
 /// Runs a timing measurement `measure` (returning its value and `busy_us`) up to three times until `ok` holds. Returns `None` (and prints `SKIPPED`) only when every
 /// attempt ran on a machine too busy to measure timing; otherwise the first good value, or the
 /// last value measured on a quiet machine for the caller to assert on.
-pub fn measure_timed<T: std::fmt::Debug>(what: &str, mut measure: impl FnMut() -> (T, f64), ok: impl Fn(&T) -> bool) -> Option<T> {
+pub fn measure_timed<T: std::fmt::Debug>(
+    what: &str,
+    mut measure: impl FnMut() -> (T, f64),
+    ok: impl Fn(&T) -> bool,
+) -> Option<T> {
     let mut quiet_failure = None;
     for attempt in 1..=3 {
         let (value, lateness_us) = measure();
@@ -302,5 +363,8 @@ pub fn percentile(xs: &[f64], q: f64) -> f64 {
 }
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }

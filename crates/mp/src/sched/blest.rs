@@ -42,13 +42,20 @@ pub struct Blest {
 
 impl Default for Blest {
     fn default() -> Self {
-        Blest { lambda: LAMBDA_INIT, last_lambda_update: None, blocked_seen: 0 }
+        Blest {
+            lambda: LAMBDA_INIT,
+            last_lambda_update: None,
+            blocked_seen: 0,
+        }
     }
 }
 
 impl Blest {
     fn update_lambda(&mut self, cx: &SchedContext, slow_min_srtt_us: u64) {
-        if self.last_lambda_update.is_some_and(|t| cx.now < t + slow_min_srtt_us * 1000) {
+        if self
+            .last_lambda_update
+            .is_some_and(|t| cx.now < t + slow_min_srtt_us * 1000)
+        {
             return;
         }
         if cx.penalizations > self.blocked_seen {
@@ -76,7 +83,11 @@ pub fn linger_time_us(s: &super::SubflowInfo) -> u64 {
 /// Bytes subflow `f` could send in `linger_us` (blestsched_estimate_bytes), λ in thousandths.
 pub fn fast_bytes(f: &super::SubflowInfo, linger_us: u64, lambda: u64) -> u64 {
     let avg_rtt = (f.min_srtt_us + f.max_srtt_us) / 2;
-    let n = if avg_rtt == 0 { 1 } else { linger_us / avg_rtt + 1 };
+    let n = if avg_rtt == 0 {
+        1
+    } else {
+        linger_us / avg_rtt + 1
+    };
     let packets = if f.ssthresh >= INFINITE_SSTHRESH {
         f.cwnd as u64 * ((1u64 << n.min(MAX_SS_RTTS)) - 1)
     } else {
@@ -142,7 +153,11 @@ mod tests {
         let subs = [sub(40, 10, 10), sub(100, 10, 0)];
         let mut b = Blest::default();
         let mut c = cx(&subs);
-        assert_eq!(b.pick(&c), Pick::New(0b10), "a 6 MB window has room for both");
+        assert_eq!(
+            b.pick(&c),
+            Pick::New(0b10),
+            "a 6 MB window has room for both"
+        );
         // fast: n = 100/40 + 1 = 3 → 70 packets · MSS · λ 1.18 (fell twice) ≈ 120 KB > 100 KB − 1448.
         c.send_window_bytes = 100_000;
         c.now = 1_000_000_000;

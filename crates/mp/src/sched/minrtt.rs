@@ -32,12 +32,20 @@ mod tests {
         let subs = [sub(40, 10, 3), sub(90, 10, 0)];
         assert_eq!(MinRtt.pick(&cx(&subs)), Pick::New(0b01));
         let subs = [sub(40, 10, 10), sub(90, 10, 0)];
-        assert_eq!(MinRtt.pick(&cx(&subs)), Pick::New(0b10), "the fast subflow is cwnd-limited");
+        assert_eq!(
+            MinRtt.pick(&cx(&subs)),
+            Pick::New(0b10),
+            "the fast subflow is cwnd-limited"
+        );
         let subs = [sub(40, 10, 10), sub(90, 10, 10)];
         assert_eq!(MinRtt.pick(&cx(&subs)), Pick::Wait);
         let mut failed = sub(10, 10, 0);
         failed.usable = false;
         let subs = [failed, sub(90, 10, 0)];
-        assert_eq!(MinRtt.pick(&cx(&subs)), Pick::New(0b10), "a potentially failed subflow is skipped");
+        assert_eq!(
+            MinRtt.pick(&cx(&subs)),
+            Pick::New(0b10),
+            "a potentially failed subflow is skipped"
+        );
     }
 }

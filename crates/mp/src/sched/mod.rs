@@ -147,7 +147,10 @@ pub fn best_and_fastest(cx: &SchedContext) -> Result<(usize, usize), Pick> {
     if !cx.can_send_new {
         return Err(Pick::Wait);
     }
-    let (Some(best), Some(fast)) = (lowest_rtt(cx.subflows, true), lowest_rtt(cx.subflows, false)) else {
+    let (Some(best), Some(fast)) = (
+        lowest_rtt(cx.subflows, true),
+        lowest_rtt(cx.subflows, false),
+    ) else {
         return Err(Pick::Wait);
     };
     if best == fast {

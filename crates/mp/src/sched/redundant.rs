@@ -66,10 +66,18 @@ mod tests {
         c.dsn_next = 1;
         let subs2 = [sub(40, 10, 0), sub(90, 10, 0)];
         c.subflows = &subs2;
-        assert_eq!(r.pick(&c), Pick::Existing { sub: 1, dsn: 0 }, "subflow 1 catches up on DSN 0");
+        assert_eq!(
+            r.pick(&c),
+            Pick::Existing { sub: 1, dsn: 0 },
+            "subflow 1 catches up on DSN 0"
+        );
         assert_eq!(r.pick(&c), Pick::New(0b11), "then both send DSN 1");
         c.data_una = 5;
         c.dsn_next = 6;
-        assert_eq!(r.pick(&c), Pick::Existing { sub: 0, dsn: 5 }, "DATA_ACKed DSNs are skipped");
+        assert_eq!(
+            r.pick(&c),
+            Pick::Existing { sub: 0, dsn: 5 },
+            "DATA_ACKed DSNs are skipped"
+        );
     }
 }

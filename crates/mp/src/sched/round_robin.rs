@@ -42,6 +42,9 @@ mod tests {
         let mut rr = RoundRobin::default();
         let subs = [sub(40, 10, 0), sub(90, 10, 0), sub(60, 10, 10)];
         let picks: Vec<Pick> = (0..4).map(|_| rr.pick(&cx(&subs))).collect();
-        assert_eq!(picks, [Pick::New(1), Pick::New(2), Pick::New(1), Pick::New(2)]);
+        assert_eq!(
+            picks,
+            [Pick::New(1), Pick::New(2), Pick::New(1), Pick::New(2)]
+        );
     }
 }

@@ -13,7 +13,11 @@ pub struct Loss {
 
 impl Loss {
     pub fn new(spec: LossSpec, rng: Stream) -> Self {
-        Loss { spec, rng, bad: false }
+        Loss {
+            spec,
+            rng,
+            bad: false,
+        }
     }
 
     /// Whether the next packet offered to the link is lost.
@@ -22,13 +26,23 @@ impl Loss {
         match self.spec {
             LossSpec::None => false,
             LossSpec::Bernoulli { p } => self.rng.chance(p),
-            LossSpec::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_in_good, loss_in_bad } => {
+            LossSpec::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_in_good,
+                loss_in_bad,
+            } => {
                 // Step the chain, then draw the loss in the new state (netem's gemodel order).
-                let flip = if self.bad { p_bad_to_good } else { p_good_to_bad };
+                let flip = if self.bad {
+                    p_bad_to_good
+                } else {
+                    p_good_to_bad
+                };
                 if self.rng.chance(flip) {
                     self.bad = !self.bad;
                 }
-                self.rng.chance(if self.bad { loss_in_bad } else { loss_in_good })
+                self.rng
+                    .chance(if self.bad { loss_in_bad } else { loss_in_good })
             }
         }
     }
@@ -45,13 +59,20 @@ pub struct Propagation {
 
 impl Propagation {
     pub fn new(delay_ns: Nanos, jitter: Option<JitterSpec>, rng: Stream) -> Self {
-        Propagation { delay_ns, jitter, rng, last_arrival: 0 }
+        Propagation {
+            delay_ns,
+            jitter,
+            rng,
+            last_arrival: 0,
+        }
     }
 
     /// When a packet whose last bit left the serializer at `departs` reaches the far end.
     #[inline]
     pub fn arrival(&mut self, departs: Nanos) -> Nanos {
-        let Some(j) = self.jitter else { return departs + self.delay_ns };
+        let Some(j) = self.jitter else {
+            return departs + self.delay_ns;
+        };
         let spread = j.amount_ns as f64;
         let offset = match j.distribution {
             JitterDistribution::Gaussian => spread * self.rng.standard_normal(),

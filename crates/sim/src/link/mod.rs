@@ -18,7 +18,7 @@ use crate::packet::PacketId;
 use crate::rng::Stream;
 use crate::Nanos;
 use impairment::{Loss, Propagation};
-use queue::{QueuedPacket, Queue};
+use queue::{Queue, QueuedPacket};
 use rove_scenario::spec::{LinkSpec, Outage, Serializer as SerializerSpec};
 use serializer::{serialization_ns, RateSchedule, TraceCursor};
 
@@ -61,7 +61,10 @@ impl LinkStats {
 enum Serializer {
     Rate(RateSchedule),
     /// `in_service`: the head packet and its bytes not yet covered by opportunities.
-    Trace { cursor: TraceCursor, in_service: Option<(QueuedPacket, u32)> },
+    Trace {
+        cursor: TraceCursor,
+        in_service: Option<(QueuedPacket, u32)>,
+    },
 }
 
 pub struct Link {
@@ -83,8 +86,14 @@ pub struct Link {
 impl Link {
     pub fn new(spec: &LinkSpec, run_seed: u64) -> Self {
         let serializer = match &spec.serializer {
-            SerializerSpec::Rate { rate_bps, changes } => Serializer::Rate(RateSchedule::new(*rate_bps, changes.clone())),
-            SerializerSpec::Trace { opportunities_ms, period_ms, .. } => Serializer::Trace {
+            SerializerSpec::Rate { rate_bps, changes } => {
+                Serializer::Rate(RateSchedule::new(*rate_bps, changes.clone()))
+            }
+            SerializerSpec::Trace {
+                opportunities_ms,
+                period_ms,
+                ..
+            } => Serializer::Trace {
                 cursor: TraceCursor::new(opportunities_ms.clone(), *period_ms),
                 in_service: None,
             },
@@ -96,7 +105,11 @@ impl Link {
             queue: Queue::new(&spec.queue),
             serializer,
             loss: Loss::new(spec.loss, Stream::new(run_seed, &label("loss"))),
-            propagation: Propagation::new(spec.delay_ns, spec.jitter, Stream::new(run_seed, &label("jitter"))),
+            propagation: Propagation::new(
+                spec.delay_ns,
+                spec.jitter,
+                Stream::new(run_seed, &label("jitter")),
+            ),
             busy_until: 0,
             next_outage: 0,
             service_pending: None,
@@ -119,19 +132,35 @@ impl Link {
     /// Offers a packet to the link at `now`. Drops are pushed to `out`. Returns the time at which
     /// the driver must call `service`, when the link was idle and now has work.
     #[inline]
-    pub fn offer(&mut self, now: Nanos, id: PacketId, bytes: u32, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+    pub fn offer(
+        &mut self,
+        now: Nanos,
+        id: PacketId,
+        bytes: u32,
+        out: &mut Vec<LinkOutput>,
+    ) -> Option<Nanos> {
         self.stats.arrived_pkts += 1;
         if self.loss.drops_next() {
             self.stats.loss_drops += 1;
-            out.push(LinkOutput::Drop { id, reason: DropReason::Loss });
+            out.push(LinkOutput::Drop {
+                id,
+                reason: DropReason::Loss,
+            });
             return None;
         }
         if !self.queue.admits(bytes) {
             self.stats.queue_drops += 1;
-            out.push(LinkOutput::Drop { id, reason: DropReason::QueueFull });
+            out.push(LinkOutput::Drop {
+                id,
+                reason: DropReason::QueueFull,
+            });
             return None;
         }
-        self.queue.push(QueuedPacket { id, bytes, enqueued_at: now });
+        self.queue.push(QueuedPacket {
+            id,
+            bytes,
+            enqueued_at: now,
+        });
         if self.service_pending.is_some() {
             return None;
         }
@@ -169,7 +198,9 @@ impl Link {
     /// Fixed rate: start serializing the head packet. Returns whether more work remains.
     #[inline]
     fn serve_rate(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> bool {
-        let Serializer::Rate(schedule) = &mut self.serializer else { unreachable!() };
+        let Serializer::Rate(schedule) = &mut self.serializer else {
+            unreachable!()
+        };
         let rate_bps = schedule.rate_at(now);
         let Some(p) = self.queue.dequeue(now, out, &mut self.stats.queue_drops) else {
             return false;
@@ -185,7 +216,9 @@ impl Link {
     /// Trace: spend the opportunities at `now` on the head of the queue. Returns whether more
     /// work remains.
     fn serve_trace(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> bool {
-        let Serializer::Trace { cursor, in_service } = &mut self.serializer else { unreachable!() };
+        let Serializer::Trace { cursor, in_service } = &mut self.serializer else {
+            unreachable!()
+        };
         cursor.seek(now);
         if cursor.time_ns() != now {
             // Asked too early (cannot happen with times this link gave out); try again later.
@@ -261,8 +294,14 @@ impl Link {
     pub fn capacity_bytes(&self, until: Nanos) -> f64 {
         let in_window = |from: Nanos, to: Nanos| -> f64 {
             match &self.spec.serializer {
-                SerializerSpec::Rate { rate_bps, changes } => RateSchedule::capacity_bytes(*rate_bps, changes, from, to),
-                SerializerSpec::Trace { opportunities_ms, period_ms, .. } => {
+                SerializerSpec::Rate { rate_bps, changes } => {
+                    RateSchedule::capacity_bytes(*rate_bps, changes, from, to)
+                }
+                SerializerSpec::Trace {
+                    opportunities_ms,
+                    period_ms,
+                    ..
+                } => {
                     // Opportunities at exactly `until` still deliver within the run.
                     let end = if to == until { to + 1 } else { to };
                     TraceCursor::count_between(opportunities_ms, *period_ms, from, end) as f64

@@ -27,15 +27,22 @@ impl Queue {
     pub fn new(spec: &QueueSpec) -> Self {
         let (limit, codel) = match *spec {
             QueueSpec::DropTail { limit } => (limit, None),
-            QueueSpec::CoDel { limit, target_ns, interval_ns } => {
-                (limit, Some(CoDel::new(target_ns, interval_ns)))
-            }
+            QueueSpec::CoDel {
+                limit,
+                target_ns,
+                interval_ns,
+            } => (limit, Some(CoDel::new(target_ns, interval_ns))),
         };
         let capacity = match limit {
             QueueLimit::Packets(n) => (n as usize).min(1 << 16),
             QueueLimit::Bytes(b) => ((b / 1500) as usize).min(1 << 16),
         };
-        Queue { packets: VecDeque::with_capacity(capacity + 1), bytes: 0, limit, codel }
+        Queue {
+            packets: VecDeque::with_capacity(capacity + 1),
+            bytes: 0,
+            limit,
+            codel,
+        }
     }
 
     /// Whether a packet of `bytes` fits under the limit (tail drop otherwise).
@@ -56,7 +63,12 @@ impl Queue {
     /// Takes the next packet for the serializer. CoDel may drop packets here; their ids are
     /// pushed to `out` and counted in `codel_drops`.
     #[inline]
-    pub fn dequeue(&mut self, now: Nanos, out: &mut Vec<LinkOutput>, codel_drops: &mut u64) -> Option<QueuedPacket> {
+    pub fn dequeue(
+        &mut self,
+        now: Nanos,
+        out: &mut Vec<LinkOutput>,
+        codel_drops: &mut u64,
+    ) -> Option<QueuedPacket> {
         match self.codel.as_mut() {
             None => {
                 let p = self.packets.pop_front()?;
@@ -98,7 +110,15 @@ const CODEL_MAXPACKET_BYTES: u64 = 1500;
 
 impl CoDel {
     pub fn new(target_ns: Nanos, interval_ns: Nanos) -> Self {
-        CoDel { target_ns, interval_ns, first_above_time: 0, drop_next: 0, count: 0, last_count: 0, dropping: false }
+        CoDel {
+            target_ns,
+            interval_ns,
+            first_above_time: 0,
+            drop_next: 0,
+            count: 0,
+            last_count: 0,
+            dropping: false,
+        }
     }
 
     /// RFC 8289 control_law: t + interval / sqrt(count).
@@ -107,7 +127,12 @@ impl CoDel {
     }
 
     /// RFC 8289 dodequeue: pops the head and says whether it may be dropped.
-    fn do_dequeue(&mut self, now: Nanos, q: &mut VecDeque<QueuedPacket>, bytes: &mut u64) -> (Option<QueuedPacket>, bool) {
+    fn do_dequeue(
+        &mut self,
+        now: Nanos,
+        q: &mut VecDeque<QueuedPacket>,
+        bytes: &mut u64,
+    ) -> (Option<QueuedPacket>, bool) {
         let Some(p) = q.pop_front() else {
             self.first_above_time = 0;
             return (None, false);
@@ -140,7 +165,10 @@ impl CoDel {
             }
             while self.dropping && now >= self.drop_next {
                 let dropped = p?;
-                out.push(LinkOutput::Drop { id: dropped.id, reason: DropReason::Aqm });
+                out.push(LinkOutput::Drop {
+                    id: dropped.id,
+                    reason: DropReason::Aqm,
+                });
                 *drops += 1;
                 self.count += 1;
                 (p, ok_to_drop) = self.do_dequeue(now, q, bytes);
@@ -152,7 +180,10 @@ impl CoDel {
             }
         } else if ok_to_drop {
             if let Some(dropped) = p {
-                out.push(LinkOutput::Drop { id: dropped.id, reason: DropReason::Aqm });
+                out.push(LinkOutput::Drop {
+                    id: dropped.id,
+                    reason: DropReason::Aqm,
+                });
                 *drops += 1;
             }
             (p, _) = self.do_dequeue(now, q, bytes);

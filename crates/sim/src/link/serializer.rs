@@ -25,7 +25,11 @@ pub struct RateSchedule {
 
 impl RateSchedule {
     pub fn new(rate_bps: u64, changes: Vec<RateChange>) -> Self {
-        RateSchedule { rate_bps, changes, next_change: 0 }
+        RateSchedule {
+            rate_bps,
+            changes,
+            next_change: 0,
+        }
     }
 
     /// The rate in force at `now` (time only moves forward).
@@ -46,7 +50,10 @@ impl RateSchedule {
         let mut total_bits = 0.0;
         let mut rate = initial_bps;
         let mut t = 0;
-        for c in changes.iter().chain(std::iter::once(&RateChange { at_ns: Nanos::MAX, rate_bps: 0 })) {
+        for c in changes.iter().chain(std::iter::once(&RateChange {
+            at_ns: Nanos::MAX,
+            rate_bps: 0,
+        })) {
             let (a, b) = (t.max(from), c.at_ns.min(to));
             if b > a {
                 total_bits += rate as f64 * (b - a) as f64 / NS_PER_S as f64;
@@ -71,8 +78,16 @@ pub struct TraceCursor {
 
 impl TraceCursor {
     pub fn new(ops_ms: Arc<Vec<u32>>, period_ms: u32) -> Self {
-        assert!(period_ms > 0 && !ops_ms.is_empty(), "validated by the scenario parser");
-        TraceCursor { ops_ms, period_ms: period_ms as u64, cycle: 0, index: 0 }
+        assert!(
+            period_ms > 0 && !ops_ms.is_empty(),
+            "validated by the scenario parser"
+        );
+        TraceCursor {
+            ops_ms,
+            period_ms: period_ms as u64,
+            cycle: 0,
+            index: 0,
+        }
     }
 
     /// Time of the opportunity under the cursor.
@@ -105,7 +120,9 @@ impl TraceCursor {
         let mut index = self.ops_ms.partition_point(|&m| (m as u64) < rem);
         if rem == 0 && cycle > 0 {
             cycle -= 1;
-            index = self.ops_ms.partition_point(|&m| (m as u64) < self.period_ms);
+            index = self
+                .ops_ms
+                .partition_point(|&m| (m as u64) < self.period_ms);
         }
         if index == self.ops_ms.len() {
             index = 0;
@@ -164,7 +181,19 @@ mod tests {
 
     #[test]
     fn rate_schedule_applies_changes_in_order() {
-        let mut s = RateSchedule::new(10, vec![RateChange { at_ns: 5, rate_bps: 20 }, RateChange { at_ns: 9, rate_bps: 30 }]);
+        let mut s = RateSchedule::new(
+            10,
+            vec![
+                RateChange {
+                    at_ns: 5,
+                    rate_bps: 20,
+                },
+                RateChange {
+                    at_ns: 9,
+                    rate_bps: 30,
+                },
+            ],
+        );
         assert_eq!(s.rate_at(0), 10);
         assert_eq!(s.rate_at(4), 10);
         assert_eq!(s.rate_at(5), 20);
@@ -173,7 +202,10 @@ mod tests {
 
     #[test]
     fn capacity_integrates_the_schedule() {
-        let ch = vec![RateChange { at_ns: NS_PER_S, rate_bps: 16_000_000 }];
+        let ch = vec![RateChange {
+            at_ns: NS_PER_S,
+            rate_bps: 16_000_000,
+        }];
         // 1 s at 8 Mbps + 1 s at 16 Mbps = 1 MB + 2 MB
         let c = RateSchedule::capacity_bytes(8_000_000, &ch, 0, 2 * NS_PER_S);
         assert!((c - 3_000_000.0).abs() < 1e-6, "{c}");
@@ -202,7 +234,11 @@ mod tests {
             while slow.time_ns() < t_ms * NS_PER_MS {
                 slow.step();
             }
-            assert_eq!((fast.cycle, fast.index), (slow.cycle, slow.index), "t = {t_ms} ms");
+            assert_eq!(
+                (fast.cycle, fast.index),
+                (slow.cycle, slow.index),
+                "t = {t_ms} ms"
+            );
         }
     }
 
@@ -229,7 +265,11 @@ mod tests {
                 n += 1;
                 c.step();
             }
-            assert_eq!(TraceCursor::count_between(&ops, 5, 0, to_ms * NS_PER_MS), n, "to = {to_ms} ms");
+            assert_eq!(
+                TraceCursor::count_between(&ops, 5, 0, to_ms * NS_PER_MS),
+                n,
+                "to = {to_ms} ms"
+            );
         }
     }
 }

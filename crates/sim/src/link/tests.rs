@@ -4,13 +4,18 @@
 use super::*;
 use crate::event::EventQueue;
 use crate::{NS_PER_MS, NS_PER_S};
-use rove_scenario::spec::{JitterDistribution, JitterSpec, LossSpec, QueueLimit, QueueSpec, RateChange};
+use rove_scenario::spec::{
+    JitterDistribution, JitterSpec, LossSpec, QueueLimit, QueueSpec, RateChange,
+};
 use std::sync::Arc;
 
 fn rate_link(rate_bps: u64, delay_ns: Nanos, limit: QueueLimit) -> LinkSpec {
     LinkSpec {
         name: "l".into(),
-        serializer: SerializerSpec::Rate { rate_bps, changes: vec![] },
+        serializer: SerializerSpec::Rate {
+            rate_bps,
+            changes: vec![],
+        },
         delay_ns,
         queue: QueueSpec::DropTail { limit },
         loss: LossSpec::None,
@@ -22,7 +27,11 @@ fn rate_link(rate_bps: u64, delay_ns: Nanos, limit: QueueLimit) -> LinkSpec {
 fn trace_link(ops: Vec<u32>, delay_ns: Nanos) -> LinkSpec {
     let period = *ops.last().unwrap();
     LinkSpec {
-        serializer: SerializerSpec::Trace { opportunities_ms: Arc::new(ops), period_ms: period, origin: "test".into() },
+        serializer: SerializerSpec::Trace {
+            opportunities_ms: Arc::new(ops),
+            period_ms: period,
+            origin: "test".into(),
+        },
         ..rate_link(1, delay_ns, QueueLimit::Packets(100_000))
     }
 }
@@ -76,10 +85,16 @@ fn a_1500_byte_packet_at_12_mbps_takes_exactly_1_ms() {
 
 #[test]
 fn back_to_back_packets_queue_behind_each_other_then_propagate() {
-    let mut link = Link::new(&rate_link(12_000_000, 20 * NS_PER_MS, QueueLimit::Packets(10)), 1);
+    let mut link = Link::new(
+        &rate_link(12_000_000, 20 * NS_PER_MS, QueueLimit::Packets(10)),
+        1,
+    );
     let r = drive(&mut link, &[(0, 1500), (0, 1500), (0, 750)]);
     // Serialization ends at 1, 2 and 2.5 ms; each then takes 20 ms to propagate.
-    assert_eq!(r.delivered, vec![(0, 21 * NS_PER_MS), (1, 22 * NS_PER_MS), (2, 22_500_000)]);
+    assert_eq!(
+        r.delivered,
+        vec![(0, 21 * NS_PER_MS), (1, 22 * NS_PER_MS), (2, 22_500_000)]
+    );
     // Sojourn: 0, 1 ms, 2 ms.
     assert_eq!(link.stats.sojourn_ns, vec![0, NS_PER_MS, 2 * NS_PER_MS]);
 }
@@ -92,7 +107,12 @@ fn trace_of_a_single_1_behaves_as_12_mbps() {
     let arrivals: Vec<(Nanos, u32)> = (0..2000).map(|_| (0, 1500)).collect();
     let rt = drive(&mut trace, &arrivals);
     let rf = drive(&mut fixed, &arrivals);
-    let in_first_second = |o: &Outcome| o.delivered.iter().filter(|&&(_, at)| at <= NS_PER_S).count();
+    let in_first_second = |o: &Outcome| {
+        o.delivered
+            .iter()
+            .filter(|&&(_, at)| at <= NS_PER_S)
+            .count()
+    };
     assert_eq!(in_first_second(&rt), 1000);
     assert_eq!(in_first_second(&rf), 1000);
     // Packet k leaves at (k+1) ms on both.
@@ -121,7 +141,12 @@ fn trace_opportunities_carry_several_small_packets_and_split_large_ones() {
 fn unused_trace_opportunities_are_lost_not_banked() {
     let mut link = Link::new(&trace_link(vec![1], 0), 1);
     // Idle for 100 ms, then a burst of 10: they still leave one per ms.
-    let r = drive(&mut link, &(0..10).map(|_| (100 * NS_PER_MS + 1, 1500)).collect::<Vec<_>>());
+    let r = drive(
+        &mut link,
+        &(0..10)
+            .map(|_| (100 * NS_PER_MS + 1, 1500))
+            .collect::<Vec<_>>(),
+    );
     let times: Vec<Nanos> = r.delivered.iter().map(|d| d.1 / NS_PER_MS).collect();
     assert_eq!(times, (101..=110).collect::<Vec<_>>());
 }
@@ -133,7 +158,10 @@ fn droptail_in_packets_drops_exactly_the_excess() {
     let r = drive(&mut link, &(0..100).map(|_| (0, 1500)).collect::<Vec<_>>());
     assert_eq!(r.delivered.len(), 11);
     assert_eq!(r.dropped.len(), 89);
-    assert!(r.dropped.iter().all(|&(_, why)| why == DropReason::QueueFull));
+    assert!(r
+        .dropped
+        .iter()
+        .all(|&(_, why)| why == DropReason::QueueFull));
     assert_eq!(link.stats.queue_drops, 89);
 }
 
@@ -141,8 +169,14 @@ fn droptail_in_packets_drops_exactly_the_excess() {
 fn droptail_in_bytes_counts_bytes() {
     // Limit 3000 bytes: after the first packet enters service, two 1500-byte packets fit.
     let mut link = Link::new(&rate_link(10_000_000, 0, QueueLimit::Bytes(3000)), 1);
-    let r = drive(&mut link, &[(0, 1500), (0, 1500), (0, 1500), (0, 1500), (0, 100)]);
-    assert_eq!(r.delivered.iter().map(|d| d.0).collect::<Vec<_>>(), vec![0, 1, 2]);
+    let r = drive(
+        &mut link,
+        &[(0, 1500), (0, 1500), (0, 1500), (0, 1500), (0, 100)],
+    );
+    assert_eq!(
+        r.delivered.iter().map(|d| d.0).collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
     assert_eq!(r.dropped.len(), 2);
 }
 
@@ -153,19 +187,31 @@ fn codel_keeps_sojourn_near_target_under_a_standing_overload() {
     // (interval / sqrt(count)) must settle the sojourn near its 5 ms target.
     // (A TCP flow through CoDel is tested in the world's scenario tests.)
     let spec = LinkSpec {
-        queue: QueueSpec::CoDel { limit: QueueLimit::Packets(1_000_000), target_ns: 5 * NS_PER_MS, interval_ns: 100 * NS_PER_MS },
+        queue: QueueSpec::CoDel {
+            limit: QueueLimit::Packets(1_000_000),
+            target_ns: 5 * NS_PER_MS,
+            interval_ns: 100 * NS_PER_MS,
+        },
         ..rate_link(10_000_000, 0, QueueLimit::Packets(0))
     };
     let mut link = Link::new(&spec, 1);
     let gap = 12_000 * NS_PER_S / 11_000_000; // ns between 1500-byte packets at 11 Mbps
-    let arrivals: Vec<(Nanos, u32)> = (0..(30 * NS_PER_S / gap)).map(|k| (k * gap, 1500)).collect();
+    let arrivals: Vec<(Nanos, u32)> = (0..(30 * NS_PER_S / gap))
+        .map(|k| (k * gap, 1500))
+        .collect();
     let r = drive(&mut link, &arrivals);
     assert!(r.dropped.iter().all(|&(_, why)| why == DropReason::Aqm));
     // Over the last 20 s, the mean sojourn is within a few targets. Against an unresponsive
     // load CoDel's drop rate converges to the excess (1 Mbps, ~83 drops/s at count ~69) and
     // the queue stays where it was when it did: measured ~19 ms, stable from 8 s on. A
     // responsive TCP flow is held much closer to 5 ms (scenario tests).
-    let last: Vec<u64> = r.delivered.iter().zip(link.stats.sojourn_ns.iter()).filter(|((_, at), _)| *at > 10 * NS_PER_S).map(|(_, &s)| s).collect();
+    let last: Vec<u64> = r
+        .delivered
+        .iter()
+        .zip(link.stats.sojourn_ns.iter())
+        .filter(|((_, at), _)| *at > 10 * NS_PER_S)
+        .map(|(_, &s)| s)
+        .collect();
     let mean_ms = last.iter().sum::<u64>() as f64 / last.len() as f64 / NS_PER_MS as f64;
     assert!(mean_ms < 25.0 && mean_ms > 1.0, "mean sojourn {mean_ms} ms");
     // Without CoDel the same load ends with about 3 s of queue.
@@ -174,23 +220,38 @@ fn codel_keeps_sojourn_near_target_under_a_standing_overload() {
     let worst = *fifo.stats.sojourn_ns.iter().max().unwrap() as f64 / NS_PER_S as f64;
     assert!(worst > 2.5, "{worst}");
     // And the link stays busy: CoDel does not starve it (departures cover >= 95 % of 30 s).
-    assert!(r.delivered.len() as f64 > 0.95 * (30.0 * 10e6 / 12000.0), "{}", r.delivered.len());
+    assert!(
+        r.delivered.len() as f64 > 0.95 * (30.0 * 10e6 / 12000.0),
+        "{}",
+        r.delivered.len()
+    );
 }
 
 /// Binomial bounds: the loss count of n Bernoulli(p) trials lies within 5 standard deviations.
 fn assert_binomial(count: usize, n: usize, p: f64) {
     let mean = n as f64 * p;
     let sd = (n as f64 * p * (1.0 - p)).sqrt();
-    assert!((count as f64 - mean).abs() < 5.0 * sd, "{count} losses of {n}, expected {mean} ± {sd}");
+    assert!(
+        (count as f64 - mean).abs() < 5.0 * sd,
+        "{count} losses of {n}, expected {mean} ± {sd}"
+    );
 }
 
 #[test]
 fn bernoulli_loss_rate_within_binomial_bounds() {
     for p in [0.001, 0.01, 0.1, 0.5] {
-        let spec = LinkSpec { loss: LossSpec::Bernoulli { p }, ..rate_link(1_000_000_000, 0, QueueLimit::Packets(1_000_000)) };
+        let spec = LinkSpec {
+            loss: LossSpec::Bernoulli { p },
+            ..rate_link(1_000_000_000, 0, QueueLimit::Packets(1_000_000))
+        };
         let mut link = Link::new(&spec, 42);
         let n = 100_000;
-        let r = drive(&mut link, &(0..n as u64).map(|k| (k * 20_000, 1500)).collect::<Vec<_>>());
+        let r = drive(
+            &mut link,
+            &(0..n as u64)
+                .map(|k| (k * 20_000, 1500))
+                .collect::<Vec<_>>(),
+        );
         assert_binomial(r.dropped.len(), n, p);
         assert_eq!(r.dropped.len() + r.delivered.len(), n);
     }
@@ -200,41 +261,66 @@ fn bernoulli_loss_rate_within_binomial_bounds() {
 fn gilbert_elliott_loss_matches_the_stationary_rate_and_is_bursty() {
     let (p, r_) = (0.01, 0.25);
     let spec = LinkSpec {
-        loss: LossSpec::GilbertElliott { p_good_to_bad: p, p_bad_to_good: r_, loss_in_good: 0.0, loss_in_bad: 1.0 },
+        loss: LossSpec::GilbertElliott {
+            p_good_to_bad: p,
+            p_bad_to_good: r_,
+            loss_in_good: 0.0,
+            loss_in_bad: 1.0,
+        },
         ..rate_link(1_000_000_000, 0, QueueLimit::Packets(1_000_000))
     };
     let mut link = Link::new(&spec, 3);
     let n = 400_000u64;
-    let res = drive(&mut link, &(0..n).map(|k| (k * 20_000, 1500)).collect::<Vec<_>>());
+    let res = drive(
+        &mut link,
+        &(0..n).map(|k| (k * 20_000, 1500)).collect::<Vec<_>>(),
+    );
     // Stationary probability of the bad state: p / (p + r) = 0.0385.
     let expected = p / (p + r_);
     let rate = res.dropped.len() as f64 / n as f64;
-    assert!((rate - expected).abs() < 0.15 * expected, "loss rate {rate}, expected {expected}");
+    assert!(
+        (rate - expected).abs() < 0.15 * expected,
+        "loss rate {rate}, expected {expected}"
+    );
     // Mean burst length is 1 / r = 4 packets.
     let mut ids: Vec<u32> = res.dropped.iter().map(|d| d.0).collect();
     ids.sort();
     let bursts = 1 + ids.windows(2).filter(|w| w[1] != w[0] + 1).count();
     let mean_burst = ids.len() as f64 / bursts as f64;
-    assert!((mean_burst - 1.0 / r_).abs() < 0.4, "mean burst {mean_burst}");
+    assert!(
+        (mean_burst - 1.0 / r_).abs() < 0.4,
+        "mean burst {mean_burst}"
+    );
 }
 
 #[test]
 fn jitter_without_reordering_keeps_order_and_with_reordering_does_not() {
     let jittered = |reorder| LinkSpec {
-        jitter: Some(JitterSpec { amount_ns: 10 * NS_PER_MS, distribution: JitterDistribution::Gaussian, reorder }),
+        jitter: Some(JitterSpec {
+            amount_ns: 10 * NS_PER_MS,
+            distribution: JitterDistribution::Gaussian,
+            reorder,
+        }),
         ..rate_link(100_000_000, 30 * NS_PER_MS, QueueLimit::Packets(100_000))
     };
     let arrivals: Vec<(Nanos, u32)> = (0..5000u64).map(|k| (k * NS_PER_MS / 4, 1500)).collect();
     let mut keep = Link::new(&jittered(false), 9);
     let r = drive(&mut keep, &arrivals);
     let order: Vec<u32> = r.delivered.iter().map(|d| d.0).collect();
-    assert!(order.windows(2).all(|w| w[0] < w[1]), "reordered without permission");
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "reordered without permission"
+    );
     let mut shuffle = Link::new(&jittered(true), 9);
     let r = drive(&mut shuffle, &arrivals);
     let inversions = r.delivered.windows(2).filter(|w| w[0].0 > w[1].0).count();
     assert!(inversions > 100, "{inversions} inversions");
     // Mean extra delay of the reordering link is ~0 (symmetric jitter around 30 ms).
-    let mean_delay = r.delivered.iter().map(|&(id, at)| (at - arrivals[id as usize].0) as f64).sum::<f64>()
+    let mean_delay = r
+        .delivered
+        .iter()
+        .map(|&(id, at)| (at - arrivals[id as usize].0) as f64)
+        .sum::<f64>()
         / r.delivered.len() as f64;
     let base = 30e6 + 120_000.0; // propagation + serialization
     assert!((mean_delay - base).abs() < 0.5e6, "mean delay {mean_delay}");
@@ -243,7 +329,11 @@ fn jitter_without_reordering_keeps_order_and_with_reordering_does_not() {
 #[test]
 fn uniform_jitter_stays_within_its_bounds() {
     let spec = LinkSpec {
-        jitter: Some(JitterSpec { amount_ns: 5 * NS_PER_MS, distribution: JitterDistribution::Uniform, reorder: true }),
+        jitter: Some(JitterSpec {
+            amount_ns: 5 * NS_PER_MS,
+            distribution: JitterDistribution::Uniform,
+            reorder: true,
+        }),
         ..rate_link(1_000_000_000, 20 * NS_PER_MS, QueueLimit::Packets(100_000))
     };
     let mut link = Link::new(&spec, 5);
@@ -258,12 +348,21 @@ fn uniform_jitter_stays_within_its_bounds() {
 #[test]
 fn outage_holds_packets_until_the_link_comes_back() {
     let spec = LinkSpec {
-        outages: vec![Outage { start_ns: 10 * NS_PER_MS, end_ns: 50 * NS_PER_MS }],
+        outages: vec![Outage {
+            start_ns: 10 * NS_PER_MS,
+            end_ns: 50 * NS_PER_MS,
+        }],
         ..rate_link(12_000_000, 0, QueueLimit::Packets(100))
     };
     let mut link = Link::new(&spec, 1);
-    let r = drive(&mut link, &[(0, 1500), (20 * NS_PER_MS, 1500), (20 * NS_PER_MS, 1500)]);
-    assert_eq!(r.delivered, vec![(0, NS_PER_MS), (1, 51 * NS_PER_MS), (2, 52 * NS_PER_MS)]);
+    let r = drive(
+        &mut link,
+        &[(0, 1500), (20 * NS_PER_MS, 1500), (20 * NS_PER_MS, 1500)],
+    );
+    assert_eq!(
+        r.delivered,
+        vec![(0, NS_PER_MS), (1, 51 * NS_PER_MS), (2, 52 * NS_PER_MS)]
+    );
     // 100 ms at 12 Mbps minus 40 ms down = 60 ms of capacity = 90 000 bytes.
     assert!((link.capacity_bytes(100 * NS_PER_MS) - 90_000.0).abs() < 1e-6);
 }
@@ -271,7 +370,13 @@ fn outage_holds_packets_until_the_link_comes_back() {
 #[test]
 fn rate_changes_apply_to_the_next_packet() {
     let spec = LinkSpec {
-        serializer: SerializerSpec::Rate { rate_bps: 12_000_000, changes: vec![RateChange { at_ns: 500_000, rate_bps: 24_000_000 }] },
+        serializer: SerializerSpec::Rate {
+            rate_bps: 12_000_000,
+            changes: vec![RateChange {
+                at_ns: 500_000,
+                rate_bps: 24_000_000,
+            }],
+        },
         ..rate_link(1, 0, QueueLimit::Packets(100))
     };
     let mut link = Link::new(&spec, 1);

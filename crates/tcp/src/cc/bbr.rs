@@ -150,8 +150,16 @@ pub(super) const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
 /// tcp_bbr.c: bbr_cwnd_gain, steady-state cwnd gain (tolerates delayed and stretched ACKs).
 pub(super) const CWND_GAIN: u32 = BBR_UNIT * 2;
 /// tcp_bbr.c: bbr_pacing_gain[], the PROBE_BW cycle: probe, drain, then cruise six phases.
-const PACING_GAIN: [u32; CYCLE_LEN as usize] =
-    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
+const PACING_GAIN: [u32; CYCLE_LEN as usize] = [
+    BBR_UNIT * 5 / 4,
+    BBR_UNIT * 3 / 4,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+];
 /// tcp_bbr.c: bbr_cycle_rand. The start phase is CYCLE_LEN - 1 - rand(7), then advanced once:
 /// any phase but 1 (the 0.75 one).
 const CYCLE_RAND: u32 = 7;
@@ -295,14 +303,19 @@ impl Params {
             p.cycle_start = Some(v);
         }
         if let Some(v) = t.get("lt_bw") {
-            p.lt_bw = v.as_bool().ok_or_else(|| bad("lt_bw", format!("expected true or false, got {v}")))?;
+            p.lt_bw = v
+                .as_bool()
+                .ok_or_else(|| bad("lt_bw", format!("expected true or false, got {v}")))?;
         }
         Ok(p)
     }
 }
 
 pub(super) fn bad(key: &str, message: String) -> ParamError {
-    ParamError { key: key.to_string(), message }
+    ParamError {
+        key: key.to_string(),
+        message,
+    }
 }
 
 /// A gain written as a number (2.885, 2) into BBR_UNIT fixed point, rounded to nearest.
@@ -316,17 +329,34 @@ fn gain(t: &toml::Table, key: &str, zero_ok: bool) -> Result<Option<u32>, ParamE
     let units = (x * BBR_UNIT as f64).round();
     let lo = if zero_ok { 0.0 } else { 1.0 };
     if !x.is_finite() || units < lo || units > GAIN_FIELD_MAX as f64 {
-        let range = if zero_ok { "0 <= gain < 4" } else { "0 < gain < 4" };
-        return Err(bad(key, format!("expected a gain with {range} (a 10-bit fraction of 256 in tcp_bbr.c), got {x}")));
+        let range = if zero_ok {
+            "0 <= gain < 4"
+        } else {
+            "0 < gain < 4"
+        };
+        return Err(bad(
+            key,
+            format!(
+                "expected a gain with {range} (a 10-bit fraction of 256 in tcp_bbr.c), got {x}"
+            ),
+        ));
     }
     Ok(Some(units as u32))
 }
 
-pub(super) fn integer(t: &toml::Table, key: &str, lo: i64, hi: i64) -> Result<Option<u32>, ParamError> {
+pub(super) fn integer(
+    t: &toml::Table,
+    key: &str,
+    lo: i64,
+    hi: i64,
+) -> Result<Option<u32>, ParamError> {
     let Some(v) = t.get(key) else { return Ok(None) };
     match v.as_integer() {
         Some(i) if (lo..=hi).contains(&i) => Ok(Some(i as u32)),
-        _ => Err(bad(key, format!("expected an integer from {lo} to {hi}, got {v}"))),
+        _ => Err(bad(
+            key,
+            format!("expected an integer from {lo} to {hi}, got {v}"),
+        )),
     }
 }
 
@@ -576,7 +606,8 @@ impl Bbr {
         let now = tp.now;
         let edt = tp.tcp_wstamp_ns.max(now);
         let interval_us = (edt - now) / 1000;
-        let interval_delivered = ((self.bw() as u128 * interval_us as u128) >> BW_SCALE).min(u32::MAX as u128) as u32;
+        let interval_delivered =
+            ((self.bw() as u128 * interval_us as u128) >> BW_SCALE).min(u32::MAX as u128) as u32;
         let mut inflight_at_edt = inflight_now;
         if self.pacing_gain > BBR_UNIT {
             inflight_at_edt += Self::tso_segs_goal(tp);
@@ -590,14 +621,20 @@ impl Bbr {
             return 0;
         }
         let max_aggr_cwnd = (self.bw() as u64 * EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
-        let aggr_cwnd = ((self.p.extra_acked_gain as u64 * self.ack_aggr.extra_acked() as u64) >> BBR_SCALE) as u32;
+        let aggr_cwnd = ((self.p.extra_acked_gain as u64 * self.ack_aggr.extra_acked() as u64)
+            >> BBR_SCALE) as u32;
         aggr_cwnd.min(max_aggr_cwnd)
     }
 
     /// bbr_set_cwnd_to_recover_or_restore: packet conservation in the first round of
     /// recovery, cwnd restored when recovery ends. Returns the cwnd to use and whether packet
     /// conservation decides it.
-    fn cwnd_to_recover_or_restore(&mut self, tp: &TcpState, rs: &RateSample, acked: u32) -> (u32, bool) {
+    fn cwnd_to_recover_or_restore(
+        &mut self,
+        tp: &TcpState,
+        rs: &RateSample,
+        acked: u32,
+    ) -> (u32, bool) {
         let prev_state = self.prev_ca_state;
         let state = tp.ca_state;
         let mut cwnd = tp.snd_cwnd;
@@ -657,14 +694,16 @@ impl Bbr {
     /// bbr_is_next_cycle_phase: a phase lasts one min_rtt; probing also waits for inflight to
     /// reach the phase's target (or a loss), draining stops early at one BDP.
     fn is_next_cycle_phase(&self, tp: &TcpState, rs: &RateSample) -> bool {
-        let is_full_length = us_delta(mstamp_us(tp.delivered_mstamp), self.cycle_mstamp) > self.min_rtt_us as u64;
+        let is_full_length =
+            us_delta(mstamp_us(tp.delivered_mstamp), self.cycle_mstamp) > self.min_rtt_us as u64;
         if self.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
         let inflight = self.packets_in_net_at_edt(tp, rs.prior_in_flight);
         let bw = self.max_bw();
         if self.pacing_gain > BBR_UNIT {
-            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
+            return is_full_length
+                && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
         }
         is_full_length || inflight <= self.inflight(tp, bw, BBR_UNIT)
     }
@@ -798,7 +837,8 @@ impl Bbr {
         if delivered == 0 || (lost << BBR_SCALE) < LT_LOSS_THRESH * delivered {
             return;
         }
-        let t = ((mstamp_us(tp.delivered_mstamp) / USEC_PER_MSEC) as u32).wrapping_sub(self.lt_last_stamp);
+        let t = ((mstamp_us(tp.delivered_mstamp) / USEC_PER_MSEC) as u32)
+            .wrapping_sub(self.lt_last_stamp);
         if (t as i32) < 1 {
             return; // less than a millisecond: wait
         }
@@ -817,7 +857,9 @@ impl Bbr {
     /// bbr_update_bw: count rounds, sample long-term bandwidth, feed the max filter.
     fn update_bw(&mut self, tp: &TcpState, rs: &RateSample) {
         self.round_start = false;
-        let Some(interval_us) = interval_us(rs) else { return };
+        let Some(interval_us) = interval_us(rs) else {
+            return;
+        };
         if rs.prior_delivered >= self.next_rtt_delivered {
             self.next_rtt_delivered = tp.delivered;
             self.rtt_cnt += 1;
@@ -842,7 +884,8 @@ impl Bbr {
             return;
         }
         let bw = self.bw();
-        self.ack_aggr.update(tp, rs, self.round_start, bw, EXTRA_ACKED_WIN_RTTS);
+        self.ack_aggr
+            .update(tp, rs, self.round_start, bw, EXTRA_ACKED_WIN_RTTS);
     }
 
     /// bbr_check_full_bw_reached: the pipe is full after FULL_BW_CNT round starts without
@@ -860,7 +903,8 @@ impl Bbr {
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(tp, tp.packets_in_flight()) <= self.inflight(tp, self.max_bw(), BBR_UNIT)
+            && self.packets_in_net_at_edt(tp, tp.packets_in_flight())
+                <= self.inflight(tp, self.max_bw(), BBR_UNIT)
         {
             self.reset_probe_bw_mode(tp);
         }
@@ -882,7 +926,11 @@ impl Bbr {
         let now = jiffies(tp.now);
         let win = self.p.min_rtt_win_sec.wrapping_mul(HZ);
         let filter_expired = after(now, self.min_rtt_stamp.wrapping_add(win));
-        let rtt_us = if rs.rtt_ns >= 0 { Some(rs.rtt_ns as u64 / 1000) } else { None };
+        let rtt_us = if rs.rtt_ns >= 0 {
+            Some(rs.rtt_ns as u64 / 1000)
+        } else {
+            None
+        };
         // rs->is_ack_delayed is always false here (see the header).
         if let Some(rtt) = rtt_us {
             if rtt <= self.min_rtt_us as u64 || filter_expired {
@@ -890,7 +938,11 @@ impl Bbr {
                 self.min_rtt_stamp = now;
             }
         }
-        if self.p.probe_rtt_mode_ms > 0 && filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+        if self.p.probe_rtt_mode_ms > 0
+            && filter_expired
+            && !self.idle_restart
+            && self.mode != Mode::ProbeRtt
+        {
             self.mode = Mode::ProbeRtt; // dip, drain the queue
             self.save_cwnd(tp);
             self.probe_rtt_done_stamp = 0;
@@ -925,7 +977,11 @@ impl Bbr {
             // Pace slowly to drain, keep cwnd.
             Mode::Drain => (self.p.drain_gain, self.p.high_gain),
             Mode::ProbeBw => {
-                let g = if self.lt_use_bw { BBR_UNIT } else { PACING_GAIN[self.cycle_idx as usize] };
+                let g = if self.lt_use_bw {
+                    BBR_UNIT
+                } else {
+                    PACING_GAIN[self.cycle_idx as usize]
+                };
                 (g, self.p.cwnd_gain)
             }
             Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
@@ -1025,7 +1081,10 @@ impl CongestionControl for Bbr {
         self.reset_startup_mode();
         self.pacing_gain = self.p.high_gain;
         self.cwnd_gain = self.p.high_gain;
-        self.ack_aggr = AckAggregation { epoch_mstamp: mstamp_us(tp.now), ..AckAggregation::default() };
+        self.ack_aggr = AckAggregation {
+            epoch_mstamp: mstamp_us(tp.now),
+            ..AckAggregation::default()
+        };
         tp.pacing_needed = true; // SK_PACING_NEEDED
     }
 
@@ -1051,7 +1110,10 @@ impl CongestionControl for Bbr {
     /// sampling, as a loss.
     fn set_state(&mut self, tp: &mut TcpState, new_state: CaState) {
         if new_state == CaState::Loss {
-            let rs = RateSample { losses: 1, ..Default::default() };
+            let rs = RateSample {
+                losses: 1,
+                ..Default::default()
+            };
             self.prev_ca_state = CaState::Loss;
             self.full.bw = 0;
             self.round_start = true;
@@ -1109,7 +1171,12 @@ mod tests {
 
     /// A connection just established at `t_ms`, srtt = min_rtt = 40 ms, and BBR initialised.
     fn established(b: &mut Bbr, t_ms: u64) -> TcpState {
-        let mut tp = TcpState { now: t_ms * 1_000_000, srtt_us: 40_000, min_rtt_us: 40_000, ..Default::default() };
+        let mut tp = TcpState {
+            now: t_ms * 1_000_000,
+            srtt_us: 40_000,
+            min_rtt_us: 40_000,
+            ..Default::default()
+        };
         b.init(&mut tp);
         tp
     }
@@ -1167,7 +1234,11 @@ mod tests {
             tp.delivered_mstamp = tp.now;
         }
         tp.packets_out = a.in_flight;
-        let prior_delivered = if a.round { b.next_rtt_delivered } else { b.next_rtt_delivered.saturating_sub(1) };
+        let prior_delivered = if a.round {
+            b.next_rtt_delivered
+        } else {
+            b.next_rtt_delivered.saturating_sub(1)
+        };
         let rs = RateSample {
             prior_delivered,
             prior_mstamp: 1,
@@ -1248,11 +1319,32 @@ mod tests {
         // cwnd converges to the target: +acked per ACK, capped at 74.
         b.cycle_idx = 2;
         tp.snd_cwnd = 70;
-        ack(&mut b, &mut tp, Ack { acked: 2, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 2,
+                ..Default::default()
+            },
+        );
         assert_eq!(tp.snd_cwnd, 72);
-        ack(&mut b, &mut tp, Ack { acked: 3, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 3,
+                ..Default::default()
+            },
+        );
         assert_eq!(tp.snd_cwnd, 74);
-        ack(&mut b, &mut tp, Ack { acked: 3, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 3,
+                ..Default::default()
+            },
+        );
         assert_eq!(tp.snd_cwnd, 74);
         // At 100 Mbit/s (bw 139810): pacing 11_945_988 B/s, 1 ms = 11_665 B = 8 segments,
         // budget 24; BDP·2 = ceil(666.7) = 667: 691, even: 692.
@@ -1288,7 +1380,15 @@ mod tests {
         // probing reaches its target and draining does not end early: every phase lasts
         // just over min_rtt.
         while seen.len() < 17 {
-            ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 76, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    dt_us: 1000,
+                    in_flight: 76,
+                    ..Default::default()
+                },
+            );
             if b.pacing_gain() != *seen.last().unwrap()
                 || (b.pacing_gain() == BBR_UNIT
                     && tp.now - phase_start > 40_000_000
@@ -1299,7 +1399,10 @@ mod tests {
                 phase_start = tp.now;
             }
         }
-        assert_eq!(seen, [320, 192, 256, 256, 256, 256, 256, 256, 320, 192, 256, 256, 256, 256, 256, 256, 320]);
+        assert_eq!(
+            seen,
+            [320, 192, 256, 256, 256, 256, 256, 256, 320, 192, 256, 256, 256, 256, 256, 256, 320]
+        );
         // A phase ends on the first ACK more than min_rtt (40 ms) after it began: 41 ms.
         assert!(lengths.iter().all(|&l| l == 41_000_000), "{lengths:?}");
         // Pacing follows: 1.25 / 0.75 / 1 of btl_bw, less 1 %.
@@ -1314,17 +1417,53 @@ mod tests {
         // 1.25 phase, inflight below 1.25·BDP + budget (42 + 6 + 2 = 50 with the +2 of phase 0,
         // plus the next TSO burst counted at the departure time): stays past min_rtt.
         for _ in 0..60 {
-            ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 40, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    dt_us: 1000,
+                    in_flight: 40,
+                    ..Default::default()
+                },
+            );
         }
-        assert_eq!(b.cycle_idx, 0, "probing persists until inflight reaches its target");
+        assert_eq!(
+            b.cycle_idx, 0,
+            "probing persists until inflight reaches its target"
+        );
         // A loss ends it (the buffer may not hold 1.25 BDP).
-        ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 40, lost: 1, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                dt_us: 1000,
+                in_flight: 40,
+                lost: 1,
+                ..Default::default()
+            },
+        );
         assert_eq!(b.cycle_idx, 1);
         // 0.75 phase: ends at once when inflight (before the ACK) is at most BDP + budget
         // (34 + 6 = 40).
-        ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 45, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                dt_us: 1000,
+                in_flight: 45,
+                ..Default::default()
+            },
+        );
         assert_eq!(b.cycle_idx, 1);
-        ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 39, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                dt_us: 1000,
+                in_flight: 39,
+                ..Default::default()
+            },
+        );
         assert_eq!(b.cycle_idx, 2);
     }
 
@@ -1339,7 +1478,13 @@ mod tests {
         }
         assert_eq!(counts[1], 0);
         // The other seven are equally likely: 400 / 7 = 57 each, give or take.
-        assert!(counts.iter().enumerate().all(|(i, &c)| i == 1 || (30..90).contains(&c)), "{counts:?}");
+        assert!(
+            counts
+                .iter()
+                .enumerate()
+                .all(|(i, &c)| i == 1 || (30..90).contains(&c)),
+            "{counts:?}"
+        );
         // A fixed start is honoured, 1 included.
         for start in 0..8 {
             let mut b = bbr(&format!("cycle_start = {start}"));
@@ -1362,22 +1507,48 @@ mod tests {
             ack(
                 &mut b,
                 &mut tp,
-                Ack { round: true, sample_pkts: pkts, interval_us: interval, in_flight: 200, ..Default::default() },
+                Ack {
+                    round: true,
+                    sample_pkts: pkts,
+                    interval_us: interval,
+                    in_flight: 200,
+                    ..Default::default()
+                },
             );
             modes.push(b.mode(&tp));
             assert_eq!(b.rtt_cnt, i as u64 + 1);
         }
         // Round 5 reaches the plateau; rounds 6, 7 and 8 see no 25 % growth: DRAIN at round 8.
-        assert_eq!(modes, ["startup", "startup", "startup", "startup", "startup", "startup", "startup", "drain"]);
+        assert_eq!(
+            modes,
+            [
+                "startup", "startup", "startup", "startup", "startup", "startup", "startup",
+                "drain"
+            ]
+        );
         assert_eq!((b.pacing_gain(), b.cwnd_gain()), (88, 739));
         // ssthresh is set to the one-BDP inflight target (BDP of the plateau + budget).
         let bw = b.max_bw();
         assert_eq!(tp.snd_ssthresh, b.inflight(&tp, bw, BBR_UNIT));
         // DRAIN lasts while inflight exceeds it; then PROBE_BW.
         let target = tp.snd_ssthresh;
-        ack(&mut b, &mut tp, Ack { in_flight: target + 10, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                in_flight: target + 10,
+                ..Default::default()
+            },
+        );
         assert_eq!(b.mode(&tp), "drain");
-        ack(&mut b, &mut tp, Ack { in_flight: target, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                in_flight: target,
+                ..Default::default()
+            },
+        );
         assert_eq!(b.mode(&tp), "probe_bw");
         assert_ne!(b.cycle_idx, 1);
     }
@@ -1387,7 +1558,15 @@ mod tests {
         let mut b = bbr("");
         let mut tp = established(&mut b, 0);
         for _ in 0..10 {
-            ack(&mut b, &mut tp, Ack { round: true, app_limited: true, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    round: true,
+                    app_limited: true,
+                    ..Default::default()
+                },
+            );
         }
         assert_eq!(b.mode(&tp), "startup");
         assert!(!b.full.reached);
@@ -1403,7 +1582,15 @@ mod tests {
         tp.snd_cwnd = 74;
         // RTT samples of 41 ms never match min_rtt = 40 ms: the filter expires after 10 s.
         while b.mode(&tp) != "probe_rtt" {
-            ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 74, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    dt_us: 1000,
+                    in_flight: 74,
+                    ..Default::default()
+                },
+            );
         }
         // tcp_jiffies32 must be after min_rtt_stamp + 10 s: the first ACK at 10_001 ms.
         assert_eq!(tp.now, 10_001_000_000);
@@ -1412,13 +1599,32 @@ mod tests {
         assert_eq!((b.pacing_gain(), b.cwnd_gain()), (BBR_UNIT, BBR_UNIT));
         // The expired filter took the sample: min_rtt is now 41 ms.
         assert_eq!(b.min_rtt_us, 41_000);
-        assert!(tp.app_limited > 0, "samples in PROBE_RTT are marked app-limited");
+        assert!(
+            tp.app_limited > 0,
+            "samples in PROBE_RTT are marked app-limited"
+        );
         // Inflight drains over 50 ms; the 200 ms clock starts when it reaches 4.
         for i in 0..50 {
-            ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 70 - i, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    dt_us: 1000,
+                    in_flight: 70 - i,
+                    ..Default::default()
+                },
+            );
             assert_eq!(tp.snd_cwnd, 4);
         }
-        ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 4, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                dt_us: 1000,
+                in_flight: 4,
+                ..Default::default()
+            },
+        );
         let at_four = jiffies(tp.now);
         assert_eq!(b.probe_rtt_done_stamp, at_four + 200);
         // A round passes soon, but the mode holds for 200 ms: it ends on the first ACK after
@@ -1426,7 +1632,16 @@ mod tests {
         let mut rounds = 0;
         while b.mode(&tp) == "probe_rtt" {
             rounds += 1;
-            ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 4, round: rounds % 10 == 0, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    dt_us: 1000,
+                    in_flight: 4,
+                    round: rounds % 10 == 0,
+                    ..Default::default()
+                },
+            );
             if b.mode(&tp) == "probe_rtt" {
                 assert_eq!(tp.snd_cwnd, 4);
             }
@@ -1444,15 +1659,40 @@ mod tests {
         let mut tp = established(&mut b, 0);
         in_probe_bw(&mut b, &mut tp, BW_10MBPS, 2);
         b.mode = Mode::ProbeRtt;
-        ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 4, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                dt_us: 1000,
+                in_flight: 4,
+                ..Default::default()
+            },
+        );
         let stamp = b.probe_rtt_done_stamp;
         assert_ne!(stamp, 0);
         // 300 ms without a round start: still in PROBE_RTT.
         for _ in 0..300 {
-            ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 4, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    dt_us: 1000,
+                    in_flight: 4,
+                    ..Default::default()
+                },
+            );
         }
         assert_eq!(b.mode(&tp), "probe_rtt");
-        ack(&mut b, &mut tp, Ack { dt_us: 1000, in_flight: 4, round: true, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                dt_us: 1000,
+                in_flight: 4,
+                round: true,
+                ..Default::default()
+            },
+        );
         assert_eq!(b.mode(&tp), "probe_bw");
     }
 
@@ -1462,20 +1702,43 @@ mod tests {
         let mut tp = established(&mut b, 0);
         // probe_rtt_mode_ms = 0 disables PROBE_RTT, as in the kernel.
         for _ in 0..12_000 {
-            ack(&mut b, &mut tp, Ack { dt_us: 1000, app_limited: true, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    dt_us: 1000,
+                    app_limited: true,
+                    ..Default::default()
+                },
+            );
         }
         assert_eq!(b.mode(&tp), "startup");
         let mut b = bbr("");
         let mut tp = established(&mut b, 0);
         for _ in 0..10_001 {
-            ack(&mut b, &mut tp, Ack { dt_us: 1000, app_limited: true, in_flight: 4, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    dt_us: 1000,
+                    app_limited: true,
+                    in_flight: 4,
+                    ..Default::default()
+                },
+            );
         }
         assert_eq!(b.mode(&tp), "probe_rtt");
         for i in 0..250 {
             ack(
                 &mut b,
                 &mut tp,
-                Ack { dt_us: 1000, in_flight: 4, round: i % 20 == 0, app_limited: true, ..Default::default() },
+                Ack {
+                    dt_us: 1000,
+                    in_flight: 4,
+                    round: i % 20 == 0,
+                    app_limited: true,
+                    ..Default::default()
+                },
             );
         }
         assert_eq!(b.mode(&tp), "startup");
@@ -1500,14 +1763,38 @@ mod tests {
         // An expired min_rtt filter does not start PROBE_RTT while restarting from idle; the
         // first ACK that delivers data ends the restart.
         tp.now += 11_000_000_000;
-        ack(&mut b, &mut tp, Ack { dt_us: 0, acked: 0, sample_pkts: -1, rtt_us: -1, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                dt_us: 0,
+                acked: 0,
+                sample_pkts: -1,
+                rtt_us: -1,
+                ..Default::default()
+            },
+        );
         assert_eq!(b.mode(&tp), "probe_bw");
         assert!(b.idle_restart);
         // (Had that ACK carried an RTT sample, the expired filter would have taken it and
         // restarted its 10 s clock, as in the kernel.)
-        ack(&mut b, &mut tp, Ack { rtt_us: -1, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                rtt_us: -1,
+                ..Default::default()
+            },
+        );
         assert!(!b.idle_restart);
-        ack(&mut b, &mut tp, Ack { rtt_us: 50_000, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                rtt_us: 50_000,
+                ..Default::default()
+            },
+        );
         assert_eq!(b.mode(&tp), "probe_rtt");
     }
 
@@ -1517,10 +1804,28 @@ mod tests {
         let mut tp = established(&mut b, 0);
         let start = tp.pacing_rate;
         // A low first sample (2 packets in 40 ms) would pace slower: ignored in STARTUP.
-        ack(&mut b, &mut tp, Ack { round: true, sample_pkts: 2, interval_us: 40_000, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                round: true,
+                sample_pkts: 2,
+                interval_us: 40_000,
+                ..Default::default()
+            },
+        );
         assert_eq!(tp.pacing_rate, start);
         // A high one raises it: 2.885 · bw.
-        ack(&mut b, &mut tp, Ack { round: true, sample_pkts: 34, interval_us: 40_800, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                round: true,
+                sample_pkts: 34,
+                interval_us: 40_800,
+                ..Default::default()
+            },
+        );
         let bw = bw_of(34, 40_800);
         assert_eq!(tp.pacing_rate, bw_to_pacing_rate(&tp, bw, 739));
     }
@@ -1531,28 +1836,78 @@ mod tests {
         let mut tp = established(&mut b, 0);
         in_probe_bw(&mut b, &mut tp, BW_10MBPS, 2);
         tp.snd_cwnd = 74;
-        ack(&mut b, &mut tp, Ack { in_flight: 74, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                in_flight: 74,
+                ..Default::default()
+            },
+        );
         // The sender enters Recovery: ssthresh() saves cwnd, then set_state, then the ACK.
         assert_eq!(b.ssthresh(&tp), tp.snd_ssthresh);
         assert_eq!(b.prior_cwnd, 74);
         b.set_state(&mut tp, CaState::Recovery);
         tp.ca_state = CaState::Recovery;
         // 3 lost, 1 sacked, 60 still in flight: cwnd = inflight + acked = 61.
-        ack(&mut b, &mut tp, Ack { acked: 1, lost: 3, in_flight: 60, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 1,
+                lost: 3,
+                in_flight: 60,
+                ..Default::default()
+            },
+        );
         assert!(b.packet_conservation);
         assert_eq!(tp.snd_cwnd, 61);
         // Still conserving: never below inflight + acked, never more.
-        ack(&mut b, &mut tp, Ack { acked: 2, in_flight: 58, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 2,
+                in_flight: 58,
+                ..Default::default()
+            },
+        );
         assert_eq!(tp.snd_cwnd, 61);
-        ack(&mut b, &mut tp, Ack { acked: 2, lost: 1, in_flight: 60, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 2,
+                lost: 1,
+                in_flight: 60,
+                ..Default::default()
+            },
+        );
         assert_eq!(tp.snd_cwnd, 62);
         // A round later conservation stops: cwnd grows by at most the packets acked.
-        ack(&mut b, &mut tp, Ack { acked: 2, in_flight: 60, round: true, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 2,
+                in_flight: 60,
+                round: true,
+                ..Default::default()
+            },
+        );
         assert!(!b.packet_conservation);
         assert_eq!(tp.snd_cwnd, 64);
         // Recovery ends: the cwnd saved at its start comes back.
         tp.ca_state = CaState::Open;
-        ack(&mut b, &mut tp, Ack { acked: 1, in_flight: 50, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 1,
+                in_flight: 50,
+                ..Default::default()
+            },
+        );
         assert_eq!(tp.snd_cwnd, 74);
     }
 
@@ -1599,7 +1954,15 @@ mod tests {
         // round start is the interval's first round.
         policed_round(&mut b, &mut tp, 100, 30);
         assert!(b.lt_is_sampling);
-        assert_eq!((b.lt_last_delivered, b.lt_last_lost, b.lt_last_stamp, b.lt_rtt_cnt), (100, 30, 10, 1));
+        assert_eq!(
+            (
+                b.lt_last_delivered,
+                b.lt_last_lost,
+                b.lt_last_stamp,
+                b.lt_rtt_cnt
+            ),
+            (100, 30, 10, 1)
+        );
         // Rounds 2 and 3: fewer than bbr_lt_intvl_min_rtts (4).
         for _ in 0..2 {
             policed_round(&mut b, &mut tp, 100, 30);
@@ -1668,18 +2031,40 @@ mod tests {
         // Steady ACKs at the estimated rate (a packet per 1.2 ms, 0.99998 of btl_bw): at most
         // the rounding of expected_acked in excess.
         for _ in 0..50 {
-            ack(&mut b, &mut tp, Ack { in_flight: 70, ..Default::default() });
+            ack(
+                &mut b,
+                &mut tp,
+                Ack {
+                    in_flight: 70,
+                    ..Default::default()
+                },
+            );
         }
         let before = b.ack_aggr.extra_acked();
         assert!(before <= 2, "{before}");
         // Then 20 packets ACKed at once, 1.2 ms after the previous ACK: 19 more than expected.
-        ack(&mut b, &mut tp, Ack { acked: 20, in_flight: 70, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                acked: 20,
+                in_flight: 70,
+                ..Default::default()
+            },
+        );
         let extra = b.ack_aggr.extra_acked();
         assert_eq!(extra, before + 19);
         assert_eq!(b.ack_aggregation_cwnd(), extra);
         // The cwnd target grows by it: 67 + extra + 6, rounded up to even.
         tp.snd_cwnd = 200;
-        ack(&mut b, &mut tp, Ack { in_flight: 70, ..Default::default() });
+        ack(
+            &mut b,
+            &mut tp,
+            Ack {
+                in_flight: 70,
+                ..Default::default()
+            },
+        );
         assert_eq!(tp.snd_cwnd, (67 + b.ack_aggr.extra_acked() + 6 + 1) & !1);
         // Capped at 100 ms of btl_bw: 13981 · 100_000 / 2^24 = 83 packets.
         b.ack_aggr.extra_acked = [500, 0];

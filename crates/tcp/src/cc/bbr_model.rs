@@ -2,7 +2,10 @@
 //! full-pipe detection and the ACK-aggregation ("extra_acked") estimator. Each algorithm keeps
 //! one of each and feeds it its own bandwidth estimate and round starts.
 
-use super::bbr::{mstamp_us, us_delta, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BW_UNIT, FULL_BW_CNT, FULL_BW_THRESH};
+use super::bbr::{
+    mstamp_us, us_delta, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BW_UNIT, FULL_BW_CNT,
+    FULL_BW_THRESH,
+};
 use crate::state::{RateSample, TcpState};
 
 /// bbr_check_full_bw_reached's state: the pipe is full once FULL_BW_CNT round starts in a row
@@ -68,7 +71,14 @@ impl AckAggregation {
 
     /// bbr_update_ack_aggregation for one ACK. `bw` is the algorithm's bandwidth estimate
     /// (BW_UNIT), `win_rtts` the rounds per half of the filter window.
-    pub fn update(&mut self, tp: &TcpState, rs: &RateSample, round_start: bool, bw: u32, win_rtts: u32) {
+    pub fn update(
+        &mut self,
+        tp: &TcpState,
+        rs: &RateSample,
+        round_start: bool,
+        bw: u32,
+        win_rtts: u32,
+    ) {
         if round_start {
             self.win_rtts = (self.win_rtts + 1).min(0x1F);
             if self.win_rtts >= win_rtts {
@@ -88,8 +98,14 @@ impl AckAggregation {
             self.epoch_mstamp = delivered_us;
             expected_acked = 0;
         }
-        self.epoch_acked = self.epoch_acked.saturating_add(rs.acked_sacked).min(0xFFFFF);
-        let extra = self.epoch_acked.saturating_sub(expected_acked).min(tp.snd_cwnd);
+        self.epoch_acked = self
+            .epoch_acked
+            .saturating_add(rs.acked_sacked)
+            .min(0xFFFFF);
+        let extra = self
+            .epoch_acked
+            .saturating_sub(expected_acked)
+            .min(tp.snd_cwnd);
         let slot = &mut self.extra_acked[self.win_idx];
         if extra > *slot as u32 {
             *slot = extra.min(u16::MAX as u32) as u16;

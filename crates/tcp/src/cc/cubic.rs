@@ -175,18 +175,66 @@ impl CubicParams {
         let d = CubicParams::default();
         let p = CubicParams {
             fast_convergence: get_bool(t, "fast_convergence", d.fast_convergence)?,
-            beta: get_int(t, "beta", d.beta, 1, BICTCP_BETA_SCALE - 1, "a multiple of 1/1024: 717 is 0.7")?,
-            bic_scale: get_int(t, "bic_scale", d.bic_scale, 1, 1024, "C = bic_scale·10/1024: 41 is 0.4")?,
+            beta: get_int(
+                t,
+                "beta",
+                d.beta,
+                1,
+                BICTCP_BETA_SCALE - 1,
+                "a multiple of 1/1024: 717 is 0.7",
+            )?,
+            bic_scale: get_int(
+                t,
+                "bic_scale",
+                d.bic_scale,
+                1,
+                1024,
+                "C = bic_scale·10/1024: 41 is 0.4",
+            )?,
             tcp_friendliness: get_bool(t, "tcp_friendliness", d.tcp_friendliness)?,
             hystart: get_bool(t, "hystart", d.hystart)?,
             hystart_detect: get_detect(t, d.hystart_detect)?,
-            hystart_low_window: get_int(t, "hystart_low_window", d.hystart_low_window, 0, 1 << 30, "packets")?,
-            hystart_ack_delta_us: get_int(t, "hystart_ack_delta_us", d.hystart_ack_delta_us, 0, 1_000_000, "microseconds")?,
-            hz: get_int(t, "hz", d.hz, 100, 1000, "a CONFIG_HZ value: 100, 250, 300 or 1000")?,
-            gso_max_size: get_int(t, "gso_max_size", d.gso_max_size, 0, 1 << 20, "bytes; 0 = no GSO")?,
+            hystart_low_window: get_int(
+                t,
+                "hystart_low_window",
+                d.hystart_low_window,
+                0,
+                1 << 30,
+                "packets",
+            )?,
+            hystart_ack_delta_us: get_int(
+                t,
+                "hystart_ack_delta_us",
+                d.hystart_ack_delta_us,
+                0,
+                1_000_000,
+                "microseconds",
+            )?,
+            hz: get_int(
+                t,
+                "hz",
+                d.hz,
+                100,
+                1000,
+                "a CONFIG_HZ value: 100, 250, 300 or 1000",
+            )?,
+            gso_max_size: get_int(
+                t,
+                "gso_max_size",
+                d.gso_max_size,
+                0,
+                1 << 20,
+                "bytes; 0 = no GSO",
+            )?,
         };
         if ![100, 250, 300, 1000].contains(&p.hz) {
-            return Err(ParamError { key: "hz".into(), message: format!("{} is not a CONFIG_HZ value; accepted: 100, 250, 300, 1000", p.hz) });
+            return Err(ParamError {
+                key: "hz".into(),
+                message: format!(
+                    "{} is not a CONFIG_HZ value; accepted: 100, 250, 300, 1000",
+                    p.hz
+                ),
+            });
         }
         Ok(p)
     }
@@ -196,28 +244,49 @@ fn get_bool(t: &toml::Table, key: &str, default: bool) -> Result<bool, ParamErro
     match t.get(key) {
         None => Ok(default),
         Some(toml::Value::Boolean(b)) => Ok(*b),
-        Some(v) => Err(ParamError { key: key.into(), message: format!("expected a boolean (true or false), got {} {v}", v.type_str()) }),
+        Some(v) => Err(ParamError {
+            key: key.into(),
+            message: format!(
+                "expected a boolean (true or false), got {} {v}",
+                v.type_str()
+            ),
+        }),
     }
 }
 
-fn get_int(t: &toml::Table, key: &str, default: u32, min: u32, max: u32, unit: &str) -> Result<u32, ParamError> {
+fn get_int(
+    t: &toml::Table,
+    key: &str,
+    default: u32,
+    min: u32,
+    max: u32,
+    unit: &str,
+) -> Result<u32, ParamError> {
     match t.get(key) {
         None => Ok(default),
         Some(toml::Value::Integer(i)) if (min as i64..=max as i64).contains(i) => Ok(*i as u32),
-        Some(toml::Value::Integer(i)) => {
-            Err(ParamError { key: key.into(), message: format!("{i} is out of range; accepted: an integer in {min}..={max} ({unit})") })
-        }
+        Some(toml::Value::Integer(i)) => Err(ParamError {
+            key: key.into(),
+            message: format!("{i} is out of range; accepted: an integer in {min}..={max} ({unit})"),
+        }),
         Some(v) => Err(ParamError {
             key: key.into(),
-            message: format!("expected an integer in {min}..={max} ({unit}), got {} {v}", v.type_str()),
+            message: format!(
+                "expected an integer in {min}..={max} ({unit}), got {} {v}",
+                v.type_str()
+            ),
         }),
     }
 }
 
 /// `hystart_detect`: "both", "ack_train", "delay" or "none" (or the kernel's bit mask 0..=3).
 fn get_detect(t: &toml::Table, default: u8) -> Result<u8, ParamError> {
-    const ACCEPTED: &str = "accepted: \"both\", \"ack_train\", \"delay\", \"none\" (or the kernel's mask 0..=3)";
-    let err = |what: String| ParamError { key: "hystart_detect".into(), message: format!("{what}; {ACCEPTED}") };
+    const ACCEPTED: &str =
+        "accepted: \"both\", \"ack_train\", \"delay\", \"none\" (or the kernel's mask 0..=3)";
+    let err = |what: String| ParamError {
+        key: "hystart_detect".into(),
+        message: format!("{what}; {ACCEPTED}"),
+    };
     match t.get("hystart_detect") {
         None => Ok(default),
         Some(toml::Value::String(s)) => match s.as_str() {
@@ -304,11 +373,18 @@ pub struct Cubic {
 
 impl Cubic {
     pub fn build(config: &CcConfig) -> Result<Box<dyn CongestionControl>, ParamError> {
-        Ok(Box::new(Cubic::new(CubicParams::from_table(config.params)?)))
+        Ok(Box::new(Cubic::new(CubicParams::from_table(
+            config.params,
+        )?)))
     }
 
     pub fn new(p: CubicParams) -> Self {
-        Cubic { p, scales: Scales::new(p.beta, p.bic_scale), bic: Bic::default(), hs: HyStart::default() }
+        Cubic {
+            p,
+            scales: Scales::new(p.beta, p.bic_scale),
+            bic: Bic::default(),
+            hs: HyStart::default(),
+        }
     }
 
     /// tcp_jiffies32 at `now_ns`: jiffies since boot, starting from INITIAL_JIFFIES (−300 s) as in
@@ -354,7 +430,10 @@ impl Cubic {
         t = (t << BICTCP_HZ) / self.p.hz as u64; // jiffies to 2^-10 s
         let k = b.bic_k as u64;
         let offs = k.abs_diff(t);
-        let cube = (self.scales.cube_rtt_scale as u64).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs);
+        let cube = (self.scales.cube_rtt_scale as u64)
+            .wrapping_mul(offs)
+            .wrapping_mul(offs)
+            .wrapping_mul(offs);
         let delta = (cube >> (10 + 3 * BICTCP_HZ)) as u32;
         if t < k {
             b.bic_origin_point.wrapping_sub(delta)
@@ -373,7 +452,11 @@ impl Cubic {
             b.bic_k = 0;
             b.bic_origin_point = cwnd;
         } else {
-            b.bic_k = cubic_root(self.scales.cube_factor.wrapping_mul((b.last_max_cwnd - cwnd) as u64));
+            b.bic_k = cubic_root(
+                self.scales
+                    .cube_factor
+                    .wrapping_mul((b.last_max_cwnd - cwnd) as u64),
+            );
             b.bic_origin_point = b.last_max_cwnd;
         }
     }
@@ -383,7 +466,9 @@ impl Cubic {
         let now_j = self.jiffies(now_ns);
         self.bic.ack_cnt = self.bic.ack_cnt.wrapping_add(acked);
 
-        if self.bic.last_cwnd == cwnd && (now_j.wrapping_sub(self.bic.last_time) as i32) <= (self.p.hz / 32) as i32 {
+        if self.bic.last_cwnd == cwnd
+            && (now_j.wrapping_sub(self.bic.last_time) as i32) <= (self.p.hz / 32) as i32
+        {
             return;
         }
         // The cubic function updates cnt at most once per jiffy.
@@ -394,7 +479,11 @@ impl Cubic {
                 self.start_epoch(now_j, cwnd, acked);
             }
             let target = self.cubic_target(now_j);
-            self.bic.cnt = if target > cwnd { cwnd / (target - cwnd) } else { cwnd.wrapping_mul(100) };
+            self.bic.cnt = if target > cwnd {
+                cwnd / (target - cwnd)
+            } else {
+                cwnd.wrapping_mul(100)
+            };
             // No W_max yet (first epoch): at least 5 % growth per RTT.
             if self.bic.last_max_cwnd == 0 && self.bic.cnt > 20 {
                 self.bic.cnt = 20;
@@ -429,7 +518,8 @@ impl Cubic {
         if tp.pacing_rate == 0 {
             return 0;
         }
-        (self.p.gso_max_size as u64 * 4 * 1_000_000 / tp.pacing_rate).min(HYSTART_ACK_DELAY_MAX_US) as u32
+        (self.p.gso_max_size as u64 * 4 * 1_000_000 / tp.pacing_rate).min(HYSTART_ACK_DELAY_MAX_US)
+            as u32
     }
 
     /// hystart_update: per RTT sample in slow start, the ACK-train and delay-increase detectors.
@@ -595,7 +685,9 @@ impl CongestionControl for Cubic {
         }
         // Discard delay samples right after fast recovery.
         let now_j = self.jiffies(tp.now);
-        if self.bic.epoch_start != 0 && (now_j.wrapping_sub(self.bic.epoch_start) as i32) < self.p.hz as i32 {
+        if self.bic.epoch_start != 0
+            && (now_j.wrapping_sub(self.bic.epoch_start) as i32) < self.p.hz as i32
+        {
             return;
         }
         let delay = (sample.rtt_us.min(u32::MAX as i64) as u32).max(1);
@@ -618,7 +710,10 @@ mod tests {
 
     /// CUBIC at HZ=1000, so jiffies are milliseconds in the hand-computed values below.
     fn cubic() -> Cubic {
-        Cubic::new(CubicParams { hz: 1000, ..Default::default() })
+        Cubic::new(CubicParams {
+            hz: 1000,
+            ..Default::default()
+        })
     }
 
     fn params(kv: &[(&str, toml::Value)]) -> toml::Table {
@@ -634,7 +729,11 @@ mod tests {
     }
 
     fn ack(rtt_us: i64) -> AckSample {
-        AckSample { pkts_acked: 1, rtt_us, in_flight: 0 }
+        AckSample {
+            pkts_acked: 1,
+            rtt_us,
+            in_flight: 0,
+        }
     }
 
     // ---- cubic_root and the scale factors ----
@@ -649,13 +748,26 @@ mod tests {
 
     #[test]
     fn cubic_root_of_known_cubes() {
-        for (a, r) in [(0u64, 0u32), (1, 1), (8, 2), (27, 3), (64, 4), (125, 5), (1000, 10), (1_000_000, 100), (1 << 30, 1024)] {
+        for (a, r) in [
+            (0u64, 0u32),
+            (1, 1),
+            (8, 2),
+            (27, 3),
+            (64, 4),
+            (125, 5),
+            (1000, 10),
+            (1_000_000, 100),
+            (1 << 30, 1024),
+        ] {
             assert_eq!(cubic_root(a), r, "cbrt({a})");
         }
         // Everywhere else within the kernel's stated accuracy (0.195 % on average): 1 % + 1.
         for n in [7u64, 50, 99, 333, 1234, 4317, 65_536, 1_000_000, 2_000_000] {
             let got = cubic_root(n * n * n) as f64;
-            assert!((got - n as f64).abs() <= 1.0 + 0.01 * n as f64, "cbrt({n}³) = {got}");
+            assert!(
+                (got - n as f64).abs() <= 1.0 + 0.01 * n as f64,
+                "cbrt({n}³) = {got}"
+            );
         }
     }
 
@@ -664,7 +776,11 @@ mod tests {
     /// A CUBIC that lost at `w_max` and whose epoch starts at `now` with cwnd = ssthresh.
     fn after_loss(w_max: u32, now: u64) -> (Cubic, TcpState) {
         let mut c = cubic();
-        let mut tp = TcpState { now, snd_cwnd: w_max, ..Default::default() };
+        let mut tp = TcpState {
+            now,
+            snd_cwnd: w_max,
+            ..Default::default()
+        };
         c.init(&mut tp);
         let ssthresh = c.ssthresh(&tp);
         tp.snd_cwnd = ssthresh;
@@ -703,7 +819,10 @@ mod tests {
             // Time is quantised to 2^-10 s and the cube truncated: ±1 packet, plus the slope
             // (≤ 3·C·(t−K)² packets/s) times one quantum.
             let slope = 3.0 * c_coef * (t - k_s).powi(2);
-            assert!((target as f64 - w).abs() <= 1.0 + slope / 1024.0, "t = {t}: target {target}, W(t) {w:.2}");
+            assert!(
+                (target as f64 - w).abs() <= 1.0 + slope / 1024.0,
+                "t = {t}: target {target}, W(t) {w:.2}"
+            );
         }
         // At t = 0 the curve starts at cwnd = β·W_max = 700. By hand, the kernel's cubic_root of
         // a = 2681735677·300 = 804520703100: fls = 40, b = 12, a >> 36 = 11, v[11] = 138,
@@ -732,7 +851,13 @@ mod tests {
         assert_eq!(c.epoch().2, 700 / (target - 700));
         // First epoch (no W_max): cnt is capped at 20 even on a flat curve.
         let mut c = cubic();
-        let mut tp = TcpState { now: S, snd_cwnd: 100, snd_ssthresh: 50, is_cwnd_limited: true, ..Default::default() };
+        let mut tp = TcpState {
+            now: S,
+            snd_cwnd: 100,
+            snd_ssthresh: 50,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
         c.init(&mut tp);
         c.cong_avoid(&mut tp, 1);
         assert_eq!(c.epoch().2, 20);
@@ -762,7 +887,10 @@ mod tests {
     #[test]
     fn recalc_ssthresh_with_and_without_fast_convergence() {
         let mut c = cubic();
-        let mut tp = TcpState { snd_cwnd: 100, ..Default::default() };
+        let mut tp = TcpState {
+            snd_cwnd: 100,
+            ..Default::default()
+        };
         c.init(&mut tp);
         // First loss: W_max = cwnd; ssthresh = 100·717/1024 = 70.
         assert_eq!(c.ssthresh(&tp), 70);
@@ -777,7 +905,10 @@ mod tests {
         assert_eq!(c.ssthresh(&tp), 63);
         assert_eq!(c.epoch().0, 90);
         // Without fast convergence a lower loss still sets W_max = cwnd.
-        let mut c = Cubic::new(CubicParams { fast_convergence: false, ..Default::default() });
+        let mut c = Cubic::new(CubicParams {
+            fast_convergence: false,
+            ..Default::default()
+        });
         tp.snd_cwnd = 100;
         c.ssthresh(&tp);
         tp.snd_cwnd = 80;
@@ -821,8 +952,15 @@ mod tests {
         let (mut c, mut tp) = after_loss(100, 10 * S);
         run_rounds(&mut c, &mut tp, 100, 10);
         let friendly = tp.snd_cwnd;
-        let mut c2 = Cubic::new(CubicParams { tcp_friendliness: false, ..Default::default() });
-        let mut tp2 = TcpState { now: 10 * S, snd_cwnd: 100, ..Default::default() };
+        let mut c2 = Cubic::new(CubicParams {
+            tcp_friendliness: false,
+            ..Default::default()
+        });
+        let mut tp2 = TcpState {
+            now: 10 * S,
+            snd_cwnd: 100,
+            ..Default::default()
+        };
         c2.init(&mut tp2);
         tp2.snd_cwnd = c2.ssthresh(&tp2);
         tp2.snd_ssthresh = tp2.snd_cwnd;
@@ -830,8 +968,14 @@ mod tests {
         run_rounds(&mut c2, &mut tp2, 100, 10);
         let cubic_only = tp2.snd_cwnd;
         let reno = 70.0 + 100.0 * reno_per_rtt; // 123
-        assert!(friendly as f64 >= reno - 2.0, "friendly cwnd {friendly} < Reno-equivalent {reno:.1}");
-        assert!(friendly as f64 <= reno + 2.0, "friendly cwnd {friendly} above Reno-equivalent {reno:.1}");
+        assert!(
+            friendly as f64 >= reno - 2.0,
+            "friendly cwnd {friendly} < Reno-equivalent {reno:.1}"
+        );
+        assert!(
+            friendly as f64 <= reno + 2.0,
+            "friendly cwnd {friendly} above Reno-equivalent {reno:.1}"
+        );
         assert!((85..=90).contains(&cubic_only), "cubic alone: {cubic_only}");
     }
 
@@ -840,7 +984,12 @@ mod tests {
     /// A CUBIC in slow start at `cwnd` with a HyStart round open up to snd_nxt = 1000.
     fn slow_start(p: CubicParams, cwnd: u32) -> (Cubic, TcpState) {
         let mut c = Cubic::new(p);
-        let mut tp = TcpState { now: 5 * S, snd_cwnd: cwnd, snd_nxt: 0, ..Default::default() };
+        let mut tp = TcpState {
+            now: 5 * S,
+            snd_cwnd: cwnd,
+            snd_nxt: 0,
+            ..Default::default()
+        };
         c.init(&mut tp);
         tp.snd_nxt = 1000;
         tp.snd_una = 1; // passes end_seq = 0: the first sample opens a new round
@@ -850,7 +999,10 @@ mod tests {
     #[test]
     fn hystart_delay_detection_fires_on_the_ninth_sample_above_the_clamped_threshold() {
         // delay_min = 100 ms: threshold = clamp(100 ms / 8, 4, 16) = 12.5 ms.
-        let delay_only = CubicParams { hystart_detect: HYSTART_DELAY, ..Default::default() };
+        let delay_only = CubicParams {
+            hystart_detect: HYSTART_DELAY,
+            ..Default::default()
+        };
         for (rtt, fires) in [(112_500i64, false), (112_501, true)] {
             let (mut c, mut tp) = slow_start(delay_only, 20);
             c.pkts_acked(&mut tp, &ack(100_000));
@@ -859,7 +1011,10 @@ mod tests {
             for i in 1..=8 {
                 tp.now += 3 * MS;
                 c.pkts_acked(&mut tp, &ack(rtt));
-                assert!(!c.hs.found && tp.snd_ssthresh == INFINITE_SSTHRESH, "fired after {i} samples");
+                assert!(
+                    !c.hs.found && tp.snd_ssthresh == INFINITE_SSTHRESH,
+                    "fired after {i} samples"
+                );
             }
             tp.now += 3 * MS;
             c.pkts_acked(&mut tp, &ack(rtt));
@@ -877,14 +1032,23 @@ mod tests {
 
     #[test]
     fn hystart_needs_the_low_window_and_a_cwnd_in_slow_start() {
-        let delay_only = CubicParams { hystart_detect: HYSTART_DELAY, ..Default::default() };
+        let delay_only = CubicParams {
+            hystart_detect: HYSTART_DELAY,
+            ..Default::default()
+        };
         let (mut c, mut tp) = slow_start(delay_only, 15); // below hystart_low_window = 16
         c.pkts_acked(&mut tp, &ack(10_000));
         for _ in 0..20 {
             c.pkts_acked(&mut tp, &ack(50_000));
         }
         assert!(!c.hs.found);
-        let (mut c, mut tp) = slow_start(CubicParams { hystart: false, ..delay_only }, 20);
+        let (mut c, mut tp) = slow_start(
+            CubicParams {
+                hystart: false,
+                ..delay_only
+            },
+            20,
+        );
         c.pkts_acked(&mut tp, &ack(10_000));
         for _ in 0..20 {
             c.pkts_acked(&mut tp, &ack(50_000));
@@ -896,7 +1060,10 @@ mod tests {
     fn hystart_ack_train_fires_when_the_train_outlasts_half_the_min_rtt() {
         // delay_min = 100 ms; pacing rate 1 MB/s: ack_delay = min(1 ms, 65536·4/1e6 s) = 1 ms.
         // Unpaced, threshold = (100 + 1)/2 = 50.5 ms from the round start.
-        let train_only = CubicParams { hystart_detect: HYSTART_ACK_TRAIN, ..Default::default() };
+        let train_only = CubicParams {
+            hystart_detect: HYSTART_ACK_TRAIN,
+            ..Default::default()
+        };
         for (paced, fires_at_ms) in [(false, 51u64), (true, 102)] {
             let (mut c, mut tp) = slow_start(train_only, 40);
             tp.pacing_rate = 1_000_000;
@@ -919,7 +1086,10 @@ mod tests {
 
     #[test]
     fn hystart_ack_train_breaks_on_a_gap_longer_than_ack_delta() {
-        let train_only = CubicParams { hystart_detect: HYSTART_ACK_TRAIN, ..Default::default() };
+        let train_only = CubicParams {
+            hystart_detect: HYSTART_ACK_TRAIN,
+            ..Default::default()
+        };
         let (mut c, mut tp) = slow_start(train_only, 40);
         c.pkts_acked(&mut tp, &ack(100_000));
         let t0 = tp.now;
@@ -933,7 +1103,10 @@ mod tests {
     #[test]
     fn hystart_ack_delay_is_four_gso_packets_at_the_pacing_rate_capped_at_1ms() {
         let c = cubic();
-        let tp = |rate| TcpState { pacing_rate: rate, ..Default::default() };
+        let tp = |rate| TcpState {
+            pacing_rate: rate,
+            ..Default::default()
+        };
         assert_eq!(c.hystart_ack_delay(&tp(0)), 0);
         assert_eq!(c.hystart_ack_delay(&tp(1_000_000)), 1000);
         assert_eq!(c.hystart_ack_delay(&tp(1_000_000_000)), 262); // 262144 B at 1 GB/s
@@ -1013,7 +1186,10 @@ mod tests {
         assert!(!p.hystart);
         assert_eq!(p.hystart_detect, HYSTART_DELAY);
         assert_eq!((p.beta, p.bic_scale, p.hz), (512, 82, 250));
-        assert_eq!(CubicParams::from_table(&toml::Table::new()).unwrap(), CubicParams::default());
+        assert_eq!(
+            CubicParams::from_table(&toml::Table::new()).unwrap(),
+            CubicParams::default()
+        );
 
         let e = build_err(&[("hystrat", toml::Value::Boolean(false))]);
         assert_eq!(e.key, "hystrat");
@@ -1023,7 +1199,11 @@ mod tests {
         assert!(e.message.contains("expected a boolean"), "{}", e.message);
         let e = build_err(&[("beta", toml::Value::Float(0.7))]);
         assert_eq!(e.key, "beta");
-        assert!(e.message.contains("expected an integer in 1..=1023"), "{}", e.message);
+        assert!(
+            e.message.contains("expected an integer in 1..=1023"),
+            "{}",
+            e.message
+        );
         let e = build_err(&[("beta", toml::Value::Integer(1024))]);
         assert!(e.message.contains("out of range"), "{}", e.message);
         let e = build_err(&[("hystart_detect", toml::Value::String("train".into()))]);

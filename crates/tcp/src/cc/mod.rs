@@ -81,7 +81,11 @@ pub struct CcConfig<'a> {
 impl<'a> CcConfig<'a> {
     /// A single-path configuration (no coupling).
     pub fn new(params: &'a toml::Table, seed: u64) -> Self {
-        CcConfig { params, seed, coupling: None }
+        CcConfig {
+            params,
+            seed,
+            coupling: None,
+        }
     }
 
     /// The same, for a subflow coupled through `slot` (from [`CouplingHandle::subflow`]).
@@ -118,16 +122,29 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// Builds algorithm `name`. `None` when the name is unknown.
-pub fn build(name: &str, config: &CcConfig) -> Option<Result<Box<dyn CongestionControl>, ParamError>> {
-    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b(config))
+pub fn build(
+    name: &str,
+    config: &CcConfig,
+) -> Option<Result<Box<dyn CongestionControl>, ParamError>> {
+    REGISTRY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| b(config))
 }
 
 /// Rejects every key of `params` not in `known` (each algorithm calls this first).
 pub fn reject_unknown(params: &toml::Table, known: &[&str]) -> Result<(), ParamError> {
     for key in params.keys() {
         if !known.contains(&key.as_str()) {
-            let accepted = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-            return Err(ParamError { key: key.clone(), message: format!("unknown parameter; accepted: {accepted}") });
+            let accepted = if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            };
+            return Err(ParamError {
+                key: key.clone(),
+                message: format!("unknown parameter; accepted: {accepted}"),
+            });
         }
     }
     Ok(())

@@ -47,14 +47,31 @@ mod tests {
     #[test]
     fn ssthresh_halves_with_floor_of_two() {
         let mut r = Reno;
-        assert_eq!(r.ssthresh(&TcpState { snd_cwnd: 21, ..Default::default() }), 10);
-        assert_eq!(r.ssthresh(&TcpState { snd_cwnd: 3, ..Default::default() }), 2);
+        assert_eq!(
+            r.ssthresh(&TcpState {
+                snd_cwnd: 21,
+                ..Default::default()
+            }),
+            10
+        );
+        assert_eq!(
+            r.ssthresh(&TcpState {
+                snd_cwnd: 3,
+                ..Default::default()
+            }),
+            2
+        );
     }
 
     #[test]
     fn slow_start_doubles_per_window_then_linear() {
         let mut r = Reno;
-        let mut tp = TcpState { snd_cwnd: 10, snd_ssthresh: 20, is_cwnd_limited: true, ..Default::default() };
+        let mut tp = TcpState {
+            snd_cwnd: 10,
+            snd_ssthresh: 20,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
         r.cong_avoid(&mut tp, 10);
         assert_eq!(tp.snd_cwnd, 20);
         // Now in congestion avoidance: 20 acks grow cwnd by one.
@@ -67,7 +84,11 @@ mod tests {
     #[test]
     fn no_growth_when_not_cwnd_limited() {
         let mut r = Reno;
-        let mut tp = TcpState { snd_cwnd: 10, max_packets_out: 3, ..Default::default() };
+        let mut tp = TcpState {
+            snd_cwnd: 10,
+            max_packets_out: 3,
+            ..Default::default()
+        };
         r.cong_avoid(&mut tp, 3);
         assert_eq!(tp.snd_cwnd, 10);
     }

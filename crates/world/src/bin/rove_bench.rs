@@ -47,7 +47,12 @@ fn main() -> ExitCode {
         }
     };
     let p = Path::new(path);
-    let opts = ParseOptions { source: path, base_dir: p.parent(), overrides: &overrides, ..Default::default() };
+    let opts = ParseOptions {
+        source: path,
+        base_dir: p.parent(),
+        overrides: &overrides,
+        ..Default::default()
+    };
     let t0 = Instant::now();
     let mut world = match load(&text, &opts) {
         Ok(w) => w,
@@ -61,7 +66,11 @@ fn main() -> ExitCode {
     let wall = t0.elapsed().as_secs_f64();
     let events = world.events();
     let goodput: f64 = summary.flows.iter().map(|f| f.goodput_mbps).sum();
-    let label = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+    let label = overrides
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
     println!(
         "{:<40} {:>8.3} s wall  {:>11} events  {:>6.2} M events/s  {:>7.1} MiB peak  ({} flows, {:.1} Mbps total goodput, {:.0} s simulated)",
         format!("{} {}", p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(), label),

@@ -6,7 +6,14 @@ use rove_world::{load, summarize, ParseOptions, Summary, World};
 
 /// Builds the world a TOML scenario describes (panicking with the scenario error).
 pub fn world(toml: &str) -> World {
-    load(toml, &ParseOptions { source: "<test>", ..Default::default() }).unwrap_or_else(|e| panic!("{e}"))
+    load(
+        toml,
+        &ParseOptions {
+            source: "<test>",
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs a TOML scenario to its end; returns the world (time series, endpoints) and its summary.

@@ -128,10 +128,10 @@
 
 use super::bbr::{
     after, bad, bdp, bw_to_pacing_rate, integer, interval_us, jiffies, min_tso_segs, mstamp_us,
-    us_delta, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_GAIN,
-    CWND_MIN_TARGET, DRAIN_GAIN, EXTRA_ACKED_GAIN, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS,
-    GAIN_FIELD_MAX, GSO_LEGACY_MAX_SIZE, HIGH_GAIN, HZ,
-    MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PACING_SHIFT, PROBE_RTT_MODE_MS, USEC_PER_MSEC,
+    us_delta, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_GAIN, CWND_MIN_TARGET, DRAIN_GAIN,
+    EXTRA_ACKED_GAIN, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS, GAIN_FIELD_MAX,
+    GSO_LEGACY_MAX_SIZE, HIGH_GAIN, HZ, MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PACING_SHIFT,
+    PROBE_RTT_MODE_MS, USEC_PER_MSEC,
 };
 use super::bbr_model::{AckAggregation, FullPipe};
 use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
@@ -305,7 +305,12 @@ impl Params {
             }
         }
         for (key, field, lo, hi) in [
-            ("full_loss_cnt", &mut p.full_loss_cnt, 0, LOSS_EVENTS_MAX as i64),
+            (
+                "full_loss_cnt",
+                &mut p.full_loss_cnt,
+                0,
+                LOSS_EVENTS_MAX as i64,
+            ),
             ("probe_rtt_win_ms", &mut p.probe_rtt_win_ms, 1, 3_600_000),
             ("probe_rtt_mode_ms", &mut p.probe_rtt_mode_ms, 0, 60_000),
             ("min_rtt_win_sec", &mut p.min_rtt_win_sec, 1, 3600),
@@ -370,9 +375,13 @@ fn fraction(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
 /// A BBRv2+ RTT factor (θ, γ): a gain of at least 1.
 fn factor_at_least_one(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
     match gain(t, key)? {
-        Some(v) if v < BBR_UNIT => {
-            Err(bad(key, format!("expected a factor from 1 to 4, got {}", v as f64 / BBR_UNIT as f64)))
-        }
+        Some(v) if v < BBR_UNIT => Err(bad(
+            key,
+            format!(
+                "expected a factor from 1 to 4, got {}",
+                v as f64 / BBR_UNIT as f64
+            ),
+        )),
         other => Ok(other),
     }
 }
@@ -553,7 +562,6 @@ impl Bbr2 {
         self.max_bw().min(self.bw_lo)
     }
 
-
     // -----------------------------------------------------------------------------------------
     // Pacing (as tcp_bbr.c)
 
@@ -645,8 +653,8 @@ impl Bbr2 {
             return 0;
         }
         let max_aggr_cwnd = (self.bw() as u64 * EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
-        let aggr_cwnd =
-            ((self.p.extra_acked_gain as u64 * self.ack_aggr.extra_acked() as u64) >> BBR_SCALE) as u32;
+        let aggr_cwnd = ((self.p.extra_acked_gain as u64 * self.ack_aggr.extra_acked() as u64)
+            >> BBR_SCALE) as u32;
         aggr_cwnd.min(max_aggr_cwnd)
     }
 
@@ -1170,7 +1178,11 @@ impl Bbr2 {
             return;
         }
         // bbr_extra_acked_in_startup: a 1-round window until the pipe is full.
-        let win_rtts = if self.full.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+        let win_rtts = if self.full.reached {
+            EXTRA_ACKED_WIN_RTTS
+        } else {
+            1
+        };
         let bw = self.bw();
         self.ack_aggr.update(tp, rs, self.round_start, bw, win_rtts);
     }
@@ -1294,7 +1306,10 @@ impl CongestionControl for Bbr2 {
         self.mode = Mode::Startup;
         self.pacing_gain = HIGH_GAIN;
         self.cwnd_gain = STARTUP_CWND_GAIN;
-        self.ack_aggr = AckAggregation { epoch_mstamp: mstamp_us(tp.now), ..AckAggregation::default() };
+        self.ack_aggr = AckAggregation {
+            epoch_mstamp: mstamp_us(tp.now),
+            ..AckAggregation::default()
+        };
         self.bw_hi = [0; 2];
         self.inflight_hi = u32::MAX;
         self.reset_lower_bounds();

@@ -44,8 +44,8 @@
 //! Where the thesis is silent, the choice is marked [GAP] at the code that makes it.
 
 use super::{
-    bdp, bad, boolean, factor_at_least_one, gain, integer, reject_unknown, AckPhase, Bbr2, Mode,
-    Params, Phase, ParamError, BBR_SCALE, BBR_UNIT, PARAM_KEYS,
+    bad, bdp, boolean, factor_at_least_one, gain, integer, reject_unknown, AckPhase, Bbr2, Mode,
+    ParamError, Params, Phase, BBR_SCALE, BBR_UNIT, PARAM_KEYS,
 };
 use crate::state::{RateSample, TcpState};
 
@@ -237,12 +237,22 @@ const PLUS_PARAM_KEYS: &[&str] = &[
 ];
 
 /// A string parameter with a fixed set of accepted values.
-fn choice<T: Copy>(t: &toml::Table, key: &str, accepted: &[(&str, T)]) -> Result<Option<T>, ParamError> {
+fn choice<T: Copy>(
+    t: &toml::Table,
+    key: &str,
+    accepted: &[(&str, T)],
+) -> Result<Option<T>, ParamError> {
     let Some(v) = t.get(key) else { return Ok(None) };
     let names: Vec<String> = accepted.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-    match v.as_str().and_then(|s| accepted.iter().find(|(n, _)| *n == s)) {
+    match v
+        .as_str()
+        .and_then(|s| accepted.iter().find(|(n, _)| *n == s))
+    {
         Some((_, value)) => Ok(Some(*value)),
-        None => Err(bad(key, format!("expected one of {}, got {v}", names.join(", ")))),
+        None => Err(bad(
+            key,
+            format!("expected one of {}, got {v}", names.join(", ")),
+        )),
     }
 }
 
@@ -256,7 +266,11 @@ impl Params {
             Some(true) => Plus::code(),
             _ => Plus::thesis(),
         };
-        let mut p = Params { plus, loss_thresh: PLUS_LOSS_THRESH, ..Params::default() };
+        let mut p = Params {
+            plus,
+            loss_thresh: PLUS_LOSS_THRESH,
+            ..Params::default()
+        };
         let q = &mut p.plus;
         let set_bool = |key: &str, field: &mut bool| -> Result<(), ParamError> {
             if let Some(v) = boolean(t, key)? {
@@ -288,8 +302,16 @@ impl Params {
         }
         for (key, field, lo) in [
             ("probe_interval_rounds", &mut q.probe_interval_rounds, 0),
-            ("probe_interval_rand_rounds", &mut q.probe_interval_rand_rounds, 0),
-            ("forced_bw_advance_rounds", &mut q.forced_bw_advance_rounds, 0),
+            (
+                "probe_interval_rand_rounds",
+                &mut q.probe_interval_rand_rounds,
+                0,
+            ),
+            (
+                "forced_bw_advance_rounds",
+                &mut q.forced_bw_advance_rounds,
+                0,
+            ),
             ("eta1", &mut q.eta1, 1),
             ("eta2", &mut q.eta2, 1),
         ] {
@@ -297,14 +319,24 @@ impl Params {
                 *field = v;
             }
         }
-        let margins = [("multiplicative", RttMargin::Multiplicative), ("additive", RttMargin::Additive)];
+        let margins = [
+            ("multiplicative", RttMargin::Multiplicative),
+            ("additive", RttMargin::Additive),
+        ];
         if let Some(v) = choice(t, "rtt_margin", &margins)? {
             q.rtt_margin = v;
         }
-        if let Some(v) = choice(t, "round_rtt", &[("min", RoundRtt::Min), ("srtt", RoundRtt::Srtt)])? {
+        if let Some(v) = choice(
+            t,
+            "round_rtt",
+            &[("min", RoundRtt::Min), ("srtt", RoundRtt::Srtt)],
+        )? {
             q.round_rtt = v;
         }
-        let refs = [("min_rtt", ThetaRef::MinRtt), ("recent_min", ThetaRef::RecentMin)];
+        let refs = [
+            ("min_rtt", ThetaRef::MinRtt),
+            ("recent_min", ThetaRef::RecentMin),
+        ];
         if let Some(v) = choice(t, "theta_rtprop", &refs)? {
             q.theta_rtprop = v;
         }
@@ -388,7 +420,13 @@ impl Default for PlusState {
 /// `rtt` is within the tolerance of `reference`: `rtt <= factor * ref` (multiplicative), or
 /// `rtt <= ref + min((factor - 1) * ref, cap)` (additive); factor in 1/256 units. True when
 /// either has no sample (nothing argues against probing).
-pub(super) fn within_margin(rtt_us: u32, reference_us: u32, factor: u32, margin: RttMargin, cap_us: u32) -> bool {
+pub(super) fn within_margin(
+    rtt_us: u32,
+    reference_us: u32,
+    factor: u32,
+    margin: RttMargin,
+    cap_us: u32,
+) -> bool {
     if rtt_us == u32::MAX || reference_us == u32::MAX {
         return true;
     }
@@ -441,18 +479,30 @@ pub(super) enum DualModeStep {
 /// `cruise_min_us`; `rtprop_us` is BBRv2's min_rtt. The thesis compares with λ · RTprop; the
 /// code (rtt_margin = additive) with `min(last_cruise_min, min_rtt) + (λ1 - 1) · ref` and
 /// `min_rtt + (λ2 - 1) · ref`, ref the lowest RTT ever measured.
-pub(super) fn dual_mode_step(p: &Plus, s: &mut PlusState, cruise_min_us: u32, rtprop_us: u32) -> DualModeStep {
+pub(super) fn dual_mode_step(
+    p: &Plus,
+    s: &mut PlusState,
+    cruise_min_us: u32,
+    rtprop_us: u32,
+) -> DualModeStep {
     if cruise_min_us == u32::MAX || rtprop_us == u32::MAX {
         return DualModeStep::Stay; // [GAP] a CRUISE without an RTT sample says nothing
     }
     let cruise = cruise_min_us as u64;
-    let extra = |lambda: u32| (s.ever_min_rtt_us.min(rtprop_us) as u64 * lambda.saturating_sub(BBR_UNIT) as u64) >> BBR_SCALE;
+    let extra = |lambda: u32| {
+        (s.ever_min_rtt_us.min(rtprop_us) as u64 * lambda.saturating_sub(BBR_UNIT) as u64)
+            >> BBR_SCALE
+    };
     if s.fast_probing {
         let threshold = match p.rtt_margin {
             RttMargin::Multiplicative => (rtprop_us as u64 * p.lambda1 as u64) >> BBR_SCALE,
             RttMargin::Additive => s.last_cruise_min_us.min(rtprop_us) as u64 + extra(p.lambda1),
         };
-        s.buffer_filling = if cruise > threshold { s.buffer_filling + 1 } else { 0 };
+        s.buffer_filling = if cruise > threshold {
+            s.buffer_filling + 1
+        } else {
+            0
+        };
         if s.buffer_filling >= p.eta1 {
             s.buffer_filling = 0;
             s.fast_probing = false;
@@ -464,7 +514,11 @@ pub(super) fn dual_mode_step(p: &Plus, s: &mut PlusState, cruise_min_us: u32, rt
             RttMargin::Multiplicative => (rtprop_us as u64 * p.lambda2 as u64) >> BBR_SCALE,
             RttMargin::Additive => rtprop_us as u64 + extra(p.lambda2),
         };
-        s.buffer_empty = if cruise <= threshold { s.buffer_empty + 1 } else { 0 };
+        s.buffer_empty = if cruise <= threshold {
+            s.buffer_empty + 1
+        } else {
+            0
+        };
         if s.buffer_empty >= p.eta2 {
             s.buffer_empty = 0;
             s.fast_probing = true;
@@ -534,7 +588,13 @@ impl Bbr2 {
 
     fn within_gamma(&self, rtt_us: u32, reference_us: u32) -> bool {
         let p = &self.p.plus;
-        within_margin(rtt_us, reference_us, p.gamma, p.rtt_margin, p.rtt_margin_cap_us)
+        within_margin(
+            rtt_us,
+            reference_us,
+            p.gamma,
+            p.rtt_margin,
+            p.rtt_margin_cap_us,
+        )
     }
 
     /// Max_4RTT(jitter), µs.
@@ -571,8 +631,15 @@ impl Bbr2 {
             }
         }
         if self.p.plus.expire_btlbw
-            && matches!(self.cycle_idx, Phase::Cruise | Phase::Down | Phase::DownSlightly)
-            && rtt_above(self.ps.prev_round_min_us, self.theta_rtprop_us(), self.p.plus.theta)
+            && matches!(
+                self.cycle_idx,
+                Phase::Cruise | Phase::Down | Phase::DownSlightly
+            )
+            && rtt_above(
+                self.ps.prev_round_min_us,
+                self.theta_rtprop_us(),
+                self.p.plus.theta,
+            )
         {
             self.advance_bw_hi_filter();
         }
@@ -582,7 +649,13 @@ impl Bbr2 {
         match self.p.plus.theta_rtprop {
             ThetaRef::MinRtt => self.min_rtt_us,
             ThetaRef::RecentMin => {
-                let recent = self.ps.recent_round_min_us.iter().copied().min().unwrap_or(u32::MAX);
+                let recent = self
+                    .ps
+                    .recent_round_min_us
+                    .iter()
+                    .copied()
+                    .min()
+                    .unwrap_or(u32::MAX);
                 if recent == u32::MAX {
                     self.min_rtt_us
                 } else {
@@ -607,14 +680,19 @@ impl Bbr2 {
         if !self.p.plus.bdp_compensation {
             return self.bdp(bw, gain);
         }
-        bdp(bw, compensated_rtprop(self.min_rtt_us, self.max_jitter_us(), self.p.plus.mu), gain)
+        bdp(
+            bw,
+            compensated_rtprop(self.min_rtt_us, self.max_jitter_us(), self.p.plus.mu),
+            gain,
+        )
     }
 
     /// The probe wait in CRUISE rounds, picked when a probe ends (entering DOWN*).
     pub(super) fn plus_pick_probe_wait_rounds(&mut self) {
         let base = self.p.plus.probe_interval_rounds;
         if base > 0 {
-            self.ps.probe_wait_rounds = base + self.random_below(self.p.plus.probe_interval_rand_rounds);
+            self.ps.probe_wait_rounds =
+                base + self.random_below(self.p.plus.probe_interval_rand_rounds);
         }
     }
 
@@ -627,7 +705,9 @@ impl Bbr2 {
 
     /// The CRUISE-round probe interval is over (BBRv2+'s ProbeBW only).
     pub(super) fn plus_probe_rounds_over(&self) -> bool {
-        self.p.plus.probe_interval_rounds > 0 && self.fast_probing() && self.ps.probe_wait_rounds == 0
+        self.p.plus.probe_interval_rounds > 0
+            && self.fast_probing()
+            && self.ps.probe_wait_rounds == 0
     }
 
     /// REFILL's round is over: ProbeTry's PRE_UP, or UP at once.
@@ -739,7 +819,10 @@ mod tests {
     }
 
     fn rtt(us: i64) -> RateSample {
-        RateSample { rtt_ns: us * 1000, ..Default::default() }
+        RateSample {
+            rtt_ns: us * 1000,
+            ..Default::default()
+        }
     }
 
     /// One ACK: RTT bookkeeping, then the PROBE_BW step, then the gains (cong_control's order).
@@ -756,23 +839,72 @@ mod tests {
         let b = bbr2plus("");
         assert_eq!(b.name(), "bbr2plus");
         // alpha 20 % = 51/256, theta 1.1 = 281/256, mu 0.5 = 128/256, gamma 1.02 = 261/256.
-        assert_eq!((b.p.loss_thresh, b.p.plus.theta, b.p.plus.mu, b.p.plus.gamma), (51, 281, 128, 261));
+        assert_eq!(
+            (b.p.loss_thresh, b.p.plus.theta, b.p.plus.mu, b.p.plus.gamma),
+            (51, 281, 128, 261)
+        );
         // lambda1 1.1 = 281, lambda2 1.05 = 268, eta1 2, eta2 4; 8 + U[0, 4) rounds.
         let q = &b.p.plus;
         assert_eq!((q.lambda1, q.lambda2, q.eta1, q.eta2), (281, 268, 2, 4));
-        assert_eq!((q.probe_interval_rounds, q.probe_interval_rand_rounds), (8, 4));
-        assert!(q.probe_try && q.continuous_probing && q.expire_btlbw && q.dual_mode && q.bdp_compensation);
-        assert_eq!((q.rtt_margin, q.round_rtt, q.theta_rtprop), (RttMargin::Multiplicative, RoundRtt::Min, ThetaRef::MinRtt));
+        assert_eq!(
+            (q.probe_interval_rounds, q.probe_interval_rand_rounds),
+            (8, 4)
+        );
+        assert!(
+            q.probe_try
+                && q.continuous_probing
+                && q.expire_btlbw
+                && q.dual_mode
+                && q.bdp_compensation
+        );
+        assert_eq!(
+            (q.rtt_margin, q.round_rtt, q.theta_rtprop),
+            (RttMargin::Multiplicative, RoundRtt::Min, ThetaRef::MinRtt)
+        );
         assert!(q.probe_end_bw_advance && q.forced_bw_advance_rounds == 0);
-        assert_eq!((b.p.beta, b.p.headroom), (super::super::BETA, super::super::HEADROOM));
+        assert_eq!(
+            (b.p.beta, b.p.headroom),
+            (super::super::BETA, super::super::HEADROOM)
+        );
         let c = bbr2plus("variant = \"code\"");
         let q = &c.p.plus;
-        assert_eq!((q.rtt_margin, q.round_rtt, q.theta_rtprop), (RttMargin::Additive, RoundRtt::Srtt, ThetaRef::RecentMin));
-        assert_eq!((q.mu, q.forced_bw_advance_rounds, q.probe_end_bw_advance, q.rtt_margin_cap_us), (102, 25, false, 2000));
+        assert_eq!(
+            (q.rtt_margin, q.round_rtt, q.theta_rtprop),
+            (RttMargin::Additive, RoundRtt::Srtt, ThetaRef::RecentMin)
+        );
+        assert_eq!(
+            (
+                q.mu,
+                q.forced_bw_advance_rounds,
+                q.probe_end_bw_advance,
+                q.rtt_margin_cap_us
+            ),
+            (102, 25, false, 2000)
+        );
         // The same as the thesis elsewhere; explicit keys override the variant.
-        assert_eq!(Plus { rtt_margin: RttMargin::Multiplicative, round_rtt: RoundRtt::Min, theta_rtprop: ThetaRef::MinRtt, probe_end_bw_advance: true, forced_bw_advance_rounds: 0, mu: PLUS_MU, ..Plus::code() }, Plus::thesis());
+        assert_eq!(
+            Plus {
+                rtt_margin: RttMargin::Multiplicative,
+                round_rtt: RoundRtt::Min,
+                theta_rtprop: ThetaRef::MinRtt,
+                probe_end_bw_advance: true,
+                forced_bw_advance_rounds: 0,
+                mu: PLUS_MU,
+                ..Plus::code()
+            },
+            Plus::thesis()
+        );
         let c = bbr2plus("variant = \"code\"\nmu = 0.5\nround_rtt = \"min\"\ndual_mode = false\nlambda1 = 1.2\neta2 = 6");
-        assert_eq!((c.p.plus.mu, c.p.plus.round_rtt, c.p.plus.dual_mode, c.p.plus.lambda1, c.p.plus.eta2), (128, RoundRtt::Min, false, 307, 6));
+        assert_eq!(
+            (
+                c.p.plus.mu,
+                c.p.plus.round_rtt,
+                c.p.plus.dual_mode,
+                c.p.plus.lambda1,
+                c.p.plus.eta2
+            ),
+            (128, RoundRtt::Min, false, 307, 6)
+        );
         // "bbr2" has every piece off and takes none of their keys.
         let b = bbr2("");
         assert_eq!(b.p.plus, Plus::off());
@@ -786,9 +918,17 @@ mod tests {
     fn bad_parameters_are_named_with_what_is_accepted() {
         for (src, key, phrase) in [
             ("variant = \"paper\"", "variant", "\"thesis\", \"code\""),
-            ("rtt_margin = \"relative\"", "rtt_margin", "\"multiplicative\", \"additive\""),
+            (
+                "rtt_margin = \"relative\"",
+                "rtt_margin",
+                "\"multiplicative\", \"additive\"",
+            ),
             ("round_rtt = 1", "round_rtt", "\"min\", \"srtt\""),
-            ("theta_rtprop = \"x\"", "theta_rtprop", "\"min_rtt\", \"recent_min\""),
+            (
+                "theta_rtprop = \"x\"",
+                "theta_rtprop",
+                "\"min_rtt\", \"recent_min\"",
+            ),
             ("gamma = 0.98", "gamma", "from 1 to 4"),
             ("lambda2 = 0.5", "lambda2", "from 1 to 4"),
             ("eta1 = 0", "eta1", ""),
@@ -799,7 +939,9 @@ mod tests {
             ("delta = 1", "delta", "accepted"),
         ] {
             let t: toml::Table = toml::from_str(src).unwrap();
-            let e = Params::from_table_plus(&t).err().unwrap_or_else(|| panic!("{src} accepted"));
+            let e = Params::from_table_plus(&t)
+                .err()
+                .unwrap_or_else(|| panic!("{src} accepted"));
             assert_eq!(e.key, key, "{src}");
             assert!(e.message.contains(phrase), "{src}: {}", e.message);
         }
@@ -827,7 +969,13 @@ mod tests {
         assert!(!rtt_above(u32::MAX, 40_000, PLUS_THETA));
         assert!(!rtt_above(50_000, u32::MAX, PLUS_THETA));
         let rtt_ms = |ms: i64| rtt(ms * 1000);
-        for (phase, expires) in [(Phase::Cruise, true), (Phase::Down, true), (Phase::DownSlightly, true), (Phase::Up, false), (Phase::Refill, false)] {
+        for (phase, expires) in [
+            (Phase::Cruise, true),
+            (Phase::Down, true),
+            (Phase::DownSlightly, true),
+            (Phase::Up, false),
+            (Phase::Refill, false),
+        ] {
             let mut b = bbr2plus("");
             let tp = in_probe_bw(&mut b, phase);
             b.min_rtt_us = 40_000;
@@ -842,9 +990,16 @@ mod tests {
             assert_eq!(b.bw_hi, [BW_10MBPS, 5000]);
             b.round_start = true;
             b.plus_update_rtt_rounds(&tp, &rtt_ms(47));
-            assert_eq!((b.ps.prev_round_min_us, b.ps.round_min_us), (44_000, 47_000));
+            assert_eq!(
+                (b.ps.prev_round_min_us, b.ps.round_min_us),
+                (44_000, 47_000)
+            );
             b.plus_maybe_advance_bw_filter();
-            let want = if expires { [5000, 0] } else { [BW_10MBPS, 5000] };
+            let want = if expires {
+                [5000, 0]
+            } else {
+                [BW_10MBPS, 5000]
+            };
             assert_eq!(b.bw_hi, want, "{phase:?}");
         }
         // A round at 43.9 ms does not expire; neither does bbr2, bbr2plus with the piece off,
@@ -866,7 +1021,13 @@ mod tests {
             b.plus_update_rtt_rounds(&tp, &RateSample::default()); // next round starts
             b.plus_maybe_advance_bw_filter();
             let expired = b.bw_hi == [5000, 0];
-            assert_eq!(expired, theta_expires && b.p.plus.theta == 294, "{} theta {} at {ms} ms", b.name, b.p.plus.theta);
+            assert_eq!(
+                expired,
+                theta_expires && b.p.plus.theta == 294,
+                "{} theta {} at {ms} ms",
+                b.name,
+                b.p.plus.theta
+            );
         }
         // An empty current slot is not rotated in: max_bw never drops to 0.
         let mut b = bbr2plus("");
@@ -884,7 +1045,11 @@ mod tests {
         // RTprop (min_rtt filter) 40 ms, but the last rounds sat at 45, 46, 47, 48 ms: the code
         // compares a 50 ms round with 1.1 · 45 = 49.5 ms (expire), a 49 ms one does not; the
         // thesis compares both with 1.1 · 40 = 44 ms (both expire).
-        for (variant, round_ms, expires) in [("code", 50, true), ("code", 49, false), ("thesis", 49, true)] {
+        for (variant, round_ms, expires) in [
+            ("code", 50, true),
+            ("code", 49, false),
+            ("thesis", 49, true),
+        ] {
             let mut b = bbr2plus(&format!("variant = \"{variant}\""));
             let tp = in_probe_bw(&mut b, Phase::Cruise);
             b.min_rtt_us = 40_000;
@@ -995,11 +1160,17 @@ mod tests {
             let tp = in_probe_bw(&mut b, Phase::Refill);
             // REFILL's round ends: PRE_UP at 1.10.
             step(&mut b, &tp, true, &rtt(40_000));
-            assert_eq!((b.cycle_idx, b.pacing_gain, b.mode(&tp)), (Phase::PreUp, 281, "probe_bw_pre_up"));
+            assert_eq!(
+                (b.cycle_idx, b.pacing_gain, b.mode(&tp)),
+                (Phase::PreUp, 281, "probe_bw_pre_up")
+            );
             // PRE_UP's round (min 40 ms) ends: GUARD at 1.0, with 40 ms as the reference.
             step(&mut b, &tp, false, &rtt(40_500));
             step(&mut b, &tp, true, &rtt(guard_us));
-            assert_eq!((b.cycle_idx, b.pacing_gain, b.ps.probe_try_ref_us), (Phase::Guard, 256, 40_000));
+            assert_eq!(
+                (b.cycle_idx, b.pacing_gain, b.ps.probe_try_ref_us),
+                (Phase::Guard, 256, 40_000)
+            );
             // GUARD's round (min guard_us) ends: the decision.
             step(&mut b, &tp, false, &rtt(guard_us + 300));
             step(&mut b, &tp, true, &rtt(guard_us + 500));
@@ -1008,10 +1179,17 @@ mod tests {
                 assert!(b.bw_probe_samples);
                 assert_eq!(b.ps.before_probe_us, guard_us as u32);
             } else {
-                assert_eq!((b.cycle_idx, b.pacing_gain, b.mode(&tp)), (Phase::DownSlightly, 230, "probe_bw_down_slightly"));
+                assert_eq!(
+                    (b.cycle_idx, b.pacing_gain, b.mode(&tp)),
+                    (Phase::DownSlightly, 230, "probe_bw_down_slightly")
+                );
                 assert!(!b.bw_probe_samples && b.ack_phase == AckPhase::ProbeStopping);
                 // A new probe wait of 8 + U[0, 4) CRUISE rounds.
-                assert!((8..12).contains(&b.ps.probe_wait_rounds), "{}", b.ps.probe_wait_rounds);
+                assert!(
+                    (8..12).contains(&b.ps.probe_wait_rounds),
+                    "{}",
+                    b.ps.probe_wait_rounds
+                );
                 // As DOWN: to CRUISE once inflight is at most one BDP (here 0 in flight).
                 step(&mut b, &tp, false, &RateSample::default());
                 assert_eq!(b.cycle_idx, Phase::Cruise);
@@ -1057,9 +1235,15 @@ mod tests {
             b.cycle_mstamp = 0; // UP began long ago
             b.inflight_hi = 1000;
             // Inflight at 1.25 BDP (BDP 34 at 10 Mbit/s, 40 ms): UP is done -> POST_UP at 1.0.
-            let full = RateSample { prior_in_flight: 60, ..rtt(45_000) };
+            let full = RateSample {
+                prior_in_flight: 60,
+                ..rtt(45_000)
+            };
             step(&mut b, &tp, false, &full);
-            assert_eq!((b.cycle_idx, b.pacing_gain, b.mode(&tp)), (Phase::PostUp, 256, "probe_bw_post_up"));
+            assert_eq!(
+                (b.cycle_idx, b.pacing_gain, b.mode(&tp)),
+                (Phase::PostUp, 256, "probe_bw_post_up")
+            );
             assert!(b.is_probing_bandwidth());
             // Its round: UP's ACKs, min post_up_us.
             tp.delivered += 50;
@@ -1078,7 +1262,15 @@ mod tests {
             let tp = in_probe_bw(&mut b, Phase::Up);
             b.cycle_mstamp = 0;
             b.inflight_hi = 1000;
-            step(&mut b, &tp, false, &RateSample { prior_in_flight: 60, ..Default::default() });
+            step(
+                &mut b,
+                &tp,
+                false,
+                &RateSample {
+                    prior_in_flight: 60,
+                    ..Default::default()
+                },
+            );
             assert_eq!(b.cycle_idx, Phase::Down, "{}", b.name);
         }
     }
@@ -1113,33 +1305,61 @@ mod tests {
         let p = Plus::thesis();
         let mut s = PlusState::default();
         // lambda1 · 40 ms = 40000 · 281 / 256 = 43906 µs. One filling cruise: no switch.
-        assert_eq!(dual_mode_step(&p, &mut s, 44_000, 40_000), DualModeStep::Stay);
+        assert_eq!(
+            dual_mode_step(&p, &mut s, 44_000, 40_000),
+            DualModeStep::Stay
+        );
         assert_eq!(s.buffer_filling, 1);
         // A cruise at the threshold resets the count.
-        assert_eq!(dual_mode_step(&p, &mut s, 43_906, 40_000), DualModeStep::Stay);
+        assert_eq!(
+            dual_mode_step(&p, &mut s, 43_906, 40_000),
+            DualModeStep::Stay
+        );
         assert_eq!(s.buffer_filling, 0);
         // Two (eta1) in a row: to BBRv2.
-        assert_eq!(dual_mode_step(&p, &mut s, 50_000, 40_000), DualModeStep::Stay);
-        assert_eq!(dual_mode_step(&p, &mut s, 50_000, 40_000), DualModeStep::ToBbr2);
+        assert_eq!(
+            dual_mode_step(&p, &mut s, 50_000, 40_000),
+            DualModeStep::Stay
+        );
+        assert_eq!(
+            dual_mode_step(&p, &mut s, 50_000, 40_000),
+            DualModeStep::ToBbr2
+        );
         assert!(!s.fast_probing && s.buffer_filling == 0);
         // Back needs eta2 = 4 cruises at most lambda2 · 40 ms = 40000 · 268 / 256 = 41875 µs.
         for _ in 0..3 {
-            assert_eq!(dual_mode_step(&p, &mut s, 41_875, 40_000), DualModeStep::Stay);
+            assert_eq!(
+                dual_mode_step(&p, &mut s, 41_875, 40_000),
+                DualModeStep::Stay
+            );
         }
         assert_eq!(s.buffer_empty, 3);
-        assert_eq!(dual_mode_step(&p, &mut s, 41_876, 40_000), DualModeStep::Stay);
+        assert_eq!(
+            dual_mode_step(&p, &mut s, 41_876, 40_000),
+            DualModeStep::Stay
+        );
         assert_eq!(s.buffer_empty, 0);
         for _ in 0..3 {
             dual_mode_step(&p, &mut s, 40_000, 40_000);
         }
-        assert_eq!(dual_mode_step(&p, &mut s, 40_000, 40_000), DualModeStep::ToPlus);
+        assert_eq!(
+            dual_mode_step(&p, &mut s, 40_000, 40_000),
+            DualModeStep::ToPlus
+        );
         assert!(s.fast_probing && (s.switches_to_bbr2, s.switches_to_plus) == (1, 1));
         // A cruise without samples changes nothing.
-        assert_eq!(dual_mode_step(&p, &mut s, u32::MAX, 40_000), DualModeStep::Stay);
+        assert_eq!(
+            dual_mode_step(&p, &mut s, u32::MAX, 40_000),
+            DualModeStep::Stay
+        );
         // The code's form: min(last cruise, min_rtt) + 0.1 · ever-min. With min_rtt 40 ms,
         // ever-min 38 ms and the last cruise at 39 ms: 39 + 3.7 (38000 · 25 / 256 = 3710) ms.
         let c = Plus::code();
-        let mut s = PlusState { ever_min_rtt_us: 38_000, last_cruise_min_us: 39_000, ..PlusState::default() };
+        let mut s = PlusState {
+            ever_min_rtt_us: 38_000,
+            last_cruise_min_us: 39_000,
+            ..PlusState::default()
+        };
         dual_mode_step(&c, &mut s, 42_710, 40_000);
         assert_eq!(s.buffer_filling, 0);
         dual_mode_step(&c, &mut s, 42_711, 40_000);

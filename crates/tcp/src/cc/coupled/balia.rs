@@ -132,7 +132,8 @@ impl CongestionControl for Balia {
     /// mptcp_balia_ssthresh.
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         let cwnd = tp.snd_cwnd;
-        self.cpl.publish_and(tp, |_| {}, |slots, me| ssthresh_after_loss(slots, me, cwnd))
+        self.cpl
+            .publish_and(tp, |_| {}, |slots, me| ssthresh_after_loss(slots, me, cwnd))
     }
 
     fn pkts_acked(&mut self, tp: &mut TcpState, _sample: &AckSample) {
@@ -144,7 +145,11 @@ impl CongestionControl for Balia {
         if !tp.is_cwnd_limited() {
             return;
         }
-        let alone = self.cpl.publish_and(tp, |_| {}, |slots, me| group_size(slots, me) <= 1 || !slots[me].counts());
+        let alone = self.cpl.publish_and(
+            tp,
+            |_| {},
+            |slots, me| group_size(slots, me) <= 1 || !slots[me].counts(),
+        );
         let mut acked = acked;
         if tp.in_slow_start() {
             acked = tp.slow_start(acked);
@@ -219,10 +224,23 @@ mod tests {
     fn coupled_subflow_uses_the_ai_counter() {
         let h = CouplingHandle::new();
         let (a, b) = (h.subflow(), h.subflow());
-        b.publish(&TcpState { snd_cwnd: 20, srtt_us: 50_000, ..Default::default() }, |_| {});
+        b.publish(
+            &TcpState {
+                snd_cwnd: 20,
+                srtt_us: 50_000,
+                ..Default::default()
+            },
+            |_| {},
+        );
         let p = toml::Table::new();
         let mut cc = Balia::build(&CcConfig::new(&p, 1).with_coupling(a)).unwrap();
-        let mut tp = TcpState { snd_cwnd: 10, snd_ssthresh: 5, srtt_us: 100_000, is_cwnd_limited: true, ..Default::default() };
+        let mut tp = TcpState {
+            snd_cwnd: 10,
+            snd_ssthresh: 5,
+            srtt_us: 100_000,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
         cc.pkts_acked(&mut tp, &AckSample::default());
         assert_eq!(cc.ssthresh(&tp), 3);
         for _ in 0..61 {

@@ -236,8 +236,20 @@ pub(crate) mod tests {
         let p = toml::Table::new();
         let mut ca = Lia::build(&CcConfig::new(&p, 1).with_coupling(a)).unwrap();
         let mut cb = Lia::build(&CcConfig::new(&p, 1).with_coupling(b)).unwrap();
-        let mut ta = TcpState { snd_cwnd: 10, snd_ssthresh: 5, srtt_us: 100_000, is_cwnd_limited: true, ..Default::default() };
-        let mut tb = TcpState { snd_cwnd: 20, snd_ssthresh: 5, srtt_us: 50_000, is_cwnd_limited: true, ..Default::default() };
+        let mut ta = TcpState {
+            snd_cwnd: 10,
+            snd_ssthresh: 5,
+            srtt_us: 100_000,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
+        let mut tb = TcpState {
+            snd_cwnd: 20,
+            snd_ssthresh: 5,
+            srtt_us: 50_000,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
         ca.pkts_acked(&mut ta, &AckSample::default());
         cb.pkts_acked(&mut tb, &AckSample::default());
         // N = 31 (two_subflows_match_rfc6356_closed_form): 30 packets acked leave cwnd at 10.
@@ -254,12 +266,24 @@ pub(crate) mod tests {
     /// mixed ACK sizes and losses, and checks the windows stay identical.
     pub(crate) fn assert_same_as_reno(mut algo: Box<dyn CongestionControl>) {
         let mut reno = Reno;
-        let base = TcpState { snd_cwnd: 10, srtt_us: 40_000, is_cwnd_limited: true, ..Default::default() };
+        let base = TcpState {
+            snd_cwnd: 10,
+            srtt_us: 40_000,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
         let (mut t1, mut t2) = (base.clone(), base);
         algo.init(&mut t2);
         for step in 0..3000u32 {
             let acked = 1 + step % 3;
-            algo.pkts_acked(&mut t2, &AckSample { pkts_acked: acked, rtt_us: 40_000, in_flight: 0 });
+            algo.pkts_acked(
+                &mut t2,
+                &AckSample {
+                    pkts_acked: acked,
+                    rtt_us: 40_000,
+                    in_flight: 0,
+                },
+            );
             reno.cong_avoid(&mut t1, acked);
             algo.cong_avoid(&mut t2, acked);
             if step % 700 == 699 {
@@ -269,7 +293,11 @@ pub(crate) mod tests {
                 t2.snd_ssthresh = s2;
                 t2.snd_cwnd = s2;
             }
-            assert_eq!((t1.snd_cwnd, t1.snd_cwnd_cnt, t1.snd_ssthresh), (t2.snd_cwnd, t2.snd_cwnd_cnt, t2.snd_ssthresh), "step {step}");
+            assert_eq!(
+                (t1.snd_cwnd, t1.snd_cwnd_cnt, t1.snd_ssthresh),
+                (t2.snd_cwnd, t2.snd_cwnd_cnt, t2.snd_ssthresh),
+                "step {step}"
+            );
         }
         assert!(t1.snd_cwnd > 50);
     }
@@ -281,7 +309,11 @@ pub(crate) mod tests {
         // Also a subflow whose partner is in another group, or not usable.
         let h = CouplingHandle::new();
         let (a, b) = (h.subflow(), h.subflow());
-        let tb = TcpState { snd_cwnd: 50, srtt_us: 10_000, ..Default::default() };
+        let tb = TcpState {
+            snd_cwnd: 50,
+            srtt_us: 10_000,
+            ..Default::default()
+        };
         b.publish(&tb, |_| {});
         h.set_group(1, 3);
         assert_same_as_reno(Lia::build(&CcConfig::new(&p, 1).with_coupling(a.clone())).unwrap());
@@ -295,7 +327,13 @@ pub(crate) mod tests {
         let mut p = toml::Table::new();
         p.insert(KERNEL_ACK_COUNTING.into(), toml::Value::Boolean(true));
         let mut lia = Lia::build(&CcConfig::new(&p, 1)).unwrap();
-        let mut tp = TcpState { snd_cwnd: 10, snd_ssthresh: 5, srtt_us: 1000, is_cwnd_limited: true, ..Default::default() };
+        let mut tp = TcpState {
+            snd_cwnd: 10,
+            snd_ssthresh: 5,
+            srtt_us: 1000,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
         // Ten ACKs of 2 packets each: the kernel counts 10, one increment.
         for _ in 0..10 {
             lia.cong_avoid(&mut tp, 2);

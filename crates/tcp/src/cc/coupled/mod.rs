@@ -148,9 +148,15 @@ impl SlotState {
 
 /// The members of `me`'s group that count (`me` itself included when it counts).
 #[inline]
-pub fn members(slots: &[SlotState], me: usize) -> impl Iterator<Item = (usize, &SlotState)> + Clone {
+pub fn members(
+    slots: &[SlotState],
+    me: usize,
+) -> impl Iterator<Item = (usize, &SlotState)> + Clone {
     let group = slots[me].group;
-    slots.iter().enumerate().filter(move |(_, s)| s.group == group && s.counts())
+    slots
+        .iter()
+        .enumerate()
+        .filter(move |(_, s)| s.group == group && s.counts())
 }
 
 /// Number of counting members of `me`'s group.
@@ -184,7 +190,10 @@ impl CouplingHandle {
     pub fn subflow(&self) -> CouplingSlot {
         let mut s = self.lock();
         s.slots.push(SlotState::default());
-        CouplingSlot { handle: self.clone(), slot: s.slots.len() - 1 }
+        CouplingSlot {
+            handle: self.clone(),
+            slot: s.slots.len() - 1,
+        }
     }
 
     /// Number of slots (subflows ever added).
@@ -283,29 +292,68 @@ pub(crate) fn get_bool(t: &toml::Table, key: &str, default: bool) -> Result<bool
     match t.get(key) {
         None => Ok(default),
         Some(toml::Value::Boolean(b)) => Ok(*b),
-        Some(v) => Err(ParamError { key: key.into(), message: format!("expected a boolean (true or false), got {} {v}", v.type_str()) }),
+        Some(v) => Err(ParamError {
+            key: key.into(),
+            message: format!(
+                "expected a boolean (true or false), got {} {v}",
+                v.type_str()
+            ),
+        }),
     }
 }
 
-pub(crate) fn get_u32(t: &toml::Table, key: &str, default: u32, min: u32, max: u32, what: &str) -> Result<u32, ParamError> {
+pub(crate) fn get_u32(
+    t: &toml::Table,
+    key: &str,
+    default: u32,
+    min: u32,
+    max: u32,
+    what: &str,
+) -> Result<u32, ParamError> {
     match t.get(key) {
         None => Ok(default),
         Some(toml::Value::Integer(i)) if (min as i64..=max as i64).contains(i) => Ok(*i as u32),
-        Some(toml::Value::Integer(i)) => {
-            Err(ParamError { key: key.into(), message: format!("{i} is out of range; accepted: an integer in {min}..={max} ({what})") })
-        }
-        Some(v) => Err(ParamError { key: key.into(), message: format!("expected an integer in {min}..={max} ({what}), got {} {v}", v.type_str()) }),
+        Some(toml::Value::Integer(i)) => Err(ParamError {
+            key: key.into(),
+            message: format!("{i} is out of range; accepted: an integer in {min}..={max} ({what})"),
+        }),
+        Some(v) => Err(ParamError {
+            key: key.into(),
+            message: format!(
+                "expected an integer in {min}..={max} ({what}), got {} {v}",
+                v.type_str()
+            ),
+        }),
     }
 }
 
-pub(crate) fn get_choice<'a>(t: &toml::Table, key: &str, default: &'a str, accepted: &[&'a str]) -> Result<&'a str, ParamError> {
+pub(crate) fn get_choice<'a>(
+    t: &toml::Table,
+    key: &str,
+    default: &'a str,
+    accepted: &[&'a str],
+) -> Result<&'a str, ParamError> {
     match t.get(key) {
         None => Ok(default),
-        Some(toml::Value::String(s)) => accepted.iter().find(|a| **a == s.as_str()).copied().ok_or_else(|| ParamError {
+        Some(toml::Value::String(s)) => accepted
+            .iter()
+            .find(|a| **a == s.as_str())
+            .copied()
+            .ok_or_else(|| ParamError {
+                key: key.into(),
+                message: format!(
+                    "unknown value \"{s}\"; accepted: {}",
+                    accepted
+                        .iter()
+                        .map(|a| format!("\"{a}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
+        Some(v) => Err(ParamError {
             key: key.into(),
-            message: format!("unknown value \"{s}\"; accepted: {}", accepted.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")),
+            message: format!("expected a string, got {} {v}", v.type_str()),
         }),
-        Some(v) => Err(ParamError { key: key.into(), message: format!("expected a string, got {} {v}", v.type_str()) }),
     }
 }
 
@@ -330,7 +378,11 @@ pub(crate) mod test_util {
 
     /// A counting slot in group 0 with `cwnd` packets, `srtt_us` and the default MSS.
     pub fn slot(cwnd: u32, srtt_us: u64) -> SlotState {
-        SlotState { cwnd, srtt_us, ..Default::default() }
+        SlotState {
+            cwnd,
+            srtt_us,
+            ..Default::default()
+        }
     }
 }
 
@@ -345,7 +397,11 @@ mod tests {
         let b = h.clone().subflow();
         let c = h.subflow();
         assert_eq!((a.index(), b.index(), c.index()), (0, 1, 2));
-        let tp = TcpState { snd_cwnd: 20, srtt_us: 40_000, ..Default::default() };
+        let tp = TcpState {
+            snd_cwnd: 20,
+            srtt_us: 40_000,
+            ..Default::default()
+        };
         a.publish(&tp, |_| {});
         b.publish(&tp, |_| {});
         // c has no RTT sample yet: it does not count.
@@ -378,13 +434,25 @@ mod tests {
         for (name, every) in [("lia", 80), ("olia", 86), ("balia", 80)] {
             let h = CouplingHandle::new();
             let cfg = |s: CouplingSlot| CcConfig::new(&p, 1).with_coupling(s);
-            let mut a: Box<dyn CongestionControl> = build(name, &cfg(h.subflow())).unwrap().unwrap();
-            let mut b: Box<dyn CongestionControl> = build(name, &cfg(h.subflow())).unwrap().unwrap();
-            let mk = || TcpState { snd_cwnd: 20, snd_ssthresh: 10, srtt_us: 50_000, is_cwnd_limited: true, ..Default::default() };
+            let mut a: Box<dyn CongestionControl> =
+                build(name, &cfg(h.subflow())).unwrap().unwrap();
+            let mut b: Box<dyn CongestionControl> =
+                build(name, &cfg(h.subflow())).unwrap().unwrap();
+            let mk = || TcpState {
+                snd_cwnd: 20,
+                snd_ssthresh: 10,
+                srtt_us: 50_000,
+                is_cwnd_limited: true,
+                ..Default::default()
+            };
             let (mut ta, mut tb) = (mk(), mk());
             a.init(&mut ta);
             b.init(&mut tb);
-            let ack = AckSample { pkts_acked: 1, rtt_us: 50_000, in_flight: 0 };
+            let ack = AckSample {
+                pkts_acked: 1,
+                rtt_us: 50_000,
+                in_flight: 0,
+            };
             a.pkts_acked(&mut ta, &ack);
             b.pkts_acked(&mut tb, &ack);
             let drive = |cc: &mut Box<dyn CongestionControl>, tp: &mut TcpState, n: u32| {
@@ -394,7 +462,10 @@ mod tests {
                 }
             };
             drive(&mut a, &mut ta, every - 1);
-            assert_eq!(ta.snd_cwnd, 20, "{name} coupled: no increase before {every} packets");
+            assert_eq!(
+                ta.snd_cwnd, 20,
+                "{name} coupled: no increase before {every} packets"
+            );
             drive(&mut a, &mut ta, 1);
             assert_eq!(ta.snd_cwnd, 21, "{name} coupled: one packet at {every}");
 

@@ -92,7 +92,12 @@ pub struct Olia {
 impl Olia {
     pub fn build(config: &CcConfig) -> Result<Box<dyn CongestionControl>, ParamError> {
         reject_unknown(config.params, PARAM_KEYS)?;
-        let metric = match get_choice(config.params, "best_path_metric", "l_per_rtt2", &["l_per_rtt2", "l2_per_rtt"])? {
+        let metric = match get_choice(
+            config.params,
+            "best_path_metric",
+            "l_per_rtt2",
+            &["l_per_rtt2", "l2_per_rtt"],
+        )? {
             "l2_per_rtt" => BestPathMetric::L2PerRtt,
             _ => BestPathMetric::LPerRtt2,
         };
@@ -164,7 +169,9 @@ pub fn alpha(slots: &[SlotState], me: usize, metric: BestPathMetric) -> f64 {
     let in_b = |s: &SlotState| cmp_frac(metric_of(s, metric), best).is_eq();
     let in_m = |s: &SlotState| crt_cwnd(s) == max_w;
     let size_m = members(slots, me).filter(|(_, s)| in_m(s)).count() as f64;
-    let size_b_not_m = members(slots, me).filter(|(_, s)| in_b(s) && !in_m(s)).count() as f64;
+    let size_b_not_m = members(slots, me)
+        .filter(|(_, s)| in_b(s) && !in_m(s))
+        .count() as f64;
     let r = &slots[me];
     if size_b_not_m == 0.0 {
         0.0
@@ -187,7 +194,9 @@ pub fn increase_per_packet(slots: &[SlotState], me: usize, metric: BestPathMetri
     }
     // Σ_p w_p · rtt_r / rtt_p (mptcp_get_rate, dimensionless): then the first term is w_r / sum².
     let rtt_r = r.srtt_us as f64;
-    let sum: f64 = members(slots, me).map(|(_, s)| crt_cwnd(s) as f64 * rtt_r / s.srtt_us as f64).sum();
+    let sum: f64 = members(slots, me)
+        .map(|(_, s)| crt_cwnd(s) as f64 * rtt_r / s.srtt_us as f64)
+        .sum();
     w_r / (sum * sum) + alpha(slots, me, metric) / w_r
 }
 
@@ -234,7 +243,12 @@ impl CongestionControl for Olia {
         let (alone, inc) = self.cpl.publish_and(
             tp,
             |s| s.olia_inter_loss_pkts = l,
-            |slots, me| (super::group_size(slots, me) <= 1 || !slots[me].counts(), increase_per_packet(slots, me, metric)),
+            |slots, me| {
+                (
+                    super::group_size(slots, me) <= 1 || !slots[me].counts(),
+                    increase_per_packet(slots, me, metric),
+                )
+            },
         );
         if !tp.is_cwnd_limited() {
             return;
@@ -296,7 +310,10 @@ mod tests {
         // Σ w/rtt = 100 + 400 = 500 /s, squared 250000.
         // inc_0 = (10/0.01)/250000 + 0.5/10 = 0.004 + 0.05 = 0.054.
         // inc_1 = (20/0.0025)/250000 − 0.5/20 = 0.032 − 0.025 = 0.007.
-        let slots = [with_l(slot(10, 100_000), 1000), with_l(slot(20, 50_000), 100)];
+        let slots = [
+            with_l(slot(10, 100_000), 1000),
+            with_l(slot(20, 50_000), 100),
+        ];
         for m in [K, D] {
             assert!(close(alpha(&slots, 0, m), 0.5));
             assert!(close(alpha(&slots, 1, m), -0.5));
@@ -311,14 +328,25 @@ mod tests {
         // M = {0, 1}, B = {2}, B∖M = {2}, |R| = 3: α_2 = 1/3, α_0 = α_1 = −1/(3·2) = −1/6.
         // Σ w/rtt = 50/0.05 = 1000, squared 1e6.
         // inc_0 = (20/0.0025)/1e6 − (1/6)/20 = 0.008 − 1/120; inc_2 = (10/0.0025)/1e6 + (1/3)/10.
-        let slots = [with_l(slot(20, 50_000), 100), with_l(slot(20, 50_000), 100), with_l(slot(10, 50_000), 400)];
+        let slots = [
+            with_l(slot(20, 50_000), 100),
+            with_l(slot(20, 50_000), 100),
+            with_l(slot(10, 50_000), 400),
+        ];
         assert!(close(alpha(&slots, 2, K), 1.0 / 3.0));
         assert!(close(alpha(&slots, 0, K), -1.0 / 6.0));
         assert!(close(alpha(&slots, 1, K), -1.0 / 6.0));
-        assert!(close(increase_per_packet(&slots, 0, K), 0.008 - 1.0 / 120.0));
+        assert!(close(
+            increase_per_packet(&slots, 0, K),
+            0.008 - 1.0 / 120.0
+        ));
         assert!(close(increase_per_packet(&slots, 2, K), 0.004 + 1.0 / 30.0));
         // w = (30, 10, 10), l = (10, 500, 100): M = {0}, B = {1}; path 2 is in neither: α_2 = 0.
-        let slots = [with_l(slot(30, 50_000), 10), with_l(slot(10, 50_000), 500), with_l(slot(10, 50_000), 100)];
+        let slots = [
+            with_l(slot(30, 50_000), 10),
+            with_l(slot(10, 50_000), 500),
+            with_l(slot(10, 50_000), 100),
+        ];
         assert!(close(alpha(&slots, 0, K), -1.0 / 3.0));
         assert!(close(alpha(&slots, 1, K), 1.0 / 3.0));
         assert!(close(alpha(&slots, 2, K), 0.0));
@@ -348,16 +376,40 @@ mod tests {
         let slots = [with_l(slot(10, 50_000), 10), p1];
         assert!(close(alpha(&slots, 0, K), -0.5));
         // Σ w·rtt_0/rtt_p = 10 + 5 = 15: inc_0 = 10/225 − 0.5/10.
-        assert!(close(increase_per_packet(&slots, 0, K), 10.0 / 225.0 - 0.05));
+        assert!(close(
+            increase_per_packet(&slots, 0, K),
+            10.0 / 225.0 - 0.05
+        ));
     }
 
-    fn pair(w0: u32, rtt0: u64, l0: u64, w1: u32, rtt1: u64, l1: u64) -> (CouplingHandle, Box<dyn CongestionControl>, TcpState) {
+    fn pair(
+        w0: u32,
+        rtt0: u64,
+        l0: u64,
+        w1: u32,
+        rtt1: u64,
+        l1: u64,
+    ) -> (CouplingHandle, Box<dyn CongestionControl>, TcpState) {
         let h = CouplingHandle::new();
         let (a, b) = (h.subflow(), h.subflow());
-        b.publish(&TcpState { snd_cwnd: w1, snd_ssthresh: 2, srtt_us: rtt1, ..Default::default() }, |s| s.olia_inter_loss_pkts = l1);
+        b.publish(
+            &TcpState {
+                snd_cwnd: w1,
+                snd_ssthresh: 2,
+                srtt_us: rtt1,
+                ..Default::default()
+            },
+            |s| s.olia_inter_loss_pkts = l1,
+        );
         let p = toml::Table::new();
         let mut cc = Olia::build(&CcConfig::new(&p, 1).with_coupling(a)).unwrap();
-        let mut tp = TcpState { snd_cwnd: w0, snd_ssthresh: 2, srtt_us: rtt0, is_cwnd_limited: true, ..Default::default() };
+        let mut tp = TcpState {
+            snd_cwnd: w0,
+            snd_ssthresh: 2,
+            srtt_us: rtt0,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
         cc.init(&mut tp);
         // l_0 = snd_una advances between losses: set it through two loss episodes.
         tp.snd_una = l0;
@@ -398,7 +450,10 @@ mod tests {
         let h = CouplingHandle::new();
         let p = toml::Table::new();
         let mut cc = Olia::build(&CcConfig::new(&p, 1).with_coupling(h.subflow())).unwrap();
-        let mut tp = TcpState { srtt_us: 10_000, ..Default::default() };
+        let mut tp = TcpState {
+            srtt_us: 10_000,
+            ..Default::default()
+        };
         cc.init(&mut tp);
         tp.snd_una = 100;
         cc.cong_avoid(&mut tp, 0);
@@ -426,9 +481,16 @@ mod tests {
     #[test]
     fn bad_metric_is_rejected_with_the_accepted_values() {
         let mut p = toml::Table::new();
-        p.insert("best_path_metric".into(), toml::Value::String("fastest".into()));
+        p.insert(
+            "best_path_metric".into(),
+            toml::Value::String("fastest".into()),
+        );
         let e = Olia::build(&CcConfig::new(&p, 1)).err().unwrap();
         assert_eq!(e.key, "best_path_metric");
-        assert!(e.message.contains("\"l_per_rtt2\", \"l2_per_rtt\""), "{}", e.message);
+        assert!(
+            e.message.contains("\"l_per_rtt2\", \"l2_per_rtt\""),
+            "{}",
+            e.message
+        );
     }
 }

@@ -77,7 +77,12 @@ const WVEGAS_MIN_ALPHA: u32 = 2;
 /// mptcp_wvegas_init: base_rtt starts at 0x7fffffff µs.
 const WVEGAS_BASE_RTT_INIT_US: u64 = 0x7fff_ffff;
 
-const PARAM_KEYS: &[&str] = &["initial_alpha", "total_alpha", "gamma", "kernel_zero_queue_backoff"];
+const PARAM_KEYS: &[&str] = &[
+    "initial_alpha",
+    "total_alpha",
+    "gamma",
+    "kernel_zero_queue_backoff",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WVegasParams {
@@ -90,7 +95,12 @@ pub struct WVegasParams {
 impl Default for WVegasParams {
     fn default() -> Self {
         // mptcp_wvegas.c: initial_alpha = 2, total_alpha = 10, gamma = 1.
-        WVegasParams { initial_alpha: 2, total_alpha: 10, gamma: 1, kernel_zero_queue_backoff: false }
+        WVegasParams {
+            initial_alpha: 2,
+            total_alpha: 10,
+            gamma: 1,
+            kernel_zero_queue_backoff: false,
+        }
     }
 }
 
@@ -100,9 +110,20 @@ impl WVegasParams {
         let d = WVegasParams::default();
         Ok(WVegasParams {
             initial_alpha: get_u32(t, "initial_alpha", d.initial_alpha, 1, 1 << 20, "packets")?,
-            total_alpha: get_u32(t, "total_alpha", d.total_alpha, 1, 1 << 20, "packets queued by the whole connection")?,
+            total_alpha: get_u32(
+                t,
+                "total_alpha",
+                d.total_alpha,
+                1,
+                1 << 20,
+                "packets queued by the whole connection",
+            )?,
             gamma: get_u32(t, "gamma", d.gamma, 0, 1 << 20, "packets")?,
-            kernel_zero_queue_backoff: get_bool(t, "kernel_zero_queue_backoff", d.kernel_zero_queue_backoff)?,
+            kernel_zero_queue_backoff: get_bool(
+                t,
+                "kernel_zero_queue_backoff",
+                d.kernel_zero_queue_backoff,
+            )?,
         })
     }
 }
@@ -145,7 +166,10 @@ impl WVegas {
 
     pub fn build(config: &CcConfig) -> Result<Box<dyn CongestionControl>, ParamError> {
         let p = WVegasParams::from_table(config.params)?;
-        Ok(Box::new(WVegas::new(p, config.coupling.clone().unwrap_or_else(CouplingSlot::alone))))
+        Ok(Box::new(WVegas::new(
+            p,
+            config.coupling.clone().unwrap_or_else(CouplingSlot::alone),
+        )))
     }
 
     /// wvegas_enable.
@@ -176,7 +200,10 @@ impl WVegas {
 
 /// mptcp_wvegas_weight: `me`'s share of its group's rate, or `current` when there is no sum.
 pub fn weight(slots: &[SlotState], me: usize, current: f64) -> f64 {
-    let total: f64 = members(slots, me).filter(|(_, s)| s.wvegas_sampled).map(|(_, s)| s.wvegas_rate).sum();
+    let total: f64 = members(slots, me)
+        .filter(|(_, s)| s.wvegas_sampled)
+        .map(|(_, s)| s.wvegas_rate)
+        .sum();
     let own = slots[me].wvegas_rate;
     if total > 0.0 && own > 0.0 {
         own / total
@@ -299,7 +326,8 @@ impl WVegas {
                     },
                     |slots, me| weight(slots, me, current),
                 );
-                self.alpha = WVEGAS_MIN_ALPHA.max((self.weight * self.p.total_alpha as f64).floor() as u32);
+                self.alpha =
+                    WVEGAS_MIN_ALPHA.max((self.weight * self.p.total_alpha as f64).floor() as u32);
             }
             if diff > self.alpha as u64 {
                 tp.snd_cwnd -= 1;
@@ -312,7 +340,8 @@ impl WVegas {
             if self.queue_delay == 0 || self.queue_delay > q_delay {
                 self.queue_delay = q_delay;
             }
-            if q_delay >= 2 * self.queue_delay && (q_delay > 0 || self.p.kernel_zero_queue_backoff) {
+            if q_delay >= 2 * self.queue_delay && (q_delay > 0 || self.p.kernel_zero_queue_backoff)
+            {
                 let backoff_factor = (self.base_rtt << WVEGAS_SCALE) / (2 * rtt);
                 tp.snd_cwnd = ((tp.snd_cwnd as u64 * backoff_factor) >> WVEGAS_SCALE) as u32;
                 self.queue_delay = 0;
@@ -332,7 +361,14 @@ mod tests {
     /// mean is (100000 + 3·120000)/4 = 115000 µs (vrtt = rtt_us + 1).
     fn one_round(cc: &mut WVegas, tp: &mut TcpState) {
         for rtt in [99_999, 119_999, 119_999, 119_999] {
-            cc.pkts_acked(tp, &AckSample { pkts_acked: 1, rtt_us: rtt, in_flight: 0 });
+            cc.pkts_acked(
+                tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us: rtt,
+                    in_flight: 0,
+                },
+            );
         }
         tp.snd_una = cc.beg_snd_nxt + 1;
         tp.snd_nxt = tp.snd_una + tp.snd_cwnd as u64;
@@ -340,7 +376,13 @@ mod tests {
     }
 
     fn tp(cwnd: u32, ssthresh: u32) -> TcpState {
-        TcpState { snd_cwnd: cwnd, snd_ssthresh: ssthresh, srtt_us: 115_000, is_cwnd_limited: true, ..Default::default() }
+        TcpState {
+            snd_cwnd: cwnd,
+            snd_ssthresh: ssthresh,
+            srtt_us: 115_000,
+            is_cwnd_limited: true,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -352,10 +394,16 @@ mod tests {
         // max(10, 19 + 9) = 28. q = 15000 µs becomes q_min; 15000 < 30000: no drain.
         let h = CouplingHandle::new();
         let (a, b) = (h.subflow(), h.subflow());
-        b.publish(&TcpState { srtt_us: 80_000, ..Default::default() }, |s| {
-            s.wvegas_rate = 5e-4;
-            s.wvegas_sampled = true;
-        });
+        b.publish(
+            &TcpState {
+                srtt_us: 80_000,
+                ..Default::default()
+            },
+            |s| {
+                s.wvegas_rate = 5e-4;
+                s.wvegas_sampled = true;
+            },
+        );
         let mut cc = WVegas::new(WVegasParams::default(), a);
         let mut t = tp(40, 10);
         cc.init(&mut t);
@@ -404,7 +452,14 @@ mod tests {
         one_round(&mut cc, &mut t);
         assert_eq!(t.snd_cwnd, 41);
         for _ in 0..3 {
-            cc.pkts_acked(&mut t, &AckSample { pkts_acked: 1, rtt_us: 130_000, in_flight: 0 });
+            cc.pkts_acked(
+                &mut t,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us: 130_000,
+                    in_flight: 0,
+                },
+            );
         }
         t.snd_una = cc.beg_snd_nxt + 1;
         cc.cong_avoid(&mut t, 1);
@@ -417,12 +472,22 @@ mod tests {
         // Every sample equals the base RTT: q = 0, diff 0 < α: cwnd + 1; the kernel's test
         // (0 ≥ 2·0) would also halve: ⌊(41·⌊100000·2^16/200000⌋) >> 16⌋ = 20.
         for (kernel, expect) in [(false, 41), (true, 20)] {
-            let p = WVegasParams { kernel_zero_queue_backoff: kernel, ..Default::default() };
+            let p = WVegasParams {
+                kernel_zero_queue_backoff: kernel,
+                ..Default::default()
+            };
             let mut cc = WVegas::new(p, CouplingSlot::alone());
             let mut t = tp(40, 10);
             cc.init(&mut t);
             for _ in 0..3 {
-                cc.pkts_acked(&mut t, &AckSample { pkts_acked: 1, rtt_us: 99_999, in_flight: 0 });
+                cc.pkts_acked(
+                    &mut t,
+                    &AckSample {
+                        pkts_acked: 1,
+                        rtt_us: 99_999,
+                        in_flight: 0,
+                    },
+                );
             }
             t.snd_una = 1;
             cc.cong_avoid(&mut t, 1);
@@ -455,6 +520,9 @@ mod tests {
         assert!(e.message.contains("1..="), "{}", e.message);
         let mut p = toml::Table::new();
         p.insert("alpha".into(), toml::Value::Integer(3));
-        assert_eq!(WVegas::build(&CcConfig::new(&p, 1)).err().unwrap().key, "alpha");
+        assert_eq!(
+            WVegas::build(&CcConfig::new(&p, 1)).err().unwrap().key,
+            "alpha"
+        );
     }
 }
