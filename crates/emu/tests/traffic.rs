@@ -568,8 +568,14 @@ fn mptcp_over_two_addresses_uses_two_subflows() {
             "v0",
             "subflow",
         ]);
+        // A 200 Mbit/s bucket makes the transfer last ~0.8 s: unshaped, veth moved 100 MB in
+        // 34 ms once, before the path manager had opened the second subflow.
+        ip(&[
+            "netns", "exec", c, "tc", "qdisc", "add", "dev", "v0", "root", "tbf", "rate",
+            "200mbit", "burst", "64kb", "latency", "50ms",
+        ]);
         let server = Server::start(&["ip", "netns", "exec", s], "10.91.1.2:5201", true);
-        let n: u64 = 100_000_000;
+        let n: u64 = 20_000_000;
         let run = client(
             &["ip", "netns", "exec", c],
             &[

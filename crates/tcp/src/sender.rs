@@ -385,6 +385,13 @@ impl TcpSender {
         let mut acked_times: Option<(Nanos, Nanos)> = None;
         let mut sacked_times: Option<(Nanos, Nanos)> = None;
 
+        // tcp_ack's prior_fack: the highest sacked sequence before this ACK (snd_una when
+        // nothing is sacked), against which a filled hole is judged to be reordering.
+        let prior_fack = if self.tp.sacked_out > 0 {
+            self.fack
+        } else {
+            self.tp.snd_una
+        };
         let mut blocks = p.sack_blocks();
         if self.check_dsack(blocks, p.ack, prior_snd_una) {
             blocks = &blocks[1..];
@@ -393,7 +400,7 @@ impl TcpSender {
             flag |= self.sacktag(blocks, &mut rs, &mut sacked_times);
         }
         let pkts_acked = if p.ack > self.tp.snd_una {
-            self.clean_rtx_queue(p.ack, &mut rs, &mut acked_times)
+            self.clean_rtx_queue(p.ack, prior_fack, &mut rs, &mut acked_times)
         } else {
             0
         };
@@ -589,10 +596,13 @@ impl TcpSender {
     fn clean_rtx_queue(
         &mut self,
         ack: u64,
+        prior_fack: u64,
         rs: &mut RateSample,
         times: &mut Option<(Nanos, Nanos)>,
     ) -> u32 {
         let mut acked = 0;
+        // The lowest newly acked segment that was neither sacked nor ever retransmitted.
+        let mut reord = u64::MAX;
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
             let seg = self.board[0];
@@ -602,9 +612,7 @@ impl TcpSender {
                 self.tp.delivered += 1;
                 self.rate_skb_delivered(seq, 0, rs);
                 if seg.flags & EVER_RETRANS == 0 {
-                    if seq < self.fack && self.tp.sacked_out > 0 {
-                        self.rack.reord_seen = true;
-                    }
+                    reord = reord.min(seq);
                     note_time(times, seg.xmit);
                 }
                 self.rack_advance(seg, seq + 1);
@@ -622,6 +630,18 @@ impl TcpSender {
             acked += 1;
         }
         self.fack = self.fack.max(self.tp.snd_una);
+        // "Non-retransmitted hole got filled? That's reordering" — judged against the highest
+        // sack *before* this ACK: an ACK that cum-acks the segment below a fresh loss and sacks
+        // the one above it (the receiver's immediate ACK on the first out-of-order arrival) is
+        // not reordering (tcp_clean_rtx_queue, tcp_check_sack_reordering).
+        let fack_now = if self.tp.sacked_out > 0 {
+            self.fack
+        } else {
+            self.tp.snd_una
+        };
+        if reord < prior_fack && reord < fack_now {
+            self.rack.reord_seen = true;
+        }
         self.retrans_hint = self.retrans_hint.max(self.tp.snd_una);
         if let DataSource::Fed(f) = &mut self.source {
             f.release_below(self.tp.snd_una);

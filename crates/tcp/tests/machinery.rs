@@ -133,6 +133,52 @@ fn rack_marks_at_once_when_three_segments_are_sacked() {
     assert!(w.segments_since(80 * MS).contains(&(80 * MS, 0)));
 }
 
+fn sack(start: u64, end: u64) -> SeqRange {
+    SeqRange { start, end }
+}
+
+#[test]
+fn the_ack_that_reveals_a_loss_is_not_reordering() {
+    let (mut s, mut w) = established(None);
+    // Segment 1 is dropped. The receiver's immediate ACK on segment 2's out-of-order arrival
+    // cum-acks segment 0 (held for a delayed ACK) and sacks 2 in one packet. Linux judges the
+    // filled "hole" against the highest sack *before* this ACK (prior_fack = snd_una = 0), so
+    // it is not reordering; the reordering window stays zero once three segments are sacked,
+    // and segment 1 is retransmitted at once.
+    w.now = 80 * MS;
+    s.on_packet(&ack(1, &[sack(2, 3)], ts_ms(40 * MS)), &mut w);
+    w.now = 81 * MS;
+    s.on_packet(&ack(1, &[sack(2, 5)], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert!(w.segments_since(81 * MS).contains(&(81 * MS, 1)));
+}
+
+#[test]
+fn a_late_segment_below_the_highest_sack_is_reordering() {
+    let (mut s, mut w) = established(None);
+    // Segment 0 arrives after segment 1 (sacked first): genuine reordering. From then on RACK
+    // keeps its min_rtt/4 = 10 ms window even with three segments sacked above a hole.
+    w.now = 80 * MS;
+    s.on_packet(&ack(0, &[sack(1, 2)], ts_ms(40 * MS)), &mut w);
+    w.now = 81 * MS;
+    s.on_packet(&ack(2, &[], ts_ms(40 * MS)), &mut w);
+    w.now = 82 * MS;
+    s.on_packet(&ack(2, &[sack(3, 6)], ts_ms(40 * MS)), &mut w);
+    assert!(
+        w.segments_since(82 * MS).iter().all(|&(_, seq)| seq != 2),
+        "segment 2 waits for the reordering window"
+    );
+    // Sent at 40 ms, RACK RTT 42 ms (segment 5, sent at 40, sacked at 82), window 10 ms.
+    let reo = w
+        .timers
+        .iter()
+        .rev()
+        .find(|(t, _)| *t == Timer::Reorder)
+        .expect("reorder timer armed")
+        .1;
+    assert_eq!(reo, 92 * MS);
+}
+
 /// Fires the live transmission timer (the loss probe, then the RTO) until the RTO has put the
 /// sender in Loss. Returns the time of the RTO.
 fn time_out(s: &mut TcpSender, w: &mut Script) -> Nanos {
