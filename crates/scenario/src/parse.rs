@@ -78,6 +78,13 @@ pub const DEFAULT_CODEL_TARGET_NS: Nanos = 5 * NS_PER_MS;
 pub const DEFAULT_CODEL_INTERVAL_NS: Nanos = 100 * NS_PER_MS;
 /// Default `rwnd`: 6 MiB, the maximum of Linux's `tcp_rmem` (6291456 bytes).
 pub const DEFAULT_RWND_BYTES: u64 = 6 << 20;
+/// Receive-buffer modes (key `rcv_buffer`): Linux's auto-tuning (default for single-path
+/// flows), or a window fixed at `rwnd` (a locked SO_RCVBUF; the only mode of multipath flows,
+/// whose window is the connection's).
+pub const RCV_BUFFER_MODES: &[&str] = &["auto", "fixed"];
+/// [GAP] skb->truesize of a full segment (key `rcv_truesize`): what Linux 6.18 shows on the
+/// kernel backend's TUN devices (rove-tcp `rcvbuf::DEFAULT_TRUESIZE`).
+pub const DEFAULT_RCV_TRUESIZE: u64 = 2304;
 /// Default congestion control of a flow.
 pub const DEFAULT_CC: &str = "reno";
 /// Most rate changes one `rate_cycle` may expand to over a run (16 MB of schedule).
@@ -120,6 +127,8 @@ const FLOW_KEYS: &[&str] = &[
     "size",
     "count",
     "rwnd",
+    "rcv_buffer",
+    "rcv_truesize",
     "paths",
     "scheduler",
     "coupling",
@@ -1353,6 +1362,33 @@ impl<'a> Validator<'a> {
             .get(t, path, "rwnd", read_size)?
             .unwrap_or(DEFAULT_RWND_BYTES);
         self.positive(rwnd_bytes, || join(path, "rwnd"))?;
+        let rcv_buffer = self.get(t, path, "rcv_buffer", read_string)?;
+        let rcv_autotune = match rcv_buffer.as_deref() {
+            None => multipath.is_none(),
+            Some("fixed") => false,
+            Some("auto") if multipath.is_some() => {
+                return Err(self.err(
+                    join(path, "rcv_buffer"),
+                    "a multipath flow's window is the connection-level rwnd: only \"fixed\" is accepted here".to_string(),
+                ))
+            }
+            Some("auto") => true,
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "rcv_buffer"),
+                    format!("unknown receive-buffer mode {other:?}; accepted: auto, fixed"),
+                ))
+            }
+        };
+        let rcv_truesize = self
+            .get(t, path, "rcv_truesize", read_size)?
+            .unwrap_or(DEFAULT_RCV_TRUESIZE);
+        if rcv_truesize <= 1448 || rcv_truesize > 1 << 20 {
+            return Err(self.err(
+                join(path, "rcv_truesize"),
+                format!("{rcv_truesize} B is not the memory of a buffered 1448-byte segment: accepted 1449 B to 1 MiB"),
+            ));
+        }
         Ok(FlowSpec {
             name,
             cc,
@@ -1362,6 +1398,8 @@ impl<'a> Validator<'a> {
             start_ns,
             size_bytes,
             rwnd_bytes,
+            rcv_autotune,
+            rcv_truesize,
             multipath,
         })
     }

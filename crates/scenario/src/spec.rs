@@ -141,6 +141,11 @@ pub struct FlowSpec {
     /// Receiver's advertised window in bytes (key `rwnd`). For a multipath flow, the one
     /// connection-level receive window.
     pub rwnd_bytes: u64,
+    /// Key `rcv_buffer`: Linux's receive-buffer auto-tuning (`"auto"`, default for single-path
+    /// flows; the window grows up to `rwnd_bytes`) or a window fixed at `rwnd_bytes`.
+    pub rcv_autotune: bool,
+    /// Key `rcv_truesize`: memory of one buffered full segment, for auto-tuning.
+    pub rcv_truesize: u64,
     /// `Some` for a multipath flow (key `paths`): its subflows, scheduler and coupling.
     pub multipath: Option<MultipathSpec>,
 }

@@ -205,6 +205,8 @@ fn the_demo_parses() {
             start_ns: 0,
             size_bytes: None,
             rwnd_bytes: 6 * 1024 * 1024,
+            rcv_autotune: true,
+            rcv_truesize: 2304,
             multipath: None,
         }
     );
@@ -220,6 +222,8 @@ fn defaults_fill_in() {
     assert_eq!(s.flows[0].name, "flow0");
     assert_eq!(s.flows[0].cc, "reno");
     assert_eq!(s.flows[0].rwnd_bytes, 6_291_456);
+    assert!(s.flows[0].rcv_autotune);
+    assert_eq!(s.flows[0].rcv_truesize, 2304);
     assert_eq!(s.links[0].delay_ns, 0);
 
     let from_dict = ParseOptions {
@@ -1182,4 +1186,32 @@ fn multipath_overrides_reach_into_paths() {
     )];
     let e = parse(&text, &options(&overrides, None)).unwrap_err();
     assert_eq!(e.location, "flows[0].paths[1].path");
+}
+
+#[test]
+fn receive_buffer_modes_and_their_errors() {
+    let s = parse_ok(&with_flow(&format!("{PATHS}\nrcv_buffer = \"fixed\"")));
+    assert!(!s.flows[0].rcv_autotune);
+    let s = parse_ok(&with_flow(&format!(
+        "{PATHS}\nrcv_buffer = \"auto\"\nrcv_truesize = \"4KiB\""
+    )));
+    assert!(s.flows[0].rcv_autotune);
+    assert_eq!(s.flows[0].rcv_truesize, 4096);
+    // A multipath flow's window is the connection's: fixed by default, "auto" refused.
+    assert!(!parse_ok(&with_mp_flow(MP_PATHS)).flows[0].rcv_autotune);
+    assert_error(
+        &with_mp_flow(&format!("{MP_PATHS}\nrcv_buffer = \"auto\"")),
+        "flows[0].rcv_buffer",
+        "only \"fixed\" is accepted here",
+    );
+    assert_error(
+        &with_flow(&format!("{PATHS}\nrcv_buffer = \"big\"")),
+        "flows[0].rcv_buffer",
+        "unknown receive-buffer mode \"big\"; accepted: auto, fixed",
+    );
+    assert_error(
+        &with_flow(&format!("{PATHS}\nrcv_truesize = \"1000B\"")),
+        "flows[0].rcv_truesize",
+        "accepted 1449 B to 1 MiB",
+    );
 }

@@ -11,6 +11,7 @@
 
 pub mod cc;
 pub mod minmax;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

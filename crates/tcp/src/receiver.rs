@@ -1,8 +1,11 @@
 //! The TCP receiver: cumulative ACKs with SACK blocks (RFC 2018), delayed ACKs, quick-ACK mode
-//! at the start, and a fixed advertised window (the application reads at once).
+//! at the start, and an advertised window that is either Linux's auto-tuned one
+//! ([`crate::rcvbuf`], with its quick ACKs while the window grows) or fixed (a locked
+//! SO_RCVBUF). The application reads every in-order byte at once.
 //!
 //! ACK policy, as Linux's __tcp_ack_snd_check and tcp_event_data_recv:
-//! - the first 16 data segments are acknowledged at once (quick-ACK mode, TCP_MAX_QUICKACKS);
+//! - the first 16 data segments are acknowledged at once (quick-ACK mode, TCP_MAX_QUICKACKS),
+//!   and so is every segment that raises the auto-tuned window (tcp_grow_window);
 //! - then an ACK for every second full segment, or after the 40 ms delayed-ACK timer
 //!   (TCP_DELACK_MIN; Linux adapts this timeout, `ato`, between 40 and 200 ms: we keep 40 ms);
 //! - out-of-order data, a segment that fills a hole and duplicates are acknowledged at once
@@ -10,6 +13,7 @@
 //! - a duplicate segment is reported as a D-SACK block (RFC 2883, tcp_dsack_set) in front of
 //!   the SACK blocks of the ACK it triggers.
 
+use crate::rcvbuf::{RcvBuf, RcvBufConfig};
 use crate::{ack_wire_bytes, Segments, Timer, Wire, MSS, SYN_BYTES};
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
 use rove_sim::Nanos;
@@ -21,7 +25,10 @@ const MAX_QUICKACKS: u32 = 16;
 
 pub struct TcpReceiver {
     segments: Segments,
+    /// The fixed window, or the cap of the auto-tuned one.
     rwnd_bytes: u64,
+    /// Linux's receive-buffer auto-tuning; `None`: the window is `rwnd_bytes` throughout.
+    rcvbuf: Option<RcvBuf>,
     /// Next segment expected in order.
     rcv_nxt: u64,
     /// rcv_nxt when the last ACK was sent (tp->rcv_wup).
@@ -50,6 +57,7 @@ impl TcpReceiver {
         TcpReceiver {
             segments,
             rwnd_bytes,
+            rcvbuf: None,
             rcv_nxt: 0,
             rcv_wup: 0,
             ofo: Vec::new(),
@@ -65,6 +73,31 @@ impl TcpReceiver {
         }
     }
 
+    /// The same receiver with Linux's auto-tuned window, at most `rwnd_bytes`.
+    pub fn autotuned(mut self, truesize: u64) -> Self {
+        self.rcvbuf = Some(RcvBuf::new(RcvBufConfig::new(truesize, self.rwnd_bytes)));
+        self
+    }
+
+    pub fn rcvbuf(&self) -> Option<&RcvBuf> {
+        self.rcvbuf.as_ref()
+    }
+
+    /// Segments held out of order.
+    fn ofo_segs(&self) -> u64 {
+        self.ofo.iter().map(|r| r.end - r.start).sum()
+    }
+
+    /// The window to advertise now.
+    fn window(&mut self) -> u64 {
+        let ack_bytes = self.segments.bytes_before(self.rcv_nxt);
+        let held = self.ofo_segs();
+        match self.rcvbuf.as_mut() {
+            Some(b) => b.window(ack_bytes, held),
+            None => self.rwnd_bytes,
+        }
+    }
+
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
     }
@@ -75,10 +108,11 @@ impl TcpReceiver {
                 let now = w.now();
                 self.ts_recent = p.tsval;
                 let tsval = crate::ts_ms(now);
+                let rwnd_bytes = self.window();
                 w.transmit(Packet {
                     kind: Kind::SynAck,
                     wire_bytes: SYN_BYTES,
-                    rwnd_bytes: self.rwnd_bytes,
+                    rwnd_bytes,
                     sent_at: now,
                     tsval,
                     tsecr: p.tsval,
@@ -104,7 +138,9 @@ impl TcpReceiver {
         if seq <= self.rcv_wup {
             self.ts_recent = p.tsval;
         }
-        let immediate = if seq < self.rcv_nxt || self.holds(seq) {
+        let duplicate = seq < self.rcv_nxt || self.holds(seq);
+        let delivered_new = seq == self.rcv_nxt;
+        let immediate = if duplicate {
             self.dsack = Some(SeqRange {
                 start: seq,
                 end: seq + 1,
@@ -127,13 +163,35 @@ impl TcpReceiver {
             self.insert_ofo(seq);
             true
         };
+        // tcp_event_data_recv / tcp_data_queue_ofo: new data may grow the window, and a
+        // segment that grew it is acknowledged at once. It sits in the buffer with the
+        // out-of-order queue while it is processed.
+        let mut grew = false;
+        if !duplicate {
+            let held = self.ofo_segs() + 1;
+            let now = w.now();
+            if let Some(b) = self.rcvbuf.as_mut() {
+                grew = b.on_data(now, p.payload_bytes, p.tsecr, held);
+            }
+        }
         let unacked_segs = self.rcv_nxt - self.rcv_wup;
-        if immediate || unacked_segs > 1 || self.quick_acks > 0 {
+        if immediate || grew || unacked_segs > 1 || self.quick_acks > 0 {
             self.send_ack(w);
         } else if self.delack_deadline.is_none() {
             let at = w.now() + DELAYED_ACK_NS;
             self.delack_deadline = Some(at);
             w.arm(Timer::DelayedAck, at);
+        }
+        // The application reads what arrived in order (tcp_rcv_space_adjust on recvmsg).
+        if delivered_new && self.rcvbuf.is_some() {
+            let now = w.now();
+            let span = self.ofo.last().map_or(0, |r| {
+                self.segments.bytes_before(r.end) - self.bytes_delivered
+            });
+            let delivered = self.bytes_delivered;
+            if let Some(b) = self.rcvbuf.as_mut() {
+                b.on_read(now, delivered, span);
+            }
         }
     }
 
@@ -201,10 +259,11 @@ impl TcpReceiver {
             sack[n] = *b;
             n += 1;
         }
+        let rwnd_bytes = self.window();
         w.transmit(Packet {
             kind: Kind::Ack,
             ack: self.rcv_nxt,
-            rwnd_bytes: self.rwnd_bytes,
+            rwnd_bytes,
             sack,
             sack_len: n as u8,
             wire_bytes: ack_wire_bytes(n),
@@ -280,6 +339,32 @@ mod tests {
         r.on_timer(Timer::DelayedAck, &mut w);
         assert_eq!(w.sent.len(), 18);
         assert_eq!(w.sent.last().unwrap().ack, 19);
+    }
+
+    #[test]
+    fn an_autotuned_receiver_acks_every_segment_while_its_window_grows() {
+        // rcv_ssthresh starts at 64088 B and grows 2896 B per segment up to the free space,
+        // 80480 B with the segment being processed ((131072 − 2304 B) · 160/256, the value
+        // `ss -tmi` showed on Linux 6.18): the 6th segment reaches it. The first 16 are quick
+        // ACKs anyway; the advertised window grows with it.
+        let mut r = receiver().autotuned(crate::rcvbuf::DEFAULT_TRUESIZE);
+        let mut w = Recorder::default();
+        for s in 0..16 {
+            r.on_packet(&seg(s), &mut w);
+        }
+        assert_eq!(w.sent.len(), 16);
+        assert_eq!(w.sent[0].rwnd_bytes, 64_088 + 2_896);
+        assert_eq!(r.rcvbuf().unwrap().rcv_ssthresh(), 80_480);
+        // Window full grown: back to one ACK per two segments.
+        r.on_packet(&seg(16), &mut w);
+        assert_eq!(w.sent.len(), 16);
+        r.on_packet(&seg(17), &mut w);
+        assert_eq!(w.sent.len(), 17);
+        // A fixed-window receiver advertises its rwnd throughout.
+        let mut fixed = receiver();
+        let mut w2 = Recorder::default();
+        fixed.on_packet(&seg(0), &mut w2);
+        assert_eq!(w2.sent[0].rwnd_bytes, 6_000_000);
     }
 
     #[test]

@@ -145,6 +145,9 @@ pub struct TcpSender {
     retrans_stamp: Option<u32>,
     /// Echoed timestamp of the ACK being processed (tp->rx_opt.rcv_tsecr).
     rcv_tsecr: u32,
+    /// The peer's latest timestamp (tp->rx_opt.ts_recent), echoed on every segment so that the
+    /// receiver can measure its RTT (tcp_rcv_rtt_measure_ts).
+    ts_recent: u32,
     /// Earliest time the next segment may leave (tp->tcp_wstamp_ns).
     pace_next: Nanos,
     data_segs_out: u64,
@@ -213,6 +216,7 @@ impl TcpSender {
             tlp_retrans: false,
             retrans_stamp: None,
             rcv_tsecr: 0,
+            ts_recent: 0,
             pace_next: 0,
             data_segs_out: 0,
             established: false,
@@ -314,6 +318,7 @@ impl TcpSender {
         self.established = true;
         self.stats.established_at = Some(now);
         self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
+        self.ts_recent = p.tsval;
         // The SYN-ACK gives the first RTT sample unless the SYN was retransmitted (Karn).
         if !self.syn_retransmitted {
             self.rtt_sample(now - self.syn_sent_at, now - self.syn_sent_at);
@@ -372,6 +377,8 @@ impl TcpSender {
         }
         self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
         self.rcv_tsecr = p.tsecr;
+        // tcp_store_ts_recent; a pure sender sees ACKs only, their timestamps never go back.
+        self.ts_recent = self.ts_recent.max(p.tsval);
         let prior_snd_una = self.tp.snd_una;
         let prior_delivered = self.tp.delivered;
         let prior_lost = self.tp.lost;
@@ -1330,6 +1337,7 @@ impl TcpSender {
             wire_bytes,
             sent_at: now,
             tsval: ts_ms(now),
+            tsecr: self.ts_recent,
             ..Default::default()
         });
         self.stats.segs_sent += 1;

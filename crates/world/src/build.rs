@@ -74,10 +74,20 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
             spec.path.iter().map(|&l| l as u32).collect(),
             spec.ack_path.iter().map(|&l| l as u32).collect(),
             TcpSender::new(algo, segments),
-            TcpReceiver::new(segments, spec.rwnd_bytes),
+            receiver(spec, segments),
         ));
     }
     Ok(World::new(scenario, links, flows, connections, order))
+}
+
+/// A single-path flow's receiver: Linux's auto-tuned window, or a fixed one (`rcv_buffer`).
+fn receiver(spec: &rove_scenario::FlowSpec, segments: rove_tcp::Segments) -> TcpReceiver {
+    let r = TcpReceiver::new(segments, spec.rwnd_bytes);
+    if spec.rcv_autotune {
+        r.autotuned(spec.rcv_truesize)
+    } else {
+        r
+    }
 }
 
 /// A multipath flow's connection; errors as (key relative to the flow, message).

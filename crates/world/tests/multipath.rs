@@ -196,6 +196,7 @@ fn round_robin_reordering_grows_with_the_rtt_difference_and_blest_stays_smaller(
         "round-robin's reordering buffer: {rr:?}"
     );
     assert!(rr[3] > 3.0 * rr[0], "{rr:?}");
+    let mut minrtts = vec![];
     for (i, d) in delays.iter().enumerate().skip(1) {
         let (blest_goodput, blest) = window_limited("blest", d);
         assert!(
@@ -205,14 +206,10 @@ fn round_robin_reordering_grows_with_the_rtt_difference_and_blest_stays_smaller(
         );
         let (minrtt_goodput, minrtt) = window_limited("minrtt", d);
         // Measured: minRTT suffers the same head-of-line blocking as round-robin here (both get
-        // the kernel's opportunistic retransmission and penalisation); it stays within 25 % of
-        // round-robin's occupancy, below it while the RTT difference is small, and above
+        // the kernel's opportunistic retransmission and penalisation): its occupancy grows with
+        // the RTT difference too, below round-robin's while the difference is small and above
+        // it once it is large (17.0 vs 12.3 KB at path b = 200 ms RTT), and always above
         // BLEST's. BLEST avoids the slow path altogether and keeps its goodput.
-        assert!(
-            minrtt < 1.25 * rr[i],
-            "minRTT {minrtt} vs round-robin {} at {d}",
-            rr[i]
-        );
         assert!(blest < minrtt, "BLEST {blest} vs minRTT {minrtt} at {d}");
         if i >= 2 {
             assert!(
@@ -227,7 +224,12 @@ fn round_robin_reordering_grows_with_the_rtt_difference_and_blest_stays_smaller(
                 rr[i]
             );
         }
+        minrtts.push(minrtt);
     }
+    assert!(
+        minrtts.windows(2).all(|w| w[0] < w[1]),
+        "minRTT's reordering buffer: {minrtts:?}"
+    );
 }
 
 #[test]
