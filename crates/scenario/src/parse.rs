@@ -76,7 +76,8 @@ pub const DEFAULT_BUFFER: QueueLimit = QueueLimit::Packets(1000);
 pub const DEFAULT_CODEL_TARGET_NS: Nanos = 5 * NS_PER_MS;
 /// Default `codel_interval`: 100 ms, RFC 8289 §4.3.
 pub const DEFAULT_CODEL_INTERVAL_NS: Nanos = 100 * NS_PER_MS;
-/// Default `rwnd`: 6 MiB, the maximum of Linux's `tcp_rmem` (6291456 bytes).
+/// Default `rwnd`: 6 MiB (6291456 bytes), the default `tcp_rmem` maximum of older kernels (6.18:
+/// 32 MiB); with `rcv_buffer = "auto"` it caps the auto-tuned window.
 pub const DEFAULT_RWND_BYTES: u64 = 6 << 20;
 /// Receive-buffer modes (key `rcv_buffer`): Linux's auto-tuning (default for single-path
 /// flows), or a window fixed at `rwnd` (a locked SO_RCVBUF; the only mode of multipath flows,
