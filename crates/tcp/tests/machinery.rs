@@ -38,6 +38,15 @@ impl Script {
             .map(|(t, p)| (*t, p.seq))
             .collect()
     }
+    /// When the most recently armed reordering timer fires.
+    fn reorder_deadline(&self) -> Nanos {
+        self.timers
+            .iter()
+            .rev()
+            .find(|(t, _)| *t == Timer::Reorder)
+            .expect("reorder timer armed")
+            .1
+    }
     /// Fires every armed timer of kind `kind` due at or before `until`, in time order.
     fn fire(&mut self, s: &mut TcpSender, kind: Timer, at: Nanos) {
         self.now = at;
@@ -103,13 +112,7 @@ fn rack_marks_a_loss_one_reordering_window_after_a_later_packet_is_acked() {
         w.segments_since(80 * MS).iter().all(|&(_, seq)| seq != 0),
         "no retransmission yet"
     );
-    let reo = w
-        .timers
-        .iter()
-        .rev()
-        .find(|(t, _)| *t == Timer::Reorder)
-        .expect("reorder timer armed")
-        .1;
+    let reo = w.reorder_deadline();
     // Segment 0 was sent at 40 ms; RACK's RTT is 40 ms; deadline 40 + 40 + 10 = 90 ms.
     assert_eq!(reo, 90 * MS);
     w.fire(&mut s, Timer::Reorder, reo);
@@ -169,13 +172,7 @@ fn a_late_segment_below_the_highest_sack_is_reordering() {
         "segment 2 waits for the reordering window"
     );
     // Sent at 40 ms, RACK RTT 42 ms (segment 5, sent at 40, sacked at 82), window 10 ms.
-    let reo = w
-        .timers
-        .iter()
-        .rev()
-        .find(|(t, _)| *t == Timer::Reorder)
-        .expect("reorder timer armed")
-        .1;
+    let reo = w.reorder_deadline();
     assert_eq!(reo, 92 * MS);
 }
 
