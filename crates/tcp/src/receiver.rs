@@ -90,12 +90,14 @@ impl TcpReceiver {
 
     /// The window to advertise now.
     fn window(&mut self) -> u64 {
+        if self.rcvbuf.is_none() {
+            return self.rwnd_bytes;
+        }
         let ack_bytes = self.segments.bytes_before(self.rcv_nxt);
         let held = self.ofo_segs();
-        match self.rcvbuf.as_mut() {
-            Some(b) => b.window(ack_bytes, held),
-            None => self.rwnd_bytes,
-        }
+        self.rcvbuf
+            .as_mut()
+            .map_or(self.rwnd_bytes, |b| b.window(ack_bytes, held))
     }
 
     pub fn rcv_nxt(&self) -> u64 {
@@ -167,7 +169,7 @@ impl TcpReceiver {
         // segment that grew it is acknowledged at once. It sits in the buffer with the
         // out-of-order queue while it is processed.
         let mut grew = false;
-        if !duplicate {
+        if !duplicate && self.rcvbuf.is_some() {
             let held = self.ofo_segs() + 1;
             let now = w.now();
             if let Some(b) = self.rcvbuf.as_mut() {
@@ -242,8 +244,7 @@ impl TcpReceiver {
             .retain(|b| b.end < merged.start || b.start > merged.end);
         self.sack_order.insert(0, merged);
         self.sack_order.truncate(MAX_SACK_BLOCKS + 1);
-        let held: u64 = self.ofo.iter().map(|r| r.end - r.start).sum();
-        self.max_ofo_segs = self.max_ofo_segs.max(held);
+        self.max_ofo_segs = self.max_ofo_segs.max(self.ofo_segs());
     }
 
     fn send_ack<W: Wire>(&mut self, w: &mut W) {
