@@ -42,7 +42,10 @@ pub struct Packet {
     /// Index of the flow (connection) this packet belongs to.
     pub flow: u32,
     pub direction: Direction,
-    /// Index of the link within the flow's path (or ACK path) the packet is on now.
+    /// The route the packet travels: an index into the driver's route table, fixed when the
+    /// packet is sent, so a route change (handover, moved path) leaves packets in flight alone.
+    pub route: u32,
+    /// Index of the hop within its route the packet is on now.
     pub hop: u16,
     pub kind: Kind,
     /// Bytes on the wire (IP + TCP headers + options + payload).

@@ -1,8 +1,10 @@
-//! Scenario to world: links from their specs, one sender/receiver pair per single-path flow, one
-//! `rove_mp::Connection` per multipath flow, algorithms from the registries (unknown `cc_params`
-//! rejected with the key that names them).
+//! Scenario to world: links from their specs, one transport per flow (a sender/receiver pair for
+//! a single-path flow, a `rove_mp::Connection` for a multipath one), the route table their
+//! subflows use, algorithms from the registries (unknown `cc_params` rejected with the key that
+//! names them).
 
-use crate::world::{Flow, FlowRef, MpFlow, SubflowRoute, World};
+use crate::transport::Transport;
+use crate::world::{Flow, Route, SubflowRoutes, World};
 use rove_mp::{coupling, sched, Connection, ConnectionConfig};
 use rove_scenario::{FlowSpec, MultipathSpec, ParseOptions, Scenario, ScenarioError};
 use rove_sim::link::Link;
@@ -32,8 +34,7 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
         .map(|spec| Link::new(spec, scenario.seed))
         .collect();
     let mut flows = Vec::with_capacity(scenario.flows.len());
-    let mut connections = Vec::new();
-    let mut order = Vec::with_capacity(scenario.flows.len());
+    let mut routes = RouteTable::default();
     for (i, spec) in scenario.flows.iter().enumerate() {
         let err = |location: String, message: String| ScenarioError {
             file: scenario.source.clone(),
@@ -41,9 +42,8 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
             message,
         };
         if let Some(mp) = &spec.multipath {
-            order.push(FlowRef::Multi(connections.len()));
-            connections.push(
-                build_connection(&scenario, spec, mp)
+            flows.push(
+                build_connection(&scenario, spec, mp, &mut routes)
                     .map_err(|(key, message)| err(format!("flows[{i}].{key}"), message))?,
             );
             continue;
@@ -66,18 +66,47 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
         let segments = Segments {
             size_bytes: spec.size_bytes,
         };
-        order.push(FlowRef::Single(flows.len()));
+        let transport = Transport::Tcp {
+            sender: TcpSender::new(algo, segments),
+            receiver: receiver(spec, segments),
+        };
+        let subflow = routes.subflow(&spec.path, &spec.ack_path);
         flows.push(Flow::new(
             spec.name.clone(),
             spec.cc.clone(),
+            None,
             spec.start_ns,
-            spec.path.iter().map(|&l| l as u32).collect(),
-            spec.ack_path.iter().map(|&l| l as u32).collect(),
-            TcpSender::new(algo, segments),
-            receiver(spec, segments),
+            transport,
+            vec![subflow],
         ));
     }
-    Ok(World::new(scenario, links, flows, connections, order))
+    Ok(World::new(scenario, links, routes.routes, flows))
+}
+
+/// The routes of the world, each distinct sequence of links once.
+#[derive(Default)]
+struct RouteTable {
+    routes: Vec<Route>,
+}
+
+impl RouteTable {
+    fn id(&mut self, links: &[usize]) -> u32 {
+        let route: Route = links.iter().map(|&l| l as u32).collect();
+        match self.routes.iter().position(|r| *r == route) {
+            Some(i) => i as u32,
+            None => {
+                self.routes.push(route);
+                (self.routes.len() - 1) as u32
+            }
+        }
+    }
+
+    fn subflow(&mut self, path: &[usize], ack_path: &[usize]) -> SubflowRoutes {
+        SubflowRoutes {
+            data: self.id(path),
+            ack: self.id(ack_path),
+        }
+    }
 }
 
 /// A single-path flow's receiver: Linux's auto-tuned window, or a fixed one (`rcv_buffer`).
@@ -95,7 +124,8 @@ fn build_connection(
     scenario: &Scenario,
     spec: &FlowSpec,
     mp: &MultipathSpec,
-) -> Result<MpFlow, (String, String)> {
+    routes: &mut RouteTable,
+) -> Result<Flow, (String, String)> {
     let built = coupling::build_subflow_ccs(
         &mp.coupling,
         &spec.cc,
@@ -133,20 +163,17 @@ fn build_connection(
         rwnd_bytes: spec.rwnd_bytes,
         start_ns: spec.start_ns,
     });
-    let paths = mp
+    let subflows = mp
         .paths
         .iter()
-        .map(|p| SubflowRoute {
-            path: p.path.iter().map(|&l| l as u32).collect(),
-            ack_path: p.ack_path.iter().map(|&l| l as u32).collect(),
-        })
+        .map(|p| routes.subflow(&p.path, &p.ack_path))
         .collect();
-    Ok(MpFlow::new(
+    Ok(Flow::new(
         spec.name.clone(),
         spec.cc.clone(),
-        coupling.to_string(),
+        Some(coupling.to_string()),
         spec.start_ns,
-        paths,
-        conn,
+        Transport::Multipath(conn),
+        subflows,
     ))
 }

@@ -4,6 +4,7 @@
 pub mod build;
 pub mod record;
 pub mod summary;
+pub mod transport;
 pub mod world;
 
 pub use build::{build, load};

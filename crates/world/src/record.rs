@@ -11,10 +11,12 @@
 //! is the subflow's own, and bytes_delivered counts the payload that arrived on it (duplicates
 //! included): its throughput.
 
-use crate::world::{Flow, FlowRef, MpFlow};
-use rove_mp::subflow::Subflow;
+use crate::transport::Transport;
+use crate::world::Flow;
+use rove_mp::Connection;
 use rove_sim::link::Link;
 use rove_sim::{Nanos, NS_PER_MS, NS_PER_S};
+use rove_tcp::sender::TcpSender;
 
 #[derive(Default, Debug, Clone)]
 pub struct FlowSeries {
@@ -61,8 +63,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(n_links: usize, n_flows: usize) -> Self {
-        let _ = n_flows;
+    pub fn new(n_links: usize) -> Self {
         Recorder {
             flows: FlowSeries::default(),
             links: LinkSeries::default(),
@@ -70,19 +71,30 @@ impl Recorder {
         }
     }
 
-    pub fn sample(
-        &mut self,
-        now: Nanos,
-        order: &[FlowRef],
-        flows: &[Flow],
-        connections: &[MpFlow],
-        links: &[Link],
-    ) {
+    pub fn sample(&mut self, now: Nanos, flows: &[Flow], links: &[Link]) {
         let t = now as f64 / NS_PER_S as f64;
-        for (k, r) in order.iter().enumerate() {
-            match *r {
-                FlowRef::Single(i) => self.single_row(t, now, k as u32, &flows[i]),
-                FlowRef::Multi(i) => self.connection_rows(t, now, k as u32, &connections[i]),
+        for (k, f) in flows.iter().enumerate() {
+            let k = k as u32;
+            match &f.transport {
+                Transport::Tcp { sender, receiver } => {
+                    let done = sender.is_complete().then_some("done");
+                    self.sender_row(t, k, -1, sender, receiver.bytes_delivered, done);
+                }
+                Transport::Multipath(c) => {
+                    self.connection_row(t, now, k, f.start_ns, c);
+                    let done = c.is_complete().then_some("done");
+                    for (j, sf) in c.subflows.iter().enumerate() {
+                        let state = if sf.potentially_failed && done.is_none() {
+                            Some("failed")
+                        } else {
+                            done
+                        };
+                        // A subflow row's bytes_delivered is what arrived on it (duplicates
+                        // included): its throughput.
+                        let bytes = sf.receiver.bytes_received;
+                        self.sender_row(t, k, j as i32, &sf.sender, bytes, state);
+                    }
+                }
             }
         }
         for (i, l) in links.iter().enumerate() {
@@ -107,12 +119,23 @@ fn ms(us: u64) -> f64 {
 }
 
 impl Recorder {
-    fn single_row(&mut self, t: f64, now: Nanos, k: u32, f: &Flow) {
+    /// One row of a TCP sender: a single-path flow's (`sub` = -1) or a subflow's. A sender that
+    /// is not established (or not yet started) is "idle"; otherwise `state` ("done", "failed")
+    /// overrides the algorithm's states.
+    fn sender_row(
+        &mut self,
+        t: f64,
+        k: u32,
+        sub: i32,
+        sender: &TcpSender,
+        bytes_delivered: u64,
+        state: Option<&'static str>,
+    ) {
         let s = &mut self.flows;
-        let tp = &f.sender.tp;
+        let tp = &sender.tp;
         s.time_s.push(t);
         s.flow.push(k);
-        s.subflow.push(-1);
+        s.subflow.push(sub);
         s.cwnd_pkts.push(tp.snd_cwnd);
         s.ssthresh_pkts.push(tp.snd_ssthresh);
         s.inflight_pkts.push(tp.packets_in_flight());
@@ -125,22 +148,21 @@ impl Recorder {
         });
         s.delivery_rate_bps.push(tp.delivery_rate_bps());
         s.bytes_acked.push(tp.bytes_acked);
-        s.bytes_delivered.push(f.receiver.bytes_delivered);
-        s.retrans_segs.push(f.sender.stats.retrans_segs);
-        let (ca, cc) = if now < f.start_ns || !f.sender.is_established() {
-            ("idle", "idle")
-        } else if f.sender.is_complete() {
-            ("done", "done")
-        } else {
-            (tp.ca_state.name(), f.sender.cc_mode())
+        s.bytes_delivered.push(bytes_delivered);
+        s.retrans_segs.push(sender.stats.retrans_segs);
+        let (ca, cc) = match state {
+            _ if !sender.is_established() => ("idle", "idle"),
+            Some("failed") => ("failed", sender.cc_mode()),
+            Some(st) => (st, st),
+            None => (tp.ca_state.name(), sender.cc_mode()),
         };
         s.ca_state.push(ca);
         s.cc_state.push(cc);
         s.ofo_bytes.push(0);
     }
 
-    fn connection_rows(&mut self, t: f64, now: Nanos, k: u32, m: &MpFlow) {
-        let c = &m.conn;
+    /// A multipath connection's own row: sums and minima over its established subflows.
+    fn connection_row(&mut self, t: f64, now: Nanos, k: u32, start_ns: Nanos, c: &Connection) {
         let established = || c.subflows.iter().filter(|sf| sf.sender.is_established());
         let min_nonzero = |xs: &mut dyn Iterator<Item = u64>| {
             xs.filter(|&x| x != 0 && x != u64::MAX).min().unwrap_or(0)
@@ -188,7 +210,7 @@ impl Recorder {
                 .map(|sf| sf.sender.stats.retrans_segs)
                 .sum(),
         );
-        let state = if now < m.start_ns || established().next().is_none() {
+        let state = if now < start_ns || established().next().is_none() {
             "idle"
         } else if c.is_complete() {
             "done"
@@ -199,43 +221,6 @@ impl Recorder {
         s.cc_state
             .push(if state == "open" { "multipath" } else { state });
         s.ofo_bytes.push(c.reorder.ofo_bytes);
-        for (j, sf) in c.subflows.iter().enumerate() {
-            self.subflow_row(t, k, j, sf, c.is_complete());
-        }
-    }
-
-    fn subflow_row(&mut self, t: f64, k: u32, j: usize, sf: &Subflow, done: bool) {
-        let s = &mut self.flows;
-        let tp = &sf.sender.tp;
-        s.time_s.push(t);
-        s.flow.push(k);
-        s.subflow.push(j as i32);
-        s.cwnd_pkts.push(tp.snd_cwnd);
-        s.ssthresh_pkts.push(tp.snd_ssthresh);
-        s.inflight_pkts.push(tp.packets_in_flight());
-        s.pacing_rate_bps.push(tp.pacing_rate as f64 * 8.0);
-        s.srtt_ms.push(ms(tp.srtt_us));
-        s.min_rtt_ms.push(if tp.min_rtt_us == u64::MAX {
-            0.0
-        } else {
-            ms(tp.min_rtt_us)
-        });
-        s.delivery_rate_bps.push(tp.delivery_rate_bps());
-        s.bytes_acked.push(tp.bytes_acked);
-        s.bytes_delivered.push(sf.receiver.bytes_received);
-        s.retrans_segs.push(sf.sender.stats.retrans_segs);
-        let (ca, cc) = if !sf.sender.is_established() {
-            ("idle", "idle")
-        } else if done {
-            ("done", "done")
-        } else if sf.potentially_failed {
-            ("failed", sf.sender.cc_mode())
-        } else {
-            (tp.ca_state.name(), sf.sender.cc_mode())
-        };
-        s.ca_state.push(ca);
-        s.cc_state.push(cc);
-        s.ofo_bytes.push(0);
     }
 }
 

@@ -2,8 +2,12 @@
 //! links' counters at the end of a run.
 
 use crate::record::ns_to_ms;
-use crate::world::{Flow, FlowRef, MpFlow, World};
+use crate::transport::Transport;
+use crate::world::{Flow, World};
+use rove_mp::Connection;
 use rove_sim::{Nanos, NS_PER_S};
+use rove_tcp::receiver::TcpReceiver;
+use rove_tcp::sender::TcpSender;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -134,11 +138,11 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 pub fn summarize(world: &World) -> Summary {
     let duration = world.scenario.duration_ns;
     let flows: Vec<FlowSummary> = world
-        .order
+        .flows
         .iter()
-        .map(|r| match *r {
-            FlowRef::Single(i) => single_flow_summary(&world.flows[i], duration),
-            FlowRef::Multi(i) => multipath_flow_summary(world, &world.connections[i], duration),
+        .map(|f| match &f.transport {
+            Transport::Tcp { sender, receiver } => tcp_flow_summary(f, sender, receiver, duration),
+            Transport::Multipath(c) => multipath_flow_summary(world, f, c, duration),
         })
         .collect();
     let links = world
@@ -179,33 +183,37 @@ fn secs(ns: Nanos) -> f64 {
     ns as f64 / NS_PER_S as f64
 }
 
-fn single_flow_summary(f: &Flow, duration: Nanos) -> FlowSummary {
-    let done = f.sender.stats.completed_at;
+fn tcp_flow_summary(
+    f: &Flow,
+    sender: &TcpSender,
+    receiver: &TcpReceiver,
+    duration: Nanos,
+) -> FlowSummary {
+    let done = sender.stats.completed_at;
     let end = done.unwrap_or(duration).min(duration);
     let active_s = secs(end.saturating_sub(f.start_ns)).max(1e-9);
-    let rtts = &f.sender.stats.rtt_samples_ns;
-    let sent = f.sender.stats.segs_sent;
+    let rtts = &sender.stats.rtt_samples_ns;
+    let sent = sender.stats.segs_sent;
     FlowSummary {
         name: f.name.clone(),
         cc: f.cc_name.clone(),
         start_s: secs(f.start_ns),
-        goodput_mbps: f.receiver.bytes_delivered as f64 * 8.0 / active_s / 1e6,
-        throughput_mbps: f.receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
+        goodput_mbps: receiver.bytes_delivered as f64 * 8.0 / active_s / 1e6,
+        throughput_mbps: receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
         mean_rtt_ms: mean(rtts).map(|m| m / 1e6),
         p95_rtt_ms: percentile(rtts, 0.95).map(ns_to_ms),
         retrans_rate: if sent == 0 {
             0.0
         } else {
-            f.sender.stats.retrans_segs as f64 / sent as f64
+            sender.stats.retrans_segs as f64 / sent as f64
         },
         fct_s: done.map(|t| secs(t - f.start_ns)),
-        bytes_delivered: f.receiver.bytes_delivered,
+        bytes_delivered: receiver.bytes_delivered,
         multipath: None,
     }
 }
 
-fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSummary {
-    let c = &m.conn;
+fn multipath_flow_summary(world: &World, m: &Flow, c: &Connection, duration: Nanos) -> FlowSummary {
     let done = c.data.completed_at;
     let end = done.unwrap_or(duration).min(duration);
     let active_s = secs(end.saturating_sub(m.start_ns)).max(1e-9);
@@ -221,8 +229,10 @@ fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSum
         .map(|sf| sf.sender.stats.retrans_segs)
         .sum();
     let received: u64 = c.subflows.iter().map(|sf| sf.receiver.bytes_received).sum();
-    let link_names = |ids: &[u32]| {
-        ids.iter()
+    let link_names = |route: u32| {
+        world
+            .route(route)
+            .iter()
             .map(|&l| world.links[l as usize].name.clone())
             .collect::<Vec<_>>()
     };
@@ -234,8 +244,8 @@ fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSum
             let st = &sf.sender.stats;
             SubflowSummary {
                 index: j,
-                path: link_names(&m.paths[j].path),
-                ack_path: link_names(&m.paths[j].ack_path),
+                path: link_names(m.routes[j].data),
+                ack_path: link_names(m.routes[j].ack),
                 start_s: sf.started_at.map(secs),
                 established_s: st.established_at.map(secs),
                 throughput_mbps: sf.receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
@@ -280,7 +290,7 @@ fn multipath_flow_summary(world: &World, m: &MpFlow, duration: Nanos) -> FlowSum
         bytes_delivered: c.reorder.bytes_delivered,
         multipath: Some(MultipathSummary {
             scheduler: c.scheduler_name().to_string(),
-            coupling: m.coupling.clone(),
+            coupling: m.coupling.clone().unwrap_or_default(),
             ofo_mean_bytes: c.reorder.mean_ofo_bytes(m.start_ns, end.max(m.start_ns)),
             ofo_max_bytes: c.reorder.ofo_max_bytes,
             app_delay_mean_ms: mean(delays).map(|m| m / 1e6),

@@ -1,124 +1,104 @@
 //! The simulated world and its event loop.
 //!
 //! Five kinds of event drive everything: a flow starts, a link's serializer is due, a packet
-//! reaches the far end of a link, an endpoint's timer fires, and the recorder samples. A
-//! multipath flow (a `rove_mp::Connection`) has its own start and timer events, per subflow, and
-//! its packets say which subflow's path they travel (`Packet::subflow`). Packets
-//! live in the arena and move by index; an endpoint's timer is armed lazily (one pending event
-//! per flow and timer; a deadline that moved later is re-armed when the early event fires), so
-//! an ACK that pushes the RTO back costs no heap operation.
+//! reaches the far end of a link, an endpoint's timer fires, and the recorder samples. Every flow
+//! is a [`Transport`] over one or more subflows (a single-path flow has one), so one set of
+//! events and one routing driver serve them all. A packet carries the id of its route (an entry
+//! of the world's route table, fixed when the packet is sent) and its hop along it; changing a
+//! subflow's route therefore changes what later packets take, not the packets in flight.
+//!
+//! Packets live in the arena and move by index; an endpoint's timer is armed lazily (one pending
+//! event per subflow and timer; a deadline that moved later is re-armed when the early event
+//! fires), so an ACK that pushes the RTO back costs no heap operation.
 
 use crate::record::Recorder;
-use rove_mp::{Connection, SubflowNet};
+use crate::transport::Transport;
+use rove_mp::SubflowNet;
 use rove_scenario::Scenario;
 use rove_sim::event::EventQueue;
 use rove_sim::link::{Link, LinkOutput};
 use rove_sim::packet::{Direction, Packet, PacketArena, PacketId};
 use rove_sim::Nanos;
-use rove_tcp::receiver::TcpReceiver;
-use rove_tcp::sender::TcpSender;
-use rove_tcp::{Timer, Wire};
+use rove_tcp::Timer;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
+    /// Flow `0` opens (its first subflow sends the SYN).
     Start(u32),
+    /// Link `0`'s serializer is due.
     Service(u32),
+    /// A packet reached the far end of the link it is on.
     Arrive(PacketId),
+    /// Timer `timer` of subflow `sub` of flow `flow`.
     Timer {
         flow: u32,
-        timer: Timer,
-    },
-    /// A multipath connection opens (its first subflow sends the SYN).
-    ConnectionStart(u32),
-    SubflowTimer {
-        conn: u32,
         sub: u8,
         timer: Timer,
     },
     Sample,
 }
 
+/// A route: the links a packet crosses, in order.
+pub type Route = Box<[u32]>;
+
+/// The routes one subflow's packets take (ids into [`World::routes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubflowRoutes {
+    /// Sender to receiver.
+    pub data: u32,
+    /// Receiver to sender.
+    pub ack: u32,
+}
+
+impl SubflowRoutes {
+    fn get(&self, direction: Direction) -> u32 {
+        match direction {
+            Direction::Data => self.data,
+            Direction::Ack => self.ack,
+        }
+    }
+}
+
+/// One flow of the scenario: its transport and where its subflows' packets go.
 pub struct Flow {
     pub name: String,
+    /// The algorithm the scenario gave the flow.
     pub cc_name: String,
+    /// Multipath flows: the coupling as resolved ("connection" or "uncoupled").
+    pub coupling: Option<String>,
     pub start_ns: Nanos,
-    pub path: Vec<u32>,
-    pub ack_path: Vec<u32>,
-    pub sender: TcpSender,
-    pub receiver: TcpReceiver,
-    pending: [Option<Nanos>; Timer::COUNT],
+    pub transport: Transport,
+    /// Per subflow.
+    pub routes: Vec<SubflowRoutes>,
+    /// Per subflow and timer: the deadline of the pending timer event.
+    pending: Vec<[Option<Nanos>; Timer::COUNT]>,
 }
 
 impl Flow {
     pub fn new(
         name: String,
         cc_name: String,
+        coupling: Option<String>,
         start_ns: Nanos,
-        path: Vec<u32>,
-        ack_path: Vec<u32>,
-        sender: TcpSender,
-        receiver: TcpReceiver,
+        transport: Transport,
+        routes: Vec<SubflowRoutes>,
     ) -> Self {
+        debug_assert_eq!(routes.len(), transport.subflow_count());
+        let pending = vec![[None; Timer::COUNT]; routes.len()];
         Flow {
-            name,
-            cc_name,
-            start_ns,
-            path,
-            ack_path,
-            sender,
-            receiver,
-            pending: [None; Timer::COUNT],
-        }
-    }
-}
-
-/// A multipath flow: the connection and the routes of its subflows.
-pub struct MpFlow {
-    pub name: String,
-    pub cc_name: String,
-    pub coupling: String,
-    pub start_ns: Nanos,
-    /// Per subflow: forward links and ACK links.
-    pub paths: Vec<SubflowRoute>,
-    pub conn: Connection,
-    pending: Vec<[Option<Nanos>; Timer::COUNT]>,
-}
-
-#[derive(Debug, Clone)]
-pub struct SubflowRoute {
-    pub path: Vec<u32>,
-    pub ack_path: Vec<u32>,
-}
-
-impl MpFlow {
-    pub fn new(
-        name: String,
-        cc_name: String,
-        coupling: String,
-        start_ns: Nanos,
-        paths: Vec<SubflowRoute>,
-        conn: Connection,
-    ) -> Self {
-        let pending = vec![[None; Timer::COUNT]; paths.len()];
-        MpFlow {
             name,
             cc_name,
             coupling,
             start_ns,
-            paths,
-            conn,
+            transport,
+            routes,
             pending,
         }
     }
-}
 
-/// Where scenario flow i lives in the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlowRef {
-    /// `World::flows[i]`.
-    Single(usize),
-    /// `World::connections[i]`.
-    Multi(usize),
+    pub fn is_multipath(&self) -> bool {
+        matches!(self.transport, Transport::Multipath(_))
+    }
 }
 
 pub struct World {
@@ -127,78 +107,28 @@ pub struct World {
     queue: EventQueue<Event>,
     arena: PacketArena,
     pub links: Vec<Link>,
-    /// Single-path flows, in scenario order.
+    /// The route table packets index.
+    pub routes: Vec<Route>,
+    /// In scenario order.
     pub flows: Vec<Flow>,
-    /// Multipath flows, in scenario order.
-    pub connections: Vec<MpFlow>,
-    /// Scenario flow index to the flow or connection.
-    pub order: Vec<FlowRef>,
     out: Vec<LinkOutput>,
     pub recorder: Recorder,
 }
 
-/// What an endpoint sees of the world while it handles one event.
+/// What one flow sees of the world while it handles one event.
 struct Net<'a> {
     now: Nanos,
     flow: u32,
-    /// Direction of the packets this endpoint sends.
-    side: Direction,
-    route: &'a [u32],
-    pending: &'a mut [Option<Nanos>; Timer::COUNT],
-    queue: &'a mut EventQueue<Event>,
-    arena: &'a mut PacketArena,
-    links: &'a mut [Link],
-    out: &'a mut Vec<LinkOutput>,
-}
-
-impl Wire for Net<'_> {
-    #[inline]
-    fn now(&self) -> Nanos {
-        self.now
-    }
-
-    #[inline]
-    fn transmit(&mut self, mut p: Packet) {
-        p.flow = self.flow;
-        p.direction = self.side;
-        p.hop = 0;
-        let bytes = p.wire_bytes;
-        let id = self.arena.alloc(p);
-        let link = self.route[0];
-        offer(
-            self.now, link, id, bytes, self.links, self.queue, self.arena, self.out,
-        );
-    }
-
-    #[inline]
-    fn arm(&mut self, timer: Timer, at: Nanos) {
-        let slot = &mut self.pending[timer.index()];
-        if slot.is_none_or(|p| at < p) {
-            *slot = Some(at);
-            self.queue.push(
-                at,
-                Event::Timer {
-                    flow: self.flow,
-                    timer,
-                },
-            );
-        }
-    }
-}
-
-/// What a multipath connection sees of the world while it handles one event.
-struct MpNet<'a> {
-    now: Nanos,
-    conn: u32,
-    paths: &'a [SubflowRoute],
+    subflow_routes: &'a [SubflowRoutes],
     pending: &'a mut [[Option<Nanos>; Timer::COUNT]],
+    routes: &'a [Route],
     queue: &'a mut EventQueue<Event>,
     arena: &'a mut PacketArena,
     links: &'a mut [Link],
     out: &'a mut Vec<LinkOutput>,
 }
 
-impl SubflowNet for MpNet<'_> {
+impl SubflowNet for Net<'_> {
     #[inline]
     fn now(&self) -> Nanos {
         self.now
@@ -206,16 +136,14 @@ impl SubflowNet for MpNet<'_> {
 
     #[inline]
     fn transmit(&mut self, sub: usize, direction: Direction, mut p: Packet) {
-        p.flow = self.conn;
+        let route = self.subflow_routes[sub].get(direction);
+        p.flow = self.flow;
         p.direction = direction;
+        p.route = route;
         p.hop = 0;
-        let route = &self.paths[sub];
-        let link = match direction {
-            Direction::Data => route.path[0],
-            Direction::Ack => route.ack_path[0],
-        };
         let bytes = p.wire_bytes;
         let id = self.arena.alloc(p);
+        let link = self.routes[route as usize][0];
         offer(
             self.now, link, id, bytes, self.links, self.queue, self.arena, self.out,
         );
@@ -228,8 +156,8 @@ impl SubflowNet for MpNet<'_> {
             *slot = Some(at);
             self.queue.push(
                 at,
-                Event::SubflowTimer {
-                    conn: self.conn,
+                Event::Timer {
+                    flow: self.flow,
                     sub: sub as u8,
                     timer,
                 },
@@ -271,21 +199,15 @@ impl World {
     pub(crate) fn new(
         scenario: Scenario,
         links: Vec<Link>,
+        routes: Vec<Route>,
         flows: Vec<Flow>,
-        connections: Vec<MpFlow>,
-        order: Vec<FlowRef>,
     ) -> Self {
         let mut queue = EventQueue::with_capacity(4096);
         // Start events in scenario order (ties at one time break by insertion order).
-        for r in &order {
-            match *r {
-                FlowRef::Single(i) => queue.push(flows[i].start_ns, Event::Start(i as u32)),
-                FlowRef::Multi(i) => {
-                    queue.push(connections[i].start_ns, Event::ConnectionStart(i as u32))
-                }
-            }
+        for (i, f) in flows.iter().enumerate() {
+            queue.push(f.start_ns, Event::Start(i as u32));
         }
-        let recorder = Recorder::new(links.len(), order.len());
+        let recorder = Recorder::new(links.len());
         let first_sample = scenario.sample_interval_ns;
         queue.push(first_sample, Event::Sample);
         World {
@@ -294,19 +216,10 @@ impl World {
             queue,
             arena: PacketArena::with_capacity(4096),
             links,
+            routes,
             flows,
-            connections,
-            order,
             out: Vec::with_capacity(64),
             recorder,
-        }
-    }
-
-    /// The connection of scenario flow `flow`, if it is a multipath flow.
-    pub fn connection(&self, flow: usize) -> Option<&MpFlow> {
-        match self.order.get(flow) {
-            Some(&FlowRef::Multi(i)) => Some(&self.connections[i]),
-            _ => None,
         }
     }
 
@@ -329,6 +242,11 @@ impl World {
 
     pub fn is_finished(&self) -> bool {
         self.now >= self.scenario.duration_ns
+    }
+
+    /// The links of route `route`.
+    pub fn route(&self, route: u32) -> &[u32] {
+        &self.routes[route as usize]
     }
 
     /// Processes every event up to and including `t` (capped at the run's duration).
@@ -359,123 +277,17 @@ impl World {
                 drain(&mut self.out, &mut self.queue, &mut self.arena);
             }
             Event::Arrive(id) => self.arrive(id),
-            Event::Timer { flow, timer } => {
-                let f = &mut self.flows[flow as usize];
-                if f.pending[timer.index()] != Some(now) {
-                    return; // superseded by an earlier arm
-                }
-                f.pending[timer.index()] = None;
-                let Flow {
-                    sender,
-                    receiver,
-                    path,
-                    ack_path,
-                    pending,
-                    ..
-                } = f;
-                if timer == Timer::DelayedAck {
-                    let mut net = Net {
-                        now,
-                        flow,
-                        side: Direction::Ack,
-                        route: ack_path,
-                        pending,
-                        queue: &mut self.queue,
-                        arena: &mut self.arena,
-                        links: &mut self.links,
-                        out: &mut self.out,
-                    };
-                    receiver.on_timer(timer, &mut net);
-                } else {
-                    let mut net = Net {
-                        now,
-                        flow,
-                        side: Direction::Data,
-                        route: path,
-                        pending,
-                        queue: &mut self.queue,
-                        arena: &mut self.arena,
-                        links: &mut self.links,
-                        out: &mut self.out,
-                    };
-                    sender.on_timer(timer, &mut net);
-                }
-            }
-            Event::Start(flow) => {
-                let Flow {
-                    sender,
-                    path,
-                    pending,
-                    ..
-                } = &mut self.flows[flow as usize];
-                let mut net = Net {
-                    now,
-                    flow,
-                    side: Direction::Data,
-                    route: path,
-                    pending,
-                    queue: &mut self.queue,
-                    arena: &mut self.arena,
-                    links: &mut self.links,
-                    out: &mut self.out,
-                };
-                sender.start(&mut net);
-            }
-            Event::ConnectionStart(c) => {
-                let MpFlow {
-                    conn,
-                    paths,
-                    pending,
-                    ..
-                } = &mut self.connections[c as usize];
-                let mut net = MpNet {
-                    now,
-                    conn: c,
-                    paths,
-                    pending,
-                    queue: &mut self.queue,
-                    arena: &mut self.arena,
-                    links: &mut self.links,
-                    out: &mut self.out,
-                };
-                conn.start(&mut net);
-            }
-            Event::SubflowTimer {
-                conn: c,
-                sub,
-                timer,
-            } => {
-                let MpFlow {
-                    conn,
-                    paths,
-                    pending,
-                    ..
-                } = &mut self.connections[c as usize];
-                let slot = &mut pending[sub as usize][timer.index()];
+            Event::Timer { flow, sub, timer } => {
+                let slot = &mut self.flows[flow as usize].pending[sub as usize][timer.index()];
                 if *slot != Some(now) {
                     return; // superseded by an earlier arm
                 }
                 *slot = None;
-                let mut net = MpNet {
-                    now,
-                    conn: c,
-                    paths,
-                    pending,
-                    queue: &mut self.queue,
-                    arena: &mut self.arena,
-                    links: &mut self.links,
-                    out: &mut self.out,
-                };
-                conn.on_timer(sub as usize, timer, &mut net);
+                self.with_flow(flow, |t, net| t.on_timer(sub as usize, timer, net));
             }
+            Event::Start(flow) => self.with_flow(flow, |t, net| t.start(net)),
             Event::Sample => {
-                self.recorder.sample(
-                    now,
-                    &self.order,
-                    &self.flows,
-                    &self.connections,
-                    &self.links,
-                );
+                self.recorder.sample(now, &self.flows, &self.links);
                 let next = now + self.scenario.sample_interval_ns;
                 if next <= self.scenario.duration_ns {
                     self.queue.push(next, Event::Sample);
@@ -484,122 +296,53 @@ impl World {
         }
     }
 
-    /// A packet reached the far end of the link it was on: next link, or its endpoint.
+    /// Runs `f` on flow `flow`'s transport with its view of the world.
     #[inline]
-    fn arrive(&mut self, id: PacketId) {
-        let now = self.now;
-        let p = *self.arena.get(id);
-        if let Some(sub) = p.subflow {
-            self.arrive_multipath(id, &p, sub as usize);
-            return;
-        }
-        let flow = p.flow;
-        let f = &mut self.flows[flow as usize];
-        let route = match p.direction {
-            Direction::Data => &f.path,
-            Direction::Ack => &f.ack_path,
-        };
-        let next = p.hop as usize + 1;
-        if next < route.len() {
-            self.arena.get_mut(id).hop = next as u16;
-            let link = route[next];
-            offer(
-                now,
-                link,
-                id,
-                p.wire_bytes,
-                &mut self.links,
-                &mut self.queue,
-                &mut self.arena,
-                &mut self.out,
-            );
-            return;
-        }
-        self.arena.release(id);
+    fn with_flow(&mut self, flow: u32, f: impl FnOnce(&mut Transport, &mut Net)) {
         let Flow {
-            sender,
-            receiver,
-            path,
-            ack_path,
+            transport,
+            routes,
             pending,
             ..
-        } = f;
-        match p.direction {
-            Direction::Data => {
-                let mut net = Net {
-                    now,
-                    flow,
-                    side: Direction::Ack,
-                    route: ack_path,
-                    pending,
-                    queue: &mut self.queue,
-                    arena: &mut self.arena,
-                    links: &mut self.links,
-                    out: &mut self.out,
-                };
-                receiver.on_packet(&p, &mut net);
-            }
-            Direction::Ack => {
-                let mut net = Net {
-                    now,
-                    flow,
-                    side: Direction::Data,
-                    route: path,
-                    pending,
-                    queue: &mut self.queue,
-                    arena: &mut self.arena,
-                    links: &mut self.links,
-                    out: &mut self.out,
-                };
-                sender.on_packet(&p, &mut net);
-            }
-        }
-    }
-}
-
-impl World {
-    /// `arrive` for a packet of a multipath connection's subflow `sub`.
-    fn arrive_multipath(&mut self, id: PacketId, p: &Packet, sub: usize) {
-        let now = self.now;
-        let c = p.flow;
-        let MpFlow {
-            conn,
-            paths,
+        } = &mut self.flows[flow as usize];
+        let mut net = Net {
+            now: self.now,
+            flow,
+            subflow_routes: routes,
             pending,
-            ..
-        } = &mut self.connections[c as usize];
-        let route = match p.direction {
-            Direction::Data => &paths[sub].path,
-            Direction::Ack => &paths[sub].ack_path,
-        };
-        let next = p.hop as usize + 1;
-        if next < route.len() {
-            self.arena.get_mut(id).hop = next as u16;
-            let link = route[next];
-            offer(
-                now,
-                link,
-                id,
-                p.wire_bytes,
-                &mut self.links,
-                &mut self.queue,
-                &mut self.arena,
-                &mut self.out,
-            );
-            return;
-        }
-        self.arena.release(id);
-        let mut net = MpNet {
-            now,
-            conn: c,
-            paths,
-            pending,
+            routes: &self.routes,
             queue: &mut self.queue,
             arena: &mut self.arena,
             links: &mut self.links,
             out: &mut self.out,
         };
-        conn.on_packet(sub, p, p.direction, &mut net);
+        f(transport, &mut net);
+    }
+
+    /// A packet reached the far end of the link it was on: the next link of its route, or its
+    /// endpoint.
+    #[inline]
+    fn arrive(&mut self, id: PacketId) {
+        let p = *self.arena.get(id);
+        let route = &self.routes[p.route as usize];
+        let next = p.hop as usize + 1;
+        if next < route.len() {
+            self.arena.get_mut(id).hop = next as u16;
+            offer(
+                self.now,
+                route[next],
+                id,
+                p.wire_bytes,
+                &mut self.links,
+                &mut self.queue,
+                &mut self.arena,
+                &mut self.out,
+            );
+            return;
+        }
+        self.arena.release(id);
+        let sub = p.subflow.map_or(0, usize::from);
+        self.with_flow(p.flow, |t, net| t.on_packet(sub, &p, net));
     }
 }
 

@@ -200,7 +200,7 @@ fn bbr_enters_probe_rtt_after_10s_without_a_new_min_rtt_and_holds_4_packets_for_
     let (w, _) = run(&one_flow("11s", "5000pkt", ""));
     let f = &w.recorder.flows;
     let r = rows(f);
-    let established = w.flows[0].sender.stats.established_at.unwrap() as f64 / 1e9;
+    let established = w.flows[0].transport.sender(0).stats.established_at.unwrap() as f64 / 1e9;
     // BBR's min_rtt is the handshake's 40.05 ms (a 60-byte SYN); data packets add 1.2 ms of
     // serialization, so no later sample matches it and the filter expires 10 s after init.
     let k = first_in(f, &r, "probe_rtt");

@@ -122,7 +122,7 @@ cc = "reno"
         } else {
             CcConfig::new(&p, 1)
         };
-        w.flows[f].sender.cc = build(cc, &config).unwrap().unwrap();
+        w.flows[f].transport.sender_mut(0).cc = build(cc, &config).unwrap().unwrap();
     }
     w.run();
     let g = |f| w.goodput_mbps_between(f, 20.0, 90.0);
@@ -191,9 +191,10 @@ ack_path = ["up"]
     let h = CouplingHandle::new();
     let p = toml::Table::new();
     for f in 0..2 {
-        w.flows[f].sender.cc = build("lia", &CcConfig::new(&p, 1).with_coupling(h.subflow()))
-            .unwrap()
-            .unwrap();
+        w.flows[f].transport.sender_mut(0).cc =
+            build("lia", &CcConfig::new(&p, 1).with_coupling(h.subflow()))
+                .unwrap()
+                .unwrap();
     }
     w.run_until(60_000_000_000);
     h.set_group(1, 1);

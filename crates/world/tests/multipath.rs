@@ -49,7 +49,12 @@ paths = [{{ path = ["a_down"], ack_path = ["a_up"] }}, {{ path = ["b_down"], ack
 }
 
 fn run_logged(mut w: World) -> (World, Summary) {
-    w.connections[0].conn.reorder.delivery_log = Some(Vec::new());
+    w.flows[0]
+        .transport
+        .connection_mut()
+        .unwrap()
+        .reorder
+        .delivery_log = Some(Vec::new());
     w.run();
     let s = summarize(&w);
     (w, s)
@@ -57,7 +62,7 @@ fn run_logged(mut w: World) -> (World, Summary) {
 
 /// The application got every byte of the transfer, each DSN once and in order.
 fn assert_complete_in_order(w: &World, s: &Summary, size: u64, what: &str) {
-    let c = &w.connections[0].conn;
+    let c = w.flows[0].transport.connection().unwrap();
     let log = c.reorder.delivery_log.as_deref().unwrap();
     let total = size.div_ceil(rove_tcp::MSS as u64);
     assert_eq!(log.len() as u64, total, "{what}: DSNs delivered");
@@ -251,8 +256,8 @@ fn min_rtt_fills_the_low_rtt_path_first() {
     // The slow subflow only ever got data while the fast one was cwnd-limited: the first DSN it
     // carried was handed over after path a's whole initial window.
     assert!(
-        w.connections[0].conn.subflows[1].segs_assigned
-            < w.connections[0].conn.subflows[0].segs_assigned / 5
+        w.flows[0].transport.connection().unwrap().subflows[1].segs_assigned
+            < w.flows[0].transport.connection().unwrap().subflows[0].segs_assigned / 5
     );
 }
 
@@ -293,13 +298,13 @@ fn a_subflow_back_from_an_outage_is_used_again() {
     );
     let mut w = world(&toml);
     w.run_until(3_000_000_000);
-    let c = &w.connections[0].conn;
+    let c = w.flows[0].transport.connection().unwrap();
     assert!(c.subflows[1].potentially_failed, "failed during the outage");
     assert!(c.reinjected_segs > 0);
     let assigned_during = c.subflows[1].segs_assigned;
     let delivered_during = c.reorder.bytes_delivered;
     w.run();
-    let c = &w.connections[0].conn;
+    let c = w.flows[0].transport.connection().unwrap();
     assert!(
         !c.subflows[1].potentially_failed,
         "usable again after the outage"

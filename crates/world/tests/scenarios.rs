@@ -97,7 +97,7 @@ fn a_finite_flow_delivers_exactly_its_bytes_and_reports_its_completion_time() {
     ));
     let f = &s.flows[0];
     assert_eq!(f.bytes_delivered, 1_000_000);
-    assert_eq!(w.flows[0].receiver.bytes_delivered, 1_000_000);
+    assert_eq!(w.flows[0].transport.receiver(0).bytes_delivered, 1_000_000);
     let fct = f.fct_s.expect("the flow completes");
     let wire_time = 1_000_000.0 / 1448.0 * 1500.0 * 8.0 / 10e6;
     assert!(
@@ -118,7 +118,7 @@ outages = [{ at = "3s", for = "1500ms" }]"#;
     let (w, s) = run(&single("60s", down, "size = \"5MB\""));
     assert_eq!(s.flows[0].bytes_delivered, 5_000_000);
     assert!(s.flows[0].fct_s.is_some());
-    assert!(w.flows[0].sender.stats.retrans_segs > 0);
+    assert!(w.flows[0].transport.sender(0).stats.retrans_segs > 0);
     assert!(
         s.flows[0].retrans_rate > 0.004,
         "{}",
@@ -137,7 +137,7 @@ fn a_flow_recovers_after_an_outage_by_retransmission_timeout() {
         "utilization {}",
         s.links[0].utilization
     );
-    assert!(w.flows[0].sender.stats.retrans_segs > 0);
+    assert!(w.flows[0].transport.sender(0).stats.retrans_segs > 0);
 }
 
 #[test]
@@ -319,7 +319,7 @@ path = ["down"]
 ack_path = ["up"]
 "#;
     let (w, _) = run(toml);
-    let f = &w.flows[0].sender;
+    let f = w.flows[0].transport.sender(0);
     assert!(f.stats.undos >= 1, "undos {}", f.stats.undos);
     // cwnd shortly after the outage is back near its value before it, not restarting from 1.
     let s = &w.recorder.flows;
@@ -339,7 +339,7 @@ fn reordering_jitter_is_absorbed_by_rack_and_dsack_as_in_linux() {
     // recoveries keep Reno near the link rate; without them it collapses to a few Mbps.
     let down = "rate = \"20Mbps\"\ndelay = \"30ms\"\nbuffer = \"200pkt\"\njitter = \"5ms\"\njitter_reorder = true";
     let (w, s) = run(&single("60s", down, ""));
-    let f = &w.flows[0].sender;
+    let f = w.flows[0].transport.sender(0);
     assert!(
         s.flows[0].goodput_mbps > 0.8 * 20.0 * 1448.0 / 1500.0,
         "goodput {}",
