@@ -28,7 +28,7 @@ use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
 use crate::tun::Tun;
 use rove_scenario::Scenario;
-use rove_sim::link::{Link, LinkOutput};
+use rove_sim::link::{model as link_model, LinkModel, LinkOutput, Offer};
 use rove_sim::Nanos;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -150,7 +150,7 @@ impl Lateness {
 pub struct Emulator {
     scenario: Scenario,
     opts: EmuOptions,
-    links: Vec<Link>,
+    links: Vec<Box<dyn LinkModel>>,
     routes: Vec<Route>,
     flows: Vec<FlowCounters>,
     rtts: Vec<RttTracker>,
@@ -170,7 +170,7 @@ impl Emulator {
         let links = scenario
             .links
             .iter()
-            .map(|l| Link::new(l, scenario.seed))
+            .map(|l| link_model::build(l, scenario.seed))
             .collect();
         let routes: Vec<Route> = crate::topology::routes(&scenario)
             .into_iter()
@@ -398,8 +398,14 @@ impl Emulator {
 
     #[inline]
     fn offer(&mut self, link: u32, id: u32, now: Nanos) -> io::Result<()> {
-        let bytes = self.slab.slots[id as usize].len;
-        if let Some(t) = self.links[link as usize].offer(now, id, bytes, &mut self.out) {
+        let slot = &self.slab.slots[id as usize];
+        let packet = Offer {
+            id,
+            bytes: slot.len,
+            port: 0,
+            flow: slot.flow,
+        };
+        if let Some(t) = self.links[link as usize].offer(now, packet, &mut self.out) {
             self.push(t, Ev::Service(link));
         }
         self.drain(link, now)
@@ -416,7 +422,7 @@ impl Emulator {
                 LinkOutput::Drop { id, reason } => {
                     let bytes = self.slab.slots[id as usize].len as usize;
                     self.rec
-                        .drop(now, &self.links[link as usize].name, reason, bytes)?;
+                        .drop(now, self.links[link as usize].name(), reason, bytes)?;
                     self.slab.release(id);
                 }
             }
@@ -486,14 +492,14 @@ impl Emulator {
                 .links
                 .iter()
                 .map(|l| LinkTotals {
-                    name: l.name.clone(),
-                    arrived_pkts: l.stats.arrived_pkts,
-                    departed_pkts: l.stats.departed_pkts,
-                    departed_bytes: l.stats.departed_bytes,
+                    name: l.name().to_string(),
+                    arrived_pkts: l.stats().arrived_pkts,
+                    departed_pkts: l.stats().departed_pkts,
+                    departed_bytes: l.stats().departed_bytes,
                     capacity_bytes: l.capacity_bytes(duration),
-                    drops: l.stats.drops(),
-                    queue_drops: l.stats.queue_drops,
-                    loss_drops: l.stats.loss_drops,
+                    drops: l.stats().drops(),
+                    queue_drops: l.stats().queue_drops,
+                    loss_drops: l.stats().loss_drops,
                     backlog_pkts_at_end: l.backlog_packets(),
                 })
                 .collect(),

@@ -16,7 +16,7 @@
 //! JSON Lines and CSV rather than a binary format: a 30 s run at 100 Mbps writes ~2 MB, which
 //! Python reads in well under a second, and a person can look at the files.
 
-use rove_sim::link::{DropReason, Link};
+use rove_sim::link::{DropReason, LinkModel};
 use rove_sim::Nanos;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -97,18 +97,20 @@ impl Recorder {
     }
 
     /// One `queue.jsonl` row per link; empties each link's sojourn samples.
-    pub fn sample(&mut self, now: Nanos, links: &mut [Link]) -> io::Result<()> {
+    pub fn sample(&mut self, now: Nanos, links: &mut [Box<dyn LinkModel>]) -> io::Result<()> {
         use std::fmt::Write as _;
         for l in links.iter_mut() {
             self.line.clear();
-            let s = &l.stats;
+            let (backlog_bytes, backlog_pkts) = (l.backlog_bytes(), l.backlog_packets());
+            let name = serde_json::to_string(l.name()).unwrap_or_default();
+            let s = l.stats_mut();
             let _ = write!(
                 self.line,
                 "{{\"time_s\":{},\"link\":{},\"backlog_bytes\":{},\"backlog_pkts\":{},\"drops\":{},\"queue_drops\":{},\"loss_drops\":{},\"departed_bytes\":{},\"sojourn_ms\":[",
                 now as f64 / 1e9,
-                serde_json::to_string(&l.name).unwrap_or_default(),
-                l.backlog_bytes(),
-                l.backlog_packets(),
+                name,
+                backlog_bytes,
+                backlog_pkts,
                 s.drops(),
                 s.queue_drops,
                 s.loss_drops,
@@ -123,7 +125,7 @@ impl Recorder {
             }
             self.line.push_str("]}\n");
             self.queue.write_all(self.line.as_bytes())?;
-            l.stats.sojourn_ns.clear();
+            s.sojourn_ns.clear();
         }
         Ok(())
     }

@@ -225,7 +225,7 @@ fn link_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
         "link",
         s.link
             .iter()
-            .map(|&i| world.links[i as usize].name.as_str())
+            .map(|&i| world.links[i as usize].name())
             .collect::<Vec<_>>(),
     )?;
     d.set_item(
@@ -246,7 +246,7 @@ fn link_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
     offsets.push(0);
     for i in 0..s.link.len() {
         let samples =
-            &world.links[s.link[i] as usize].stats.sojourn_ns[s.sojourn_from[i]..s.sojourn_to[i]];
+            &world.links[s.link[i] as usize].stats().sojourn_ns[s.sojourn_from[i]..s.sojourn_to[i]];
         values.extend(samples.iter().map(|&ns| ns_to_ms(ns)));
         offsets.push(values.len() as u64);
     }

@@ -50,6 +50,8 @@ pub struct ParseOptions<'a> {
     pub known_schedulers: &'a [&'a str],
     /// Congestion-control couplings the engine knows, for `flows[].coupling`; empty accepts any.
     pub known_couplings: &'a [&'a str],
+    /// Link models the engine knows, for `links.NAME.kind`; empty accepts any.
+    pub known_link_kinds: &'a [&'a str],
 }
 
 impl Default for ParseOptions<'_> {
@@ -62,10 +64,14 @@ impl Default for ParseOptions<'_> {
             known_cc: &[],
             known_schedulers: &[],
             known_couplings: &[],
+            known_link_kinds: &[],
         }
     }
 }
 
+/// Default link model (`links.NAME.kind`): a point-to-point link with one queue and one
+/// serializer (`rove_sim::link::Link`).
+pub const DEFAULT_LINK_KIND: &str = "p2p";
 /// Default root seed (`seed` key).
 pub const DEFAULT_SEED: u64 = 1;
 /// Default `sample_interval`: 10 ms (DESIGN.md, results).
@@ -102,6 +108,7 @@ const TOP_KEYS: &[&str] = &[
     "flows",
 ];
 const LINK_KEYS: &[&str] = &[
+    "kind",
     "rate",
     "trace",
     "trace_params",
@@ -666,8 +673,19 @@ impl<'a> Validator<'a> {
             ));
         };
         self.keys(t, &path, LINK_KEYS)?;
+        let kind = self
+            .get(t, &path, "kind", read_string)?
+            .unwrap_or_else(|| DEFAULT_LINK_KIND.to_string());
+        let known = self.opts.known_link_kinds;
+        if !known.is_empty() && !known.contains(&kind.as_str()) {
+            return Err(self.err(
+                join(&path, "kind"),
+                format!("unknown link kind {kind:?}; known: {}", known.join(", ")),
+            ));
+        }
         Ok(LinkSpec {
             name: name.to_string(),
+            kind,
             serializer: self.serializer(name, t, &path, duration_ns, seed)?,
             delay_ns: self.get(t, &path, "delay", read_time)?.unwrap_or(0),
             queue: self.queue(t, &path)?,

@@ -33,6 +33,8 @@ pub struct Scenario {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkSpec {
     pub name: String,
+    /// The link model (key `kind`, default "p2p"), from the engine's registry of link models.
+    pub kind: String,
     pub serializer: Serializer,
     /// One-way propagation delay.
     pub delay_ns: Nanos,

@@ -19,6 +19,7 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         known_cc: KNOWN_CC,
         known_schedulers: &["minrtt", "blest"],
         known_couplings: &["auto", "uncoupled", "connection"],
+        known_link_kinds: &["p2p"],
     }
 }
 
@@ -1213,5 +1214,16 @@ fn receive_buffer_modes_and_their_errors() {
         &with_flow(&format!("{PATHS}\nrcv_truesize = \"1000B\"")),
         "flows[0].rcv_truesize",
         "accepted 1449 B to 1 MiB",
+    );
+}
+
+#[test]
+fn link_kind_defaults_to_p2p_and_unknown_kinds_list_the_known_ones() {
+    let s = parse_ok(&with_down("rate = \"10Mbps\""));
+    assert_eq!(s.links[0].kind, "p2p");
+    assert_error(
+        &with_down("kind = \"wifi\"\nrate = \"10Mbps\""),
+        "links.down.kind",
+        "unknown link kind \"wifi\"; known: p2p",
     );
 }

@@ -4,10 +4,10 @@
 //! names them).
 
 use crate::transport::Transport;
-use crate::world::{Flow, Route, SubflowRoutes, World};
+use crate::world::{Flow, Hop, Route, SubflowRoutes, World};
 use rove_mp::{coupling, sched, Connection, ConnectionConfig};
 use rove_scenario::{FlowSpec, MultipathSpec, ParseOptions, Scenario, ScenarioError};
-use rove_sim::link::Link;
+use rove_sim::link::{model as link_model, LinkModel};
 use rove_tcp::cc;
 use rove_tcp::receiver::TcpReceiver;
 use rove_tcp::sender::TcpSender;
@@ -17,7 +17,9 @@ use rove_tcp::Segments;
 pub fn load(text: &str, opts: &ParseOptions) -> Result<World, ScenarioError> {
     let names = cc::names();
     let schedulers = sched::names();
+    let link_kinds = link_model::kinds();
     let opts = ParseOptions {
+        known_link_kinds: &link_kinds,
         known_cc: &names,
         known_schedulers: &schedulers,
         known_couplings: coupling::COUPLINGS,
@@ -28,10 +30,10 @@ pub fn load(text: &str, opts: &ParseOptions) -> Result<World, ScenarioError> {
 }
 
 pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
-    let links: Vec<Link> = scenario
+    let links: Vec<Box<dyn LinkModel>> = scenario
         .links
         .iter()
-        .map(|spec| Link::new(spec, scenario.seed))
+        .map(|spec| link_model::build(spec, scenario.seed))
         .collect();
     let mut flows = Vec::with_capacity(scenario.flows.len());
     let mut routes = RouteTable::default();
@@ -91,7 +93,13 @@ struct RouteTable {
 
 impl RouteTable {
     fn id(&mut self, links: &[usize]) -> u32 {
-        let route: Route = links.iter().map(|&l| l as u32).collect();
+        let route: Route = links
+            .iter()
+            .map(|&l| Hop {
+                link: l as u32,
+                port: 0,
+            })
+            .collect();
         match self.routes.iter().position(|r| *r == route) {
             Some(i) => i as u32,
             None => {

@@ -14,7 +14,7 @@
 use crate::transport::Transport;
 use crate::world::Flow;
 use rove_mp::Connection;
-use rove_sim::link::Link;
+use rove_sim::link::LinkModel;
 use rove_sim::{Nanos, NS_PER_MS, NS_PER_S};
 use rove_tcp::sender::TcpSender;
 
@@ -71,7 +71,7 @@ impl Recorder {
         }
     }
 
-    pub fn sample(&mut self, now: Nanos, flows: &[Flow], links: &[Link]) {
+    pub fn sample(&mut self, now: Nanos, flows: &[Flow], links: &[Box<dyn LinkModel>]) {
         let t = now as f64 / NS_PER_S as f64;
         for (k, f) in flows.iter().enumerate() {
             let k = k as u32;
@@ -99,17 +99,18 @@ impl Recorder {
         }
         for (i, l) in links.iter().enumerate() {
             let s = &mut self.links;
+            let stats = l.stats();
             s.time_s.push(t);
             s.link.push(i as u32);
             s.backlog_bytes.push(l.backlog_bytes());
             s.backlog_pkts.push(l.backlog_packets() as u32);
-            s.drops.push(l.stats.drops());
-            s.queue_drops.push(l.stats.queue_drops);
-            s.loss_drops.push(l.stats.loss_drops);
-            s.departed_bytes.push(l.stats.departed_bytes);
+            s.drops.push(stats.drops());
+            s.queue_drops.push(stats.queue_drops);
+            s.loss_drops.push(stats.loss_drops);
+            s.departed_bytes.push(stats.departed_bytes);
             s.sojourn_from.push(self.sojourn_seen[i]);
-            s.sojourn_to.push(l.stats.sojourn_ns.len());
-            self.sojourn_seen[i] = l.stats.sojourn_ns.len();
+            s.sojourn_to.push(stats.sojourn_ns.len());
+            self.sojourn_seen[i] = stats.sojourn_ns.len();
         }
     }
 }

@@ -150,19 +150,20 @@ pub fn summarize(world: &World) -> Summary {
         .iter()
         .map(|l| {
             let capacity = l.capacity_bytes(duration);
-            let soj = &l.stats.sojourn_ns;
+            let stats = l.stats();
+            let soj = &stats.sojourn_ns;
             LinkSummary {
-                name: l.name.clone(),
+                name: l.name().to_string(),
                 utilization: if capacity > 0.0 {
-                    l.stats.departed_bytes as f64 / capacity
+                    stats.departed_bytes as f64 / capacity
                 } else {
                     0.0
                 },
                 mean_queue_delay_ms: mean(soj).map(|m| m / 1e6),
                 p95_queue_delay_ms: percentile(soj, 0.95).map(ns_to_ms),
-                drops: l.stats.drops(),
-                queue_drops: l.stats.queue_drops,
-                loss_drops: l.stats.loss_drops,
+                drops: stats.drops(),
+                queue_drops: stats.queue_drops,
+                loss_drops: stats.loss_drops,
             }
         })
         .collect();
@@ -233,7 +234,7 @@ fn multipath_flow_summary(world: &World, m: &Flow, c: &Connection, duration: Nan
         world
             .route(route)
             .iter()
-            .map(|&l| world.links[l as usize].name.clone())
+            .map(|h| world.links[h.link as usize].name().to_string())
             .collect::<Vec<_>>()
     };
     let subflows = c

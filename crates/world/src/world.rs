@@ -16,7 +16,7 @@ use crate::transport::Transport;
 use rove_mp::SubflowNet;
 use rove_scenario::Scenario;
 use rove_sim::event::EventQueue;
-use rove_sim::link::{Link, LinkOutput};
+use rove_sim::link::{LinkModel, LinkOutput, Offer};
 use rove_sim::packet::{Direction, Packet, PacketArena, PacketId};
 use rove_sim::Nanos;
 use rove_tcp::Timer;
@@ -38,8 +38,15 @@ pub enum Event {
     Sample,
 }
 
-/// A route: the links a packet crosses, in order.
-pub type Route = Box<[u32]>;
+/// One hop of a route: a link and the port of it the packet goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hop {
+    pub link: u32,
+    pub port: u16,
+}
+
+/// A route: the hops a packet crosses, in order.
+pub type Route = Box<[Hop]>;
 
 /// The routes one subflow's packets take (ids into [`World::routes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +113,7 @@ pub struct World {
     now: Nanos,
     queue: EventQueue<Event>,
     arena: PacketArena,
-    pub links: Vec<Link>,
+    pub links: Vec<Box<dyn LinkModel>>,
     /// The route table packets index.
     pub routes: Vec<Route>,
     /// In scenario order.
@@ -124,7 +131,7 @@ struct Net<'a> {
     routes: &'a [Route],
     queue: &'a mut EventQueue<Event>,
     arena: &'a mut PacketArena,
-    links: &'a mut [Link],
+    links: &'a mut [Box<dyn LinkModel>],
     out: &'a mut Vec<LinkOutput>,
 }
 
@@ -141,11 +148,12 @@ impl SubflowNet for Net<'_> {
         p.direction = direction;
         p.route = route;
         p.hop = 0;
+        let flow = p.flow;
         let bytes = p.wire_bytes;
         let id = self.arena.alloc(p);
-        let link = self.routes[route as usize][0];
+        let hop = self.routes[route as usize][0];
         offer(
-            self.now, link, id, bytes, self.links, self.queue, self.arena, self.out,
+            self.now, hop, id, bytes, flow, self.links, self.queue, self.arena, self.out,
         );
     }
 
@@ -166,21 +174,28 @@ impl SubflowNet for Net<'_> {
     }
 }
 
-/// Offers packet `id` to link `link` and turns the link's requests into events.
+/// Offers packet `id` to the link of `hop` and turns the link's requests into events.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn offer(
     now: Nanos,
-    link: u32,
+    hop: Hop,
     id: PacketId,
     bytes: u32,
-    links: &mut [Link],
+    flow: u32,
+    links: &mut [Box<dyn LinkModel>],
     queue: &mut EventQueue<Event>,
     arena: &mut PacketArena,
     out: &mut Vec<LinkOutput>,
 ) {
-    if let Some(t) = links[link as usize].offer(now, id, bytes, out) {
-        queue.push(t, Event::Service(link));
+    let packet = Offer {
+        id,
+        bytes,
+        port: hop.port,
+        flow,
+    };
+    if let Some(t) = links[hop.link as usize].offer(now, packet, out) {
+        queue.push(t, Event::Service(hop.link));
     }
     drain(out, queue, arena);
 }
@@ -198,7 +213,7 @@ fn drain(out: &mut Vec<LinkOutput>, queue: &mut EventQueue<Event>, arena: &mut P
 impl World {
     pub(crate) fn new(
         scenario: Scenario,
-        links: Vec<Link>,
+        links: Vec<Box<dyn LinkModel>>,
         routes: Vec<Route>,
         flows: Vec<Flow>,
     ) -> Self {
@@ -244,8 +259,8 @@ impl World {
         self.now >= self.scenario.duration_ns
     }
 
-    /// The links of route `route`.
-    pub fn route(&self, route: u32) -> &[u32] {
+    /// The hops of route `route`.
+    pub fn route(&self, route: u32) -> &[Hop] {
         &self.routes[route as usize]
     }
 
@@ -333,6 +348,7 @@ impl World {
                 route[next],
                 id,
                 p.wire_bytes,
+                p.flow,
                 &mut self.links,
                 &mut self.queue,
                 &mut self.arena,

@@ -21,7 +21,7 @@ fn rate_drop(cc: &str, cc_params: &str) -> String {
 /// Mean sojourn (queueing delay) at the bottleneck of the packets dequeued in [from, to) s, ms.
 fn mean_queue_delay_ms(w: &World, from: f64, to: f64) -> f64 {
     let l = &w.recorder.links;
-    let soj = &w.links[0].stats.sojourn_ns;
+    let soj = &w.links[0].stats().sojourn_ns;
     let (mut sum, mut n) = (0.0, 0usize);
     for i in 0..l.time_s.len() {
         if l.link[i] != 0 || l.time_s[i] <= from || l.time_s[i] > to {

@@ -244,7 +244,7 @@ fn time_series_are_sampled_every_interval_for_every_flow_and_link() {
         .filter(|&i| rows.link[i] == 0)
         .map(|i| rows.sojourn_to[i] - rows.sojourn_from[i])
         .sum();
-    assert_eq!(covered, w.links[0].stats.sojourn_ns.len());
+    assert_eq!(covered, w.links[0].stats().sojourn_ns.len());
 }
 
 #[test]

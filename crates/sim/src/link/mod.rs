@@ -11,6 +11,7 @@
 //! so nothing allocates per packet.
 
 mod impairment;
+pub mod model;
 pub mod queue;
 pub mod serializer;
 
@@ -18,6 +19,7 @@ use crate::packet::PacketId;
 use crate::rng::Stream;
 use crate::Nanos;
 use impairment::{Loss, Propagation};
+pub use model::{LinkModel, Offer};
 use queue::{Queue, QueuedPacket};
 use rove_scenario::spec::{LinkSpec, Outage, Serializer as SerializerSpec};
 use serializer::{serialization_ns, RateSchedule, TraceCursor};
@@ -317,6 +319,46 @@ impl Link {
             }
         }
         total.max(0.0)
+    }
+}
+
+impl LinkModel for Link {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> &'static str {
+        "p2p"
+    }
+
+    #[inline]
+    fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+        Link::offer(self, now, packet.id, packet.bytes, out)
+    }
+
+    #[inline]
+    fn service(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+        Link::service(self, now, out)
+    }
+
+    fn stats(&self) -> &LinkStats {
+        &self.stats
+    }
+
+    fn stats_mut(&mut self) -> &mut LinkStats {
+        &mut self.stats
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        Link::backlog_bytes(self)
+    }
+
+    fn backlog_packets(&self) -> usize {
+        Link::backlog_packets(self)
+    }
+
+    fn capacity_bytes(&self, until: Nanos) -> f64 {
+        Link::capacity_bytes(self, until)
     }
 }
 

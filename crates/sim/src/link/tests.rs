@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 fn rate_link(rate_bps: u64, delay_ns: Nanos, limit: QueueLimit) -> LinkSpec {
     LinkSpec {
+        kind: "p2p".into(),
         name: "l".into(),
         serializer: SerializerSpec::Rate {
             rate_bps,
@@ -27,6 +28,7 @@ fn rate_link(rate_bps: u64, delay_ns: Nanos, limit: QueueLimit) -> LinkSpec {
 fn trace_link(ops: Vec<u32>, delay_ns: Nanos) -> LinkSpec {
     let period = *ops.last().unwrap();
     LinkSpec {
+        kind: "p2p".into(),
         serializer: SerializerSpec::Trace {
             opportunities_ms: Arc::new(ops),
             period_ms: period,
@@ -241,6 +243,7 @@ fn assert_binomial(count: usize, n: usize, p: f64) {
 fn bernoulli_loss_rate_within_binomial_bounds() {
     for p in [0.001, 0.01, 0.1, 0.5] {
         let spec = LinkSpec {
+            kind: "p2p".into(),
             loss: LossSpec::Bernoulli { p },
             ..rate_link(1_000_000_000, 0, QueueLimit::Packets(1_000_000))
         };
@@ -296,6 +299,7 @@ fn gilbert_elliott_loss_matches_the_stationary_rate_and_is_bursty() {
 #[test]
 fn jitter_without_reordering_keeps_order_and_with_reordering_does_not() {
     let jittered = |reorder| LinkSpec {
+        kind: "p2p".into(),
         jitter: Some(JitterSpec {
             amount_ns: 10 * NS_PER_MS,
             distribution: JitterDistribution::Gaussian,

@@ -1,0 +1,87 @@
+//! The link-model interface both backends drive, and the registry of link models.
+//!
+//! A link model is clock-free: the driver offers it packets and calls `service` at the times it
+//! asks for; it answers with deliveries and drops in a caller-owned buffer. The simulator's
+//! event loop and the kernel backend's emulator (real clock, real packets) drive the same
+//! models, so every model runs on both backends.
+//!
+//! A model may serve several destinations (**ports**: an access point's stations, a cell's UEs)
+//! and schedule among them; a packet names its port, resolved from the scenario once
+//! ([`LinkModel::port`]). A point-to-point link has the single port 0.
+//!
+//! To add a link model: write `link/NAME.rs` with a type implementing [`LinkModel`] and a builder,
+//! and add one line to [`REGISTRY`]; scenarios select it with `kind = "NAME"`.
+
+use super::{LinkOutput, LinkStats};
+use crate::packet::PacketId;
+use crate::Nanos;
+use rove_scenario::spec::LinkSpec;
+
+/// What a link model is told about a packet offered to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    pub id: PacketId,
+    /// Bytes on the wire.
+    pub bytes: u32,
+    /// The destination port within the link (0 on a point-to-point link).
+    pub port: u16,
+    /// The flow (connection) the packet belongs to, for models that keep per-flow state.
+    pub flow: u32,
+}
+
+pub trait LinkModel: Send + Sync {
+    fn name(&self) -> &str;
+
+    /// The model's scenario kind (`links.NAME.kind`).
+    fn kind(&self) -> &'static str;
+
+    /// Offers a packet at `now`. Drops are pushed to `out`. Returns the time at which the driver
+    /// must call `service`, when the model was idle and now has work.
+    fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos>;
+
+    /// Runs the model at `now` (a time it asked for); returns the next time it needs, if any.
+    fn service(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> Option<Nanos>;
+
+    fn stats(&self) -> &LinkStats;
+
+    /// For a driver that consumes samples as it goes (the emulator empties `sojourn_ns`).
+    fn stats_mut(&mut self) -> &mut LinkStats;
+
+    fn backlog_bytes(&self) -> u64;
+
+    fn backlog_packets(&self) -> usize;
+
+    /// Bytes the link could have carried in `[0, until]` (its offered capacity).
+    fn capacity_bytes(&self, until: Nanos) -> f64;
+
+    /// The port a path entry `"LINK:NAME"` names; `None` for an unknown name (a point-to-point
+    /// link has no named ports).
+    fn port(&self, _name: &str) -> Option<u16> {
+        None
+    }
+
+    /// Names of the ports [`port`](Self::port) accepts, for error messages.
+    fn port_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+type Builder = fn(&LinkSpec, u64) -> Box<dyn LinkModel>;
+
+/// Every link model rove knows: (kind, constructor from the spec and the run's seed).
+pub const REGISTRY: &[(&str, Builder)] =
+    &[("p2p", |spec, seed| Box::new(super::Link::new(spec, seed)))];
+
+pub fn kinds() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(k, _)| *k).collect()
+}
+
+/// Builds the model `spec.kind` names (validated against [`kinds`] when the scenario was
+/// parsed).
+pub fn build(spec: &LinkSpec, run_seed: u64) -> Box<dyn LinkModel> {
+    let (_, builder) = REGISTRY
+        .iter()
+        .find(|(k, _)| *k == spec.kind)
+        .unwrap_or_else(|| panic!("link kind {:?} not in the registry", spec.kind));
+    builder(spec, run_seed)
+}
