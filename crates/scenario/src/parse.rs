@@ -108,7 +108,6 @@ const TOP_KEYS: &[&str] = &[
     "flows",
 ];
 const LINK_KEYS: &[&str] = &[
-    "kind",
     "rate",
     "trace",
     "trace_params",
@@ -124,6 +123,7 @@ const LINK_KEYS: &[&str] = &[
     "rate_steps",
     "rate_cycle",
     "outages",
+    "kind",
 ];
 const FLOW_KEYS: &[&str] = &[
     "name",
