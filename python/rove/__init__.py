@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping
 from . import _core
 from ._core import CC_NAMES, ScenarioError
 from .results import (
+    FEATURES_FILE,
     QUEUE_COLUMNS,
     TIMESERIES_COLUMNS,
     ResultsError,
@@ -44,6 +45,7 @@ __all__ = [
     "ResultsError",
     "RunResult",
     "ScenarioError",
+    "Simulation",
     "load_trace",
     "read_results",
     "run",
@@ -54,6 +56,8 @@ __all__ = [
 ]
 
 SYNTH_KINDS = list(getattr(_core, "SYNTH_KINDS", ["constant", "steps", "cellular"]))
+
+from .simulation import Simulation  # noqa: E402  (uses the helpers below at call time)
 load_trace = _core.load_trace
 synth_trace = _core.synth_trace
 
@@ -212,8 +216,24 @@ def _result_from_native(raw: Mapping[str, Any], wall_s: float, out) -> RunResult
     summary = summary_with_wall(raw["summary_json"], wall_s)
     ts = columns_to_table(raw["timeseries"], TIMESERIES_COLUMNS)
     q = columns_to_table(raw["queue"], QUEUE_COLUMNS)
-    written = write_results(out, summary, ts, q) if out is not None else None
-    return RunResult(summary, ts, q, out=written)
+    features = _features_table(raw.get("features") or [])
+    extra = {FEATURES_FILE: features} if features is not None else None
+    written = write_results(out, summary, ts, q, extra=extra) if out is not None else None
+    return RunResult(summary, ts, q, out=written, features_table=features)
+
+
+def _features_table(logs):
+    """The feature recorders' columns as one table, with a ``controller`` column (the index of
+    the recorder among the scenario's feature recorders); ``None`` when none ran."""
+    if not logs:
+        return None
+    import pyarrow as pa
+
+    tables = []
+    for k, cols in enumerate(logs):
+        t = columns_to_table(cols, ("time_s", "flow", "subflow", "cc", "mode"))
+        tables.append(t.append_column("controller", pa.array([k] * t.num_rows, pa.int32())))
+    return pa.concat_tables(tables, promote_options="default")
 
 
 def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,

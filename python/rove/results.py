@@ -49,6 +49,7 @@ __all__ = [
 SUMMARY_FILE = "summary.json"
 TIMESERIES_FILE = "timeseries.parquet"
 QUEUE_FILE = "queue.parquet"
+FEATURES_FILE = "features.parquet"
 
 # Column order of the files (the engine may add columns; they follow these, in its order).
 TIMESERIES_COLUMNS = (
@@ -86,12 +87,22 @@ class RunResult:
     """
 
     def __init__(self, summary: dict, timeseries_table: pa.Table, queue_table: pa.Table,
-                 out: Path | None = None):
+                 out: Path | None = None, features_table: pa.Table | None = None):
         self.summary = summary
         self.timeseries_table = timeseries_table
         self.queue_table = queue_table
+        self.features_table = features_table
         self.out = out
         self._frames: dict = {}
+
+    @property
+    def features(self):
+        """What feature-recording controllers recorded (``features.parquet``), or ``None``."""
+        if self.features_table is None:
+            return None
+        if "features" not in self._frames:
+            self._frames["features"] = table_to_frame(self.features_table)
+        return self._frames["features"]
 
     @property
     def timeseries(self):
@@ -291,11 +302,12 @@ def write_parquet(table: pa.Table, path: Path) -> None:
 
 
 def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
-                  queue: pa.Table) -> Path:
+                  queue: pa.Table, extra: Mapping[str, pa.Table] | None = None) -> Path:
     """Write a results directory atomically; return its path.
 
-    An existing directory at ``out`` is replaced, but only once the new one is complete. A file
-    (not a directory) at ``out`` is an error.
+    ``extra`` maps further Parquet file names to tables (``features.parquet``, written when a
+    feature-recording controller ran). An existing directory at ``out`` is replaced, but only
+    once the new one is complete. A file (not a directory) at ``out`` is an error.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -307,7 +319,10 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
         (tmp / SUMMARY_FILE).write_text(summary_text(summary), encoding="utf-8")
         write_parquet(timeseries, tmp / TIMESERIES_FILE)
         write_parquet(queue, tmp / QUEUE_FILE)
-        for name in (TIMESERIES_FILE, QUEUE_FILE, SUMMARY_FILE):
+        extra = dict(extra or {})
+        for name, table in extra.items():
+            write_parquet(table, tmp / name)
+        for name in (TIMESERIES_FILE, QUEUE_FILE, SUMMARY_FILE, *extra):
             _fsync_file(tmp / name)
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
         _fsync_dir(tmp)
@@ -366,7 +381,14 @@ def read_results(directory: str | os.PathLike) -> RunResult:
         if absent:
             raise ResultsError(f"{d / name}: missing column(s) {', '.join(absent)}")
         tables[name] = table
-    return RunResult(summary, tables[TIMESERIES_FILE], tables[QUEUE_FILE], out=d)
+    features = None
+    if (d / FEATURES_FILE).is_file():
+        try:
+            features = pq.read_table(str(d / FEATURES_FILE))
+        except (OSError, pa.ArrowException, ValueError) as e:
+            raise ResultsError(f"{d / FEATURES_FILE}: unreadable Parquet: {_one_line(e)}") from None
+    return RunResult(summary, tables[TIMESERIES_FILE], tables[QUEUE_FILE], out=d,
+                     features_table=features)
 
 
 def _one_line(e: BaseException) -> str:

@@ -129,6 +129,9 @@ impl Connection {
         direction: Direction,
         net: &mut N,
     ) {
+        if self.subflows[sub].closed {
+            return; // a closed subflow's stragglers (its RST would have torn it down)
+        }
         let now = net.now();
         match direction {
             Direction::Data => {
@@ -189,6 +192,9 @@ impl Connection {
     }
 
     pub fn on_timer<N: SubflowNet>(&mut self, sub: usize, timer: Timer, net: &mut N) {
+        if self.subflows[sub].closed {
+            return;
+        }
         if timer == Timer::DelayedAck {
             let data_ack = self.reorder.rcv_nxt;
             self.subflows[sub].receiver.on_timer(
@@ -225,6 +231,66 @@ impl Connection {
             }
         }
         self.schedule(net);
+    }
+
+    /// Opens a new subflow running `cc` (an MP_JOIN, as the path manager does when an address
+    /// is added): at once if the connection's other subflows have joined, else with them.
+    /// Returns its index.
+    pub fn add_subflow<N: SubflowNet>(
+        &mut self,
+        cc: Box<dyn CongestionControl>,
+        net: &mut N,
+    ) -> usize {
+        assert!(self.subflows.len() < 8, "at most 8 subflows");
+        let i = self.subflows.len();
+        self.subflows.push(Subflow::new(
+            TcpSender::new_fed(cc),
+            TcpReceiver::new(Segments { size_bytes: None }, self.rwnd_bytes),
+        ));
+        self.infos.push(SubflowInfo::default());
+        self.last_rbuf_opti.push(None);
+        if self.joined {
+            self.start_subflow(i, net);
+        }
+        i
+    }
+
+    /// Closes subflow `sub` (REMOVE_ADDR, or the path manager giving a subflow up): it sends
+    /// nothing more, and every DSN it held that is not DATA_ACKed yet is reinjected on the
+    /// others (mptcp_reinject_data).
+    pub fn remove_subflow<N: SubflowNet>(&mut self, sub: usize, net: &mut N) {
+        let sf = &mut self.subflows[sub];
+        if sf.closed {
+            return;
+        }
+        sf.closed = true;
+        for dsn in sf.map.held() {
+            if dsn >= self.data.una {
+                self.data.queue_reinjection(dsn);
+            }
+        }
+        if !self.is_complete() {
+            self.schedule(net);
+        }
+    }
+
+    /// Pauses (`true`) or resumes subflow `sub`: a paused subflow keeps what it has in flight
+    /// but is given no new data (MP_PRIO backup).
+    pub fn set_paused<N: SubflowNet>(&mut self, sub: usize, paused: bool, net: &mut N) {
+        self.subflows[sub].paused = paused;
+        if !paused && !self.is_complete() {
+            self.schedule(net);
+        }
+    }
+
+    /// Clamps the connection-level receive window (TCP_WINDOW_CLAMP on an MPTCP socket): the
+    /// sender's window over the DATA_ACK and what every subflow receiver advertises.
+    pub fn set_window_clamp(&mut self, bytes: u64) {
+        self.rwnd_bytes = bytes;
+        self.data.set_window(bytes);
+        for sf in &mut self.subflows {
+            sf.receiver.set_window_clamp(bytes);
+        }
     }
 
     fn refresh_infos(&mut self) {

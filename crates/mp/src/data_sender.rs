@@ -67,6 +67,11 @@ impl DataSender {
         self.next < self.total
     }
 
+    /// A new connection-level window (a clamp of the receive window), bytes.
+    pub fn set_window(&mut self, rwnd_bytes: u64) {
+        self.window_segs = (rwnd_bytes / MSS as u64).max(1);
+    }
+
     /// New data may be handed over: the application has some, and the window allows it.
     pub fn can_send_new(&self) -> bool {
         self.has_unsent() && self.next < self.una + self.window_segs

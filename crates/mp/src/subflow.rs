@@ -48,6 +48,10 @@ pub struct Subflow {
     pub started_at: Option<Nanos>,
     /// Potentially failed: an RTO fired and no new data has been acknowledged since.
     pub potentially_failed: bool,
+    /// Paused by the application or a controller (MP_PRIO backup): not scheduled.
+    pub paused: bool,
+    /// Closed (removed): sends nothing more; its packets still in the network are ignored.
+    pub closed: bool,
     /// Times this subflow was declared potentially failed.
     pub failures: u64,
     /// Smallest and largest srtt seen, µs (BLEST's min_srtt_us / max_srtt_us); 0 before a sample.
@@ -66,6 +70,8 @@ impl Subflow {
             map: DsnMap::default(),
             started_at: None,
             potentially_failed: false,
+            paused: false,
+            closed: false,
             failures: 0,
             min_srtt_us: 0,
             max_srtt_us: 0,
@@ -74,9 +80,9 @@ impl Subflow {
         }
     }
 
-    /// Established and not potentially failed: a scheduler may use it.
+    /// Established, open, not paused and not potentially failed: a scheduler may use it.
     pub fn is_usable(&self) -> bool {
-        self.sender.is_established() && !self.potentially_failed
+        self.sender.is_established() && !self.potentially_failed && !self.paused && !self.closed
     }
 
     /// Tracks the srtt range BLEST's linger-time estimate uses.

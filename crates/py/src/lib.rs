@@ -119,6 +119,13 @@ impl Simulation {
         py.allow_threads(|| world.run_until(t_ns));
     }
 
+    /// Processes every event before `t_ns` and stops the clock there, so that a change applied
+    /// next happens at `t_ns` first (the stepping API's `run_until`).
+    fn advance_to(&mut self, py: Python<'_>, t_ns: u64) {
+        let world = &mut self.world;
+        py.allow_threads(|| world.advance_to(t_ns));
+    }
+
     /// Runs to the end if needed and returns the summary and the time series.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let world = &mut self.world;
@@ -129,8 +136,129 @@ impl Simulation {
         d.set_item("summary_json", summary)?;
         d.set_item("timeseries", flow_columns(py, world)?)?;
         d.set_item("queue", link_columns(py, world)?)?;
+        d.set_item("features", feature_columns(py, world)?)?;
+        d.set_item("warnings", world.warnings.clone())?;
         Ok(d)
     }
+
+    /// Names of the scenario's flows, in order.
+    #[getter]
+    fn flow_names(&self) -> Vec<String> {
+        self.world.flows.iter().map(|f| f.name.clone()).collect()
+    }
+
+    #[getter]
+    fn link_names(&self) -> Vec<String> {
+        self.world
+            .links
+            .iter()
+            .map(|l| l.name().to_string())
+            .collect()
+    }
+
+    /// Per subflow of flow `name` (one entry for a single-path flow): what a controller sees.
+    fn flow_stats<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
+        let w = &self.world;
+        let f = w
+            .flow_index(name)
+            .ok_or_else(|| unknown("flow", name, w.flows.iter().map(|f| f.name.as_str())))?;
+        let out = PyList::empty(py);
+        for sub in 0..w.flows[f].transport.subflow_count() {
+            let v = w.sender_view(f, sub);
+            let d = PyDict::new(py);
+            d.set_item("subflow", sub)?;
+            d.set_item("cc", v.cc)?;
+            d.set_item("mode", v.mode)?;
+            d.set_item("ca_state", v.ca_state)?;
+            d.set_item("cwnd_pkts", v.cwnd_pkts)?;
+            d.set_item("ssthresh_pkts", v.ssthresh_pkts)?;
+            d.set_item("inflight_pkts", v.inflight_pkts)?;
+            d.set_item("srtt_ms", v.srtt_ms)?;
+            d.set_item("min_rtt_ms", v.min_rtt_ms)?;
+            d.set_item("delivery_rate_bps", v.delivery_rate_bps)?;
+            d.set_item("pacing_rate_bps", v.pacing_rate_bps)?;
+            d.set_item("lost_pkts", v.lost_pkts)?;
+            d.set_item("retrans_segs", v.retrans_segs)?;
+            d.set_item("bytes_acked", v.bytes_acked)?;
+            d.set_item("bytes_delivered", w.bytes_delivered(f))?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
+    /// Link `name`'s counters.
+    fn link_stats<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+        let w = &self.world;
+        let l = w
+            .link_index(name)
+            .ok_or_else(|| unknown("link", name, w.links.iter().map(|l| l.name())))?;
+        let v = w.link_view(l);
+        let d = PyDict::new(py);
+        d.set_item("backlog_bytes", v.backlog_bytes)?;
+        d.set_item("backlog_pkts", v.backlog_pkts)?;
+        d.set_item("drops", v.drops)?;
+        d.set_item("departed_bytes", v.departed_bytes)?;
+        d.set_item("utilization", v.utilization)?;
+        Ok(d)
+    }
+
+    /// Applies an action now: `text` is one `[[actions]]` table as TOML (`at` defaults to now).
+    fn act(&mut self, text: &str) -> PyResult<()> {
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ScenarioError::new_err(e.message().to_string()))?;
+        let names = rove_world::cc_names();
+        let opts = ParseOptions {
+            source: &self.world.scenario.source,
+            known_cc: &names,
+            ..Default::default()
+        };
+        let now = self.world.now();
+        let action = rove_scenario::parse_action(&table, &self.world.scenario, now, &opts)
+            .map_err(scenario_err)?;
+        if action.at_ns > now {
+            return Err(ScenarioError::new_err(
+                "action: at: the stepping API applies actions now; run_until the time first",
+            ));
+        }
+        self.world
+            .apply(&action)
+            .map_err(|e| ScenarioError::new_err(format!("action: {e}")))
+    }
+}
+
+fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a str>) -> PyErr {
+    let known: Vec<&str> = known.take(20).collect();
+    ScenarioError::new_err(format!(
+        "unknown {what} {name:?}; {what}s are: {}",
+        known.join(", ")
+    ))
+}
+
+/// What the controllers that record (`kind = "features"`) recorded, one dict of columns each.
+fn feature_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for c in world.controllers.iter().flatten() {
+        let Some(log) = c.features() else { continue };
+        let d = PyDict::new(py);
+        d.set_item("time_s", numeric(py, log.time_s.iter().copied()))?;
+        let names = &world.scenario.flows;
+        d.set_item(
+            "flow",
+            log.flow
+                .iter()
+                .map(|&i| names[i as usize].name.as_str())
+                .collect::<Vec<_>>(),
+        )?;
+        d.set_item("subflow", numeric(py, log.subflow.iter().copied()))?;
+        d.set_item("cc", log.cc.clone())?;
+        d.set_item("mode", log.mode.clone())?;
+        for (name, col) in log.names.iter().zip(&log.values) {
+            d.set_item(*name, numeric(py, col.iter().copied()))?;
+        }
+        out.append(d)?;
+    }
+    Ok(out)
 }
 
 /// Little-endian bytes of a numeric column, as `(dtype, bytes)`.
@@ -178,13 +306,8 @@ fn flow_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
             .map(|&i| specs[i as usize].name.as_str())
             .collect::<Vec<_>>(),
     )?;
-    d.set_item(
-        "cc",
-        s.flow
-            .iter()
-            .map(|&i| specs[i as usize].cc.as_str())
-            .collect::<Vec<_>>(),
-    )?;
+    // The algorithm live at each sample (it changes when an action or controller switches it).
+    d.set_item("cc", s.cc.clone())?;
     d.set_item("cwnd_pkts", numeric(py, s.cwnd_pkts.iter().copied()))?;
     d.set_item(
         "ssthresh_pkts",

@@ -4,6 +4,7 @@
 //! are in engine units and whose references are resolved. Anything wrong gets a
 //! [`ScenarioError`] naming the file and the key (or line) and saying what is accepted.
 
+pub mod component;
 pub mod error;
 pub mod parse;
 pub mod seed;
@@ -12,6 +13,6 @@ pub mod trace;
 pub mod units;
 
 pub use error::ScenarioError;
-pub use parse::{parse, parse_file, ParseOptions};
+pub use parse::{parse, parse_action, parse_file, ParseOptions};
 pub use seed::stream_seed;
 pub use spec::*;

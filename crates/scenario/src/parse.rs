@@ -52,6 +52,10 @@ pub struct ParseOptions<'a> {
     pub known_couplings: &'a [&'a str],
     /// Link models the engine knows, for `links.NAME.kind`; empty accepts any.
     pub known_link_kinds: &'a [&'a str],
+    /// Path elements and controllers the engine knows, for `elements[].kind` and
+    /// `controllers[].kind`; empty accepts any.
+    pub known_elements: &'a [&'a str],
+    pub known_controllers: &'a [&'a str],
 }
 
 impl Default for ParseOptions<'_> {
@@ -65,9 +69,14 @@ impl Default for ParseOptions<'_> {
             known_schedulers: &[],
             known_couplings: &[],
             known_link_kinds: &[],
+            known_elements: &[],
+            known_controllers: &[],
         }
     }
 }
+
+mod actions;
+pub use actions::parse_action;
 
 /// Default link model (`links.NAME.kind`): a point-to-point link with one queue and one
 /// serializer (`rove_sim::link::Link`).
@@ -106,6 +115,9 @@ const TOP_KEYS: &[&str] = &[
     "sample_interval",
     "links",
     "flows",
+    "actions",
+    "elements",
+    "controllers",
 ];
 const LINK_KEYS: &[&str] = &[
     "rate",
@@ -619,6 +631,9 @@ impl<'a> Validator<'a> {
         }
         let links = self.links(doc, duration_ns, seed)?;
         let flows = self.flows(doc, &links, duration_ns)?;
+        let actions = self.actions(doc, &links, &flows, duration_ns)?;
+        let elements = self.components(doc, "elements", self.opts.known_elements)?;
+        let controllers = self.components(doc, "controllers", self.opts.known_controllers)?;
         Ok(Scenario {
             name,
             source: self.opts.source.to_string(),
@@ -627,6 +642,9 @@ impl<'a> Validator<'a> {
             sample_interval_ns,
             links,
             flows,
+            actions,
+            elements,
+            controllers,
         })
     }
 

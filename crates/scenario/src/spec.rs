@@ -28,6 +28,23 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     /// Flows after `count = N` expansion: N entries named `name`, or `name.1` .. `name.N` when N > 1.
     pub flows: Vec<FlowSpec>,
+    /// Scheduled actions (`[[actions]]`), sorted by time (ties keep the file's order).
+    pub actions: Vec<ActionSpec>,
+    /// Path elements (`[[elements]]`): packet rewriters on links, built by the engine's registry.
+    pub elements: Vec<ComponentSpec>,
+    /// Controllers (`[[controllers]]`), built by the engine's registry.
+    pub controllers: Vec<ComponentSpec>,
+}
+
+/// A component the engine builds from its own registry (a path element, a controller): its
+/// `kind` and the rest of its table, which the component reads and validates itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComponentSpec {
+    pub kind: String,
+    /// Every key but `kind`.
+    pub params: toml::Table,
+    /// Where it sits in the file, for errors: `elements[0]`, `controllers[2]`.
+    pub location: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -169,4 +186,61 @@ pub struct SubflowPath {
     /// Indices into `Scenario::links`: forward (data) links and ACK links. Never empty.
     pub path: Vec<usize>,
     pub ack_path: Vec<usize>,
+}
+
+/// A scheduled action (`[[actions]]`): at `at_ns`, apply `change` to a flow, one of its
+/// subflows, or a link. The same form is what controllers and the Python stepping API apply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionSpec {
+    pub at_ns: Nanos,
+    pub target: ActionTarget,
+    pub change: Change,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActionTarget {
+    /// Scenario flow index; `subflow` selects one subflow of a multipath flow (`None`: every
+    /// subflow, or the single-path flow itself).
+    Flow { flow: usize, subflow: Option<usize> },
+    /// Scenario link index.
+    Link(usize),
+}
+
+/// What an action changes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Switch the congestion control (Linux `setsockopt(TCP_CONGESTION)`), then hand the
+    /// window over.
+    Cc {
+        name: String,
+        params: toml::Table,
+        handoff: HandoffSpec,
+    },
+    /// Clamp the receive window the receiver advertises (Linux `TCP_WINDOW_CLAMP`), bytes.
+    Rwnd(u64),
+    /// Open a new subflow of a multipath flow over these links.
+    AddSubflow {
+        path: Vec<usize>,
+        ack_path: Vec<usize>,
+    },
+    /// Close a subflow: it sends nothing more and what it held is reinjected.
+    RemoveSubflow,
+    /// Stop scheduling data on a subflow (MP_PRIO backup), and use it again.
+    PauseSubflow,
+    ResumeSubflow,
+    /// A link's serializer rate from now on (fixed-rate links).
+    LinkRate(u64),
+    /// A link's one-way propagation delay for packets that leave it from now on.
+    LinkDelay(Nanos),
+    /// A link's random (Bernoulli) loss probability from now on.
+    LinkLoss(f64),
+}
+
+/// How the window is handed to a newly switched algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandoffSpec {
+    /// Whatever the new algorithm's `init` leaves (Linux's behaviour).
+    Keep,
+    /// cwnd (and optionally ssthresh), in packets, set after `init`.
+    Set { cwnd: u32, ssthresh: Option<u32> },
 }

@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use rove_scenario::{
-    parse, FlowSpec, JitterDistribution, JitterSpec, LossSpec, Outage, ParseOptions, QueueLimit,
-    QueueSpec, RateChange, Scenario, ScenarioError, Serializer, SubflowPath, NS_PER_MS, NS_PER_S,
+    parse, ActionTarget, Change, FlowSpec, HandoffSpec, JitterDistribution, JitterSpec, LossSpec,
+    Outage, ParseOptions, QueueLimit, QueueSpec, RateChange, Scenario, ScenarioError, Serializer,
+    SubflowPath, NS_PER_MS, NS_PER_S,
 };
 
 const KNOWN_CC: &[&str] = &["reno", "cubic", "bbr"];
@@ -20,6 +21,8 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         known_schedulers: &["minrtt", "blest"],
         known_couplings: &["auto", "uncoupled", "connection"],
         known_link_kinds: &["p2p"],
+        known_elements: &[],
+        known_controllers: &[],
     }
 }
 
@@ -1226,4 +1229,117 @@ fn link_kind_defaults_to_p2p_and_unknown_kinds_list_the_known_ones() {
         "links.down.kind",
         "unknown link kind \"wifi\"; known: p2p",
     );
+}
+
+fn with_action(action: &str) -> String {
+    format!(
+        "{}\n[[actions]]\n{action}\n",
+        with_flow(&format!("name = \"a\"\n{PATHS}"))
+    )
+}
+
+#[test]
+fn actions_parse_sorted_by_time_with_their_targets() {
+    let text = format!(
+        "{}\n[[actions]]\nat = \"5s\"\nlink = \"down\"\nrate = \"5Mbps\"\n\n[[actions]]\nat = \"2s\"\nflow = \"a\"\ncc = \"bbr\"\nhandoff = \"set\"\ncwnd = 40\n",
+        with_flow(&format!("name = \"a\"\n{PATHS}"))
+    );
+    let s = parse_ok(&text);
+    assert_eq!(s.actions.len(), 2);
+    assert_eq!(s.actions[0].at_ns, 2_000_000_000);
+    assert_eq!(
+        s.actions[0].change,
+        Change::Cc {
+            name: "bbr".into(),
+            params: toml::Table::new(),
+            handoff: HandoffSpec::Set {
+                cwnd: 40,
+                ssthresh: None
+            }
+        }
+    );
+    assert_eq!(s.actions[1].target, ActionTarget::Link(0));
+    assert_eq!(s.actions[1].change, Change::LinkRate(5_000_000));
+}
+
+#[test]
+fn bad_actions_name_their_key() {
+    for (action, location, message) in [
+        (
+            "at = \"1s\"\nflow = \"b\"\ncc = \"bbr\"",
+            "actions[0].flow",
+            "unknown flow \"b\"",
+        ),
+        (
+            "at = \"1s\"\nflow = \"a\"\ncc = \"vegas\"",
+            "actions[0].cc",
+            "unknown congestion control",
+        ),
+        (
+            "at = \"1s\"\nflow = \"a\"\ncc = \"bbr\"\ncwnd = 4",
+            "actions[0].cwnd",
+            "goes with handoff = \"set\"",
+        ),
+        (
+            "at = \"1s\"\nflow = \"a\"\ncc = \"bbr\"\nhandoff = \"set\"",
+            "actions[0].cwnd",
+            "needs cwnd",
+        ),
+        (
+            "at = \"1s\"\nflow = \"a\"\ncc = \"bbr\"\nrwnd = \"1MB\"",
+            "actions[0].rwnd",
+            "one change per action",
+        ),
+        ("at = \"1s\"\nflow = \"a\"", "actions[0]", "changes nothing"),
+        (
+            "at = \"1s\"\nflow = \"a\"\nrate = \"1Mbps\"",
+            "actions[0].rate",
+            "changes a link",
+        ),
+        (
+            "at = \"1s\"\nflow = \"a\"\nremove = true",
+            "actions[0].remove",
+            "multipath flows only",
+        ),
+        (
+            "at = \"11s\"\nflow = \"a\"\ncc = \"bbr\"",
+            "actions[0].at",
+            "after the end of the run",
+        ),
+        (
+            "flow = \"a\"\ncc = \"bbr\"",
+            "actions[0].at",
+            "missing required key \"at\"",
+        ),
+        (
+            "at = \"1s\"\nlink = \"down\"\ndelay = 5",
+            "actions[0].delay",
+            "expected a time",
+        ),
+    ] {
+        assert_error(&with_action(action), location, message);
+    }
+}
+
+#[test]
+fn components_need_a_known_kind_and_keep_their_keys() {
+    let opts_known = |text: &str| {
+        let mut o = options(&[], None);
+        o.known_controllers = &["features"];
+        rove_scenario::parse(text, &o)
+    };
+    let base = with_flow(&format!("name = \"a\"\n{PATHS}"));
+    let s = opts_known(&format!(
+        "{base}\n[[controllers]]\nkind = \"features\"\nevery = \"1s\"\n"
+    ))
+    .unwrap();
+    assert_eq!(s.controllers[0].kind, "features");
+    assert_eq!(s.controllers[0].location, "controllers[0]");
+    assert!(
+        s.controllers[0].params.contains_key("every")
+            && !s.controllers[0].params.contains_key("kind")
+    );
+    let e = opts_known(&format!("{base}\n[[controllers]]\nkind = \"drwa\"\n")).unwrap_err();
+    assert_eq!(e.location, "controllers[0].kind");
+    assert!(e.message.contains("known: features"), "{}", e.message);
 }

@@ -39,6 +39,15 @@ pub fn ts_ms(now: Nanos) -> u32 {
     (now / 1_000_000) as u32 + 1
 }
 
+/// How the window is handed over when a connection switches its congestion control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handoff {
+    /// What the new algorithm's `init` leaves (Linux's behaviour).
+    Keep,
+    /// cwnd (and optionally ssthresh), in packets, written after `init`.
+    Set { cwnd: u32, ssthresh: Option<u32> },
+}
+
 /// The timers an endpoint can arm. Each endpoint keeps its own deadline per timer; an armed
 /// timer that fires early (the deadline moved later) is simply re-armed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -20,6 +20,10 @@ use rove_sim::Nanos;
 
 /// TCP_DELACK_MIN, include/net/tcp.h (HZ/25).
 pub const DELAYED_ACK_NS: Nanos = 40_000_000;
+/// The smallest window clamp Linux accepts: SOCK_MIN_RCVBUF / 2 (tcp_set_window_clamp;
+/// SOCK_MIN_RCVBUF = 2048 + TCP_SKB_MIN_TRUESIZE, 2048 + 2304 on x86-64). [RECON] from
+/// include/net/sock.h; the sk_buff size is build-dependent.
+pub const MIN_WINDOW_CLAMP_BYTES: u64 = (2048 + 2304) / 2;
 /// TCP_MAX_QUICKACKS, include/net/tcp.h.
 const MAX_QUICKACKS: u32 = 16;
 
@@ -50,6 +54,10 @@ pub struct TcpReceiver {
     pub bytes_received: u64,
     /// Largest out-of-order backlog seen, in segments.
     pub max_ofo_segs: u64,
+    /// TCP_WINDOW_CLAMP set during the run, bytes.
+    window_clamp: Option<u64>,
+    /// Right edge of the last window advertised (ack + window), bytes: it never moves left.
+    right_edge: u64,
 }
 
 impl TcpReceiver {
@@ -70,7 +78,23 @@ impl TcpReceiver {
             bytes_delivered: 0,
             bytes_received: 0,
             max_ofo_segs: 0,
+            window_clamp: None,
+            right_edge: 0,
         }
+    }
+
+    /// `setsockopt(TCP_WINDOW_CLAMP)` during the connection: the advertised window shrinks to
+    /// `bytes` (at least [`MIN_WINDOW_CLAMP_BYTES`]) as data is acknowledged, without ever moving
+    /// its right edge left (tcp_select_window).
+    pub fn set_window_clamp(&mut self, bytes: u64) {
+        let ack_bytes = self.segments.bytes_before(self.rcv_nxt);
+        let advertised = if self.rcvbuf.is_some() {
+            self.tuned_window()
+        } else {
+            self.rwnd_bytes
+        };
+        self.right_edge = self.right_edge.max(ack_bytes + advertised);
+        self.window_clamp = Some(bytes.max(MIN_WINDOW_CLAMP_BYTES));
     }
 
     /// The same receiver with Linux's auto-tuned window, at most `rwnd_bytes`.
@@ -90,9 +114,26 @@ impl TcpReceiver {
 
     /// The window to advertise now.
     fn window(&mut self) -> u64 {
-        if self.rcvbuf.is_none() {
-            return self.rwnd_bytes;
-        }
+        let tuned = self.rcvbuf.is_some();
+        let Some(clamp) = self.window_clamp else {
+            return if tuned {
+                self.tuned_window()
+            } else {
+                self.rwnd_bytes
+            };
+        };
+        let w = if tuned {
+            self.tuned_window()
+        } else {
+            self.rwnd_bytes
+        };
+        let ack_bytes = self.segments.bytes_before(self.rcv_nxt);
+        let edge = (ack_bytes + w.min(clamp)).max(self.right_edge);
+        self.right_edge = edge;
+        edge - ack_bytes
+    }
+
+    fn tuned_window(&mut self) -> u64 {
         let ack_bytes = self.segments.bytes_before(self.rcv_nxt);
         let held = self.ofo_segs();
         self.rcvbuf

@@ -35,7 +35,9 @@ use crate::rtt::{RttEstimator, RTO_INIT_US};
 use crate::state::{
     AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord, INFINITE_SSTHRESH,
 };
-use crate::{ts_ms, DataSource, FedSegments, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES};
+use crate::{
+    ts_ms, DataSource, FedSegments, Handoff, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES,
+};
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
 use rove_sim::Nanos;
 use std::collections::VecDeque;
@@ -1462,6 +1464,33 @@ impl TcpSender {
 
     // ---------------------------------------------------------------------------------------
     // Observation
+
+    /// The live congestion-control algorithm's name.
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+
+    /// Switches the congestion control mid-connection, as `setsockopt(TCP_CONGESTION)` does
+    /// (tcp_cong.c: tcp_set_congestion_control → tcp_reinit_congestion_control): the new
+    /// algorithm starts from fresh private state, `prior_ssthresh` is cleared (no undo across
+    /// the switch), and, on an established connection, its `init` runs on the live socket state
+    /// (cwnd, ssthresh, RTT estimates and delivery counters carry over). Then `handoff` applies.
+    pub fn set_congestion_control(&mut self, cc: Box<dyn CongestionControl>, handoff: Handoff) {
+        self.cc = cc;
+        self.tp.prior_ssthresh = 0;
+        if self.established {
+            self.cc.init(&mut self.tp);
+            if !self.cc.has_cong_control() {
+                self.update_pacing_rate();
+            }
+        }
+        if let Handoff::Set { cwnd, ssthresh } = handoff {
+            self.tp.snd_cwnd = cwnd.min(self.tp.snd_cwnd_clamp);
+            if let Some(ss) = ssthresh {
+                self.tp.snd_ssthresh = ss;
+            }
+        }
+    }
 
     /// The algorithm's mode for the time series.
     pub fn cc_mode(&self) -> &'static str {

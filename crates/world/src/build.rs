@@ -4,7 +4,8 @@
 //! names them).
 
 use crate::transport::Transport;
-use crate::world::{Flow, Hop, Route, SubflowRoutes, World};
+use crate::world::{Flow, RouteTable, World};
+use crate::{control, element};
 use rove_mp::{coupling, sched, Connection, ConnectionConfig};
 use rove_scenario::{FlowSpec, MultipathSpec, ParseOptions, Scenario, ScenarioError};
 use rove_sim::link::{model as link_model, LinkModel};
@@ -18,8 +19,12 @@ pub fn load(text: &str, opts: &ParseOptions) -> Result<World, ScenarioError> {
     let names = cc::names();
     let schedulers = sched::names();
     let link_kinds = link_model::kinds();
+    let element_kinds = element::kinds();
+    let controller_kinds = control::kinds();
     let opts = ParseOptions {
         known_link_kinds: &link_kinds,
+        known_elements: &element_kinds,
+        known_controllers: &controller_kinds,
         known_cc: &names,
         known_schedulers: &schedulers,
         known_couplings: coupling::COUPLINGS,
@@ -82,39 +87,42 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
             vec![subflow],
         ));
     }
-    Ok(World::new(scenario, links, routes.routes, flows))
+    let mut elements: Vec<Vec<_>> = (0..links.len()).map(|_| Vec::new()).collect();
+    for placed in element::build_all(&scenario)? {
+        elements[placed.link].push(placed.element);
+    }
+    check_action_algorithms(&scenario)?;
+    let controllers = control::build_all(&scenario)?;
+    Ok(World::new(
+        scenario,
+        links,
+        elements,
+        controllers,
+        routes,
+        flows,
+    ))
 }
 
-/// The routes of the world, each distinct sequence of links once.
-#[derive(Default)]
-struct RouteTable {
-    routes: Vec<Route>,
-}
-
-impl RouteTable {
-    fn id(&mut self, links: &[usize]) -> u32 {
-        let route: Route = links
-            .iter()
-            .map(|&l| Hop {
-                link: l as u32,
-                port: 0,
-            })
-            .collect();
-        match self.routes.iter().position(|r| *r == route) {
-            Some(i) => i as u32,
-            None => {
-                self.routes.push(route);
-                (self.routes.len() - 1) as u32
-            }
+/// Builds (and drops) every algorithm an `[[actions]]` entry switches to, so a bad `cc_params`
+/// is reported before the run rather than when the action is due.
+fn check_action_algorithms(scenario: &Scenario) -> Result<(), ScenarioError> {
+    for a in &scenario.actions {
+        let rove_scenario::Change::Cc { name, params, .. } = &a.change else {
+            continue;
+        };
+        if let Some(Err(e)) = cc::build(name, &cc::CcConfig::new(params, 0)) {
+            return Err(ScenarioError {
+                file: scenario.source.clone(),
+                location: format!(
+                    "actions (at {} s).cc_params.{}",
+                    a.at_ns as f64 / 1e9,
+                    e.key
+                ),
+                message: e.message,
+            });
         }
     }
-
-    fn subflow(&mut self, path: &[usize], ack_path: &[usize]) -> SubflowRoutes {
-        SubflowRoutes {
-            data: self.id(path),
-            ack: self.id(ack_path),
-        }
-    }
+    Ok(())
 }
 
 /// A single-path flow's receiver: Linux's auto-tuned window, or a fixed one (`rcv_buffer`).

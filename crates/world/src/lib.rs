@@ -1,7 +1,11 @@
 //! The simulated world: a scenario's links and flows, the event loop that runs them, and the
 //! results they produce (summary and time series).
 
+pub mod actions;
 pub mod build;
+pub mod control;
+pub mod element;
+pub mod observe;
 pub mod record;
 pub mod summary;
 pub mod transport;

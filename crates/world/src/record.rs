@@ -24,6 +24,8 @@ pub struct FlowSeries {
     pub flow: Vec<u32>,
     /// -1 for a flow's (or connection's) own row, else the subflow index.
     pub subflow: Vec<i32>,
+    /// The congestion control live at the sample (a connection row: its first subflow's).
+    pub cc: Vec<&'static str>,
     pub cwnd_pkts: Vec<u32>,
     pub ssthresh_pkts: Vec<u32>,
     pub inflight_pkts: Vec<u32>,
@@ -137,6 +139,7 @@ impl Recorder {
         s.time_s.push(t);
         s.flow.push(k);
         s.subflow.push(sub);
+        s.cc.push(sender.cc_name());
         s.cwnd_pkts.push(tp.snd_cwnd);
         s.ssthresh_pkts.push(tp.snd_ssthresh);
         s.inflight_pkts.push(tp.packets_in_flight());
@@ -172,6 +175,7 @@ impl Recorder {
         s.time_s.push(t);
         s.flow.push(k);
         s.subflow.push(-1);
+        s.cc.push(c.subflows[0].sender.cc_name());
         s.cwnd_pkts.push(
             established()
                 .map(|sf| sf.sender.tp.snd_cwnd)

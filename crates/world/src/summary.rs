@@ -21,6 +21,9 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Jain's fairness index over the flows' goodputs; null when every goodput is zero.
     pub jain_index: Option<f64>,
+    /// Scheduled actions or controllers' changes that could not be applied (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -177,6 +180,7 @@ pub fn summarize(world: &World) -> Summary {
         jain_index: jain_index(&goodputs),
         flows,
         links,
+        warnings: world.warnings.clone(),
     }
 }
 

@@ -11,6 +11,8 @@
 //! event per subflow and timer; a deadline that moved later is re-armed when the early event
 //! fires), so an ACK that pushes the RTO back costs no heap operation.
 
+use crate::control::{Cadence, Controller};
+use crate::element::{Fate, PathElement};
 use crate::record::Recorder;
 use crate::transport::Transport;
 use rove_mp::SubflowNet;
@@ -36,6 +38,12 @@ pub enum Event {
         timer: Timer,
     },
     Sample,
+    /// The scenario's action `0` (`[[actions]]`) is due.
+    Action(u32),
+    /// A packet a path element held back enters the link at its hop.
+    Enter(PacketId),
+    /// Controller `0`'s time cadence is due.
+    Control(u32),
 }
 
 /// One hop of a route: a link and the port of it the packet goes to.
@@ -47,6 +55,46 @@ pub struct Hop {
 
 /// A route: the hops a packet crosses, in order.
 pub type Route = Box<[Hop]>;
+
+/// Every route of the world, each distinct sequence of hops once. Routes are only ever added,
+/// so a route id in a packet in flight stays valid.
+#[derive(Default)]
+pub struct RouteTable {
+    routes: Vec<Route>,
+}
+
+impl RouteTable {
+    /// The id of the route over `links` (port 0 of each), added if new.
+    pub fn id(&mut self, links: &[usize]) -> u32 {
+        let route: Route = links
+            .iter()
+            .map(|&l| Hop {
+                link: l as u32,
+                port: 0,
+            })
+            .collect();
+        match self.routes.iter().position(|r| *r == route) {
+            Some(i) => i as u32,
+            None => {
+                self.routes.push(route);
+                (self.routes.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The routes of a subflow whose data crosses `path` and whose ACKs cross `ack_path`.
+    pub fn subflow(&mut self, path: &[usize], ack_path: &[usize]) -> SubflowRoutes {
+        SubflowRoutes {
+            data: self.id(path),
+            ack: self.id(ack_path),
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &[Hop] {
+        &self.routes[id as usize]
+    }
+}
 
 /// The routes one subflow's packets take (ids into [`World::routes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,27 +159,38 @@ impl Flow {
 pub struct World {
     pub scenario: Scenario,
     now: Nanos,
-    queue: EventQueue<Event>,
+    pub(crate) queue: EventQueue<Event>,
     arena: PacketArena,
     pub links: Vec<Box<dyn LinkModel>>,
+    /// Per link: the path elements at its entry, in scenario order (usually none).
+    elements: Vec<Vec<Box<dyn PathElement>>>,
     /// The route table packets index.
-    pub routes: Vec<Route>,
+    pub routes: RouteTable,
     /// In scenario order.
     pub flows: Vec<Flow>,
     out: Vec<LinkOutput>,
     pub recorder: Recorder,
+    /// Scheduled actions that could not be applied when due (e.g. a subflow removed twice).
+    pub warnings: Vec<String>,
+    /// Controllers (`[[controllers]]`); a slot is empty only while its controller runs.
+    pub controllers: Vec<Option<Box<dyn Controller>>>,
+    /// Per flow: (controller, every n ACKs, ACKs counted) of ACK-cadence controllers.
+    ack_watch: Vec<Vec<(u32, u32, u32)>>,
+    /// Scratch for the actions a controller returns.
+    pending_actions: Vec<rove_scenario::spec::ActionSpec>,
 }
 
 /// What one flow sees of the world while it handles one event.
-struct Net<'a> {
+pub(crate) struct Net<'a> {
     now: Nanos,
     flow: u32,
     subflow_routes: &'a [SubflowRoutes],
     pending: &'a mut [[Option<Nanos>; Timer::COUNT]],
-    routes: &'a [Route],
+    routes: &'a RouteTable,
     queue: &'a mut EventQueue<Event>,
     arena: &'a mut PacketArena,
     links: &'a mut [Box<dyn LinkModel>],
+    elements: &'a mut [Vec<Box<dyn PathElement>>],
     out: &'a mut Vec<LinkOutput>,
 }
 
@@ -148,12 +207,17 @@ impl SubflowNet for Net<'_> {
         p.direction = direction;
         p.route = route;
         p.hop = 0;
-        let flow = p.flow;
-        let bytes = p.wire_bytes;
         let id = self.arena.alloc(p);
-        let hop = self.routes[route as usize][0];
-        offer(
-            self.now, hop, id, bytes, flow, self.links, self.queue, self.arena, self.out,
+        let hop = self.routes.get(route)[0];
+        enter(
+            self.now,
+            hop,
+            id,
+            self.elements,
+            self.links,
+            self.queue,
+            self.arena,
+            self.out,
         );
     }
 
@@ -174,25 +238,57 @@ impl SubflowNet for Net<'_> {
     }
 }
 
-/// Offers packet `id` to the link of `hop` and turns the link's requests into events.
+/// Packet `id` reaches the entry of the link of `hop`: the path elements there see it, then
+/// it is offered to the link.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn offer(
+fn enter(
     now: Nanos,
     hop: Hop,
     id: PacketId,
-    bytes: u32,
-    flow: u32,
+    elements: &mut [Vec<Box<dyn PathElement>>],
     links: &mut [Box<dyn LinkModel>],
     queue: &mut EventQueue<Event>,
     arena: &mut PacketArena,
     out: &mut Vec<LinkOutput>,
 ) {
+    let here = &mut elements[hop.link as usize];
+    if !here.is_empty() {
+        let p = arena.get_mut(id);
+        for e in here.iter_mut() {
+            match e.on_packet(now, p) {
+                Fate::Pass => {}
+                Fate::Drop => {
+                    arena.release(id);
+                    return;
+                }
+                Fate::Hold(at) => {
+                    queue.push(at.max(now), Event::Enter(id));
+                    return;
+                }
+            }
+        }
+    }
+    offer(now, hop, id, links, queue, arena, out);
+}
+
+/// Offers packet `id` to the link of `hop` and turns the link's requests into events.
+#[inline]
+fn offer(
+    now: Nanos,
+    hop: Hop,
+    id: PacketId,
+    links: &mut [Box<dyn LinkModel>],
+    queue: &mut EventQueue<Event>,
+    arena: &mut PacketArena,
+    out: &mut Vec<LinkOutput>,
+) {
+    let p = arena.get(id);
     let packet = Offer {
         id,
-        bytes,
+        bytes: p.wire_bytes,
         port: hop.port,
-        flow,
+        flow: p.flow,
     };
     if let Some(t) = links[hop.link as usize].offer(now, packet, out) {
         queue.push(t, Event::Service(hop.link));
@@ -214,7 +310,9 @@ impl World {
     pub(crate) fn new(
         scenario: Scenario,
         links: Vec<Box<dyn LinkModel>>,
-        routes: Vec<Route>,
+        elements: Vec<Vec<Box<dyn PathElement>>>,
+        controllers: Vec<Box<dyn Controller>>,
+        routes: RouteTable,
         flows: Vec<Flow>,
     ) -> Self {
         let mut queue = EventQueue::with_capacity(4096);
@@ -223,19 +321,57 @@ impl World {
             queue.push(f.start_ns, Event::Start(i as u32));
         }
         let recorder = Recorder::new(links.len());
+        let flows_len = flows.len();
         let first_sample = scenario.sample_interval_ns;
         queue.push(first_sample, Event::Sample);
-        World {
+        let mut world = World {
             scenario,
             now: 0,
             queue,
             arena: PacketArena::with_capacity(4096),
             links,
+            elements,
             routes,
             flows,
             out: Vec::with_capacity(64),
             recorder,
+            warnings: Vec::new(),
+            ack_watch: vec![Vec::new(); flows_len],
+            controllers: Vec::new(),
+            pending_actions: Vec::new(),
+        };
+        world.schedule_actions();
+        for c in controllers {
+            world.add_controller(c);
         }
+        world
+    }
+
+    /// Adds a controller; it is first called one period in (time cadence) or at its first
+    /// `n`th ACK.
+    pub fn add_controller(&mut self, c: Box<dyn Controller>) {
+        let i = self.controllers.len() as u32;
+        match c.cadence() {
+            Cadence::Every(ns) => self.queue.push(self.now + ns, Event::Control(i)),
+            Cadence::Acks { flow, n } => self.ack_watch[flow].push((i, n, 0)),
+        }
+        self.controllers.push(Some(c));
+    }
+
+    /// Calls controller `i` and applies what it decided.
+    fn run_controller(&mut self, i: u32) {
+        let mut c = self.controllers[i as usize].take().expect("not re-entered");
+        let mut actions = std::mem::take(&mut self.pending_actions);
+        c.tick(self.now, self, &mut actions);
+        self.controllers[i as usize] = Some(c);
+        for a in actions.drain(..) {
+            if let Err(e) = self.apply(&a) {
+                let t = self.now as f64 / 1e9;
+                self.warnings
+                    .push(format!("controllers[{i}] at {t} s: {e}"));
+            }
+        }
+        self.pending_actions = actions;
     }
 
     pub fn now(&self) -> Nanos {
@@ -261,7 +397,7 @@ impl World {
 
     /// The hops of route `route`.
     pub fn route(&self, route: u32) -> &[Hop] {
-        &self.routes[route as usize]
+        self.routes.get(route)
     }
 
     /// Processes every event up to and including `t` (capped at the run's duration).
@@ -269,6 +405,22 @@ impl World {
         let end = t.min(self.scenario.duration_ns);
         while let Some(next) = self.queue.peek_time() {
             if next > end {
+                break;
+            }
+            let (now, event) = self.queue.pop().expect("peeked");
+            self.now = now;
+            self.dispatch(event);
+        }
+        self.now = self.now.max(end);
+    }
+
+    /// Processes every event before `t` (capped at the run's duration) and stops the clock at
+    /// `t`: a change applied now happens at `t`, before anything else due then, exactly as a
+    /// scheduled `[[actions]]` entry at `t` would.
+    pub fn advance_to(&mut self, t: Nanos) {
+        let end = t.min(self.scenario.duration_ns);
+        while let Some(next) = self.queue.peek_time() {
+            if next >= end {
                 break;
             }
             let (now, event) = self.queue.pop().expect("peeked");
@@ -292,6 +444,19 @@ impl World {
                 drain(&mut self.out, &mut self.queue, &mut self.arena);
             }
             Event::Arrive(id) => self.arrive(id),
+            Event::Enter(id) => {
+                let p = self.arena.get(id);
+                let hop = self.routes.get(p.route)[p.hop as usize];
+                offer(
+                    now,
+                    hop,
+                    id,
+                    &mut self.links,
+                    &mut self.queue,
+                    &mut self.arena,
+                    &mut self.out,
+                );
+            }
             Event::Timer { flow, sub, timer } => {
                 let slot = &mut self.flows[flow as usize].pending[sub as usize][timer.index()];
                 if *slot != Some(now) {
@@ -308,7 +473,50 @@ impl World {
                     self.queue.push(next, Event::Sample);
                 }
             }
+            Event::Control(i) => {
+                self.run_controller(i);
+                if let Some(Cadence::Every(ns)) =
+                    self.controllers[i as usize].as_ref().map(|c| c.cadence())
+                {
+                    self.queue.push(now + ns, Event::Control(i));
+                }
+            }
+            Event::Action(i) => {
+                let action = self.scenario.actions[i as usize].clone();
+                if let Err(e) = self.apply(&action) {
+                    self.warnings
+                        .push(format!("actions at {} s: {e}", now as f64 / 1e9));
+                }
+            }
         }
+    }
+
+    /// Runs `f` on multipath flow `flow`'s connection with the flow's view of the world.
+    pub(crate) fn with_connection(
+        &mut self,
+        flow: usize,
+        f: impl FnOnce(&mut rove_mp::Connection, &mut Net),
+    ) {
+        self.with_flow(flow as u32, |t, net| {
+            if let Transport::Multipath(c) = t {
+                f(c, net)
+            }
+        });
+    }
+
+    /// Adds a subflow over `routes` running `cc` to multipath flow `flow`.
+    pub(crate) fn add_subflow(
+        &mut self,
+        flow: usize,
+        routes: SubflowRoutes,
+        cc: Box<dyn rove_tcp::cc::CongestionControl>,
+    ) {
+        let f = &mut self.flows[flow];
+        f.routes.push(routes);
+        f.pending.push([None; Timer::COUNT]);
+        self.with_connection(flow, |c, net| {
+            c.add_subflow(cc, net);
+        });
     }
 
     /// Runs `f` on flow `flow`'s transport with its view of the world.
@@ -329,6 +537,7 @@ impl World {
             queue: &mut self.queue,
             arena: &mut self.arena,
             links: &mut self.links,
+            elements: &mut self.elements,
             out: &mut self.out,
         };
         f(transport, &mut net);
@@ -339,16 +548,15 @@ impl World {
     #[inline]
     fn arrive(&mut self, id: PacketId) {
         let p = *self.arena.get(id);
-        let route = &self.routes[p.route as usize];
+        let route = self.routes.get(p.route);
         let next = p.hop as usize + 1;
         if next < route.len() {
             self.arena.get_mut(id).hop = next as u16;
-            offer(
+            enter(
                 self.now,
                 route[next],
                 id,
-                p.wire_bytes,
-                p.flow,
+                &mut self.elements,
                 &mut self.links,
                 &mut self.queue,
                 &mut self.arena,
@@ -359,6 +567,22 @@ impl World {
         self.arena.release(id);
         let sub = p.subflow.map_or(0, usize::from);
         self.with_flow(p.flow, |t, net| t.on_packet(sub, &p, net));
+        if p.direction == Direction::Ack && !self.ack_watch[p.flow as usize].is_empty() {
+            self.count_ack(p.flow as usize);
+        }
+    }
+
+    /// An ACK reached flow `flow`'s sender: runs the ACK-cadence controllers that are due.
+    fn count_ack(&mut self, flow: usize) {
+        for k in 0..self.ack_watch[flow].len() {
+            let (c, n, count) = &mut self.ack_watch[flow][k];
+            *count += 1;
+            if *count >= *n {
+                *count = 0;
+                let c = *c;
+                self.run_controller(c);
+            }
+        }
     }
 }
 

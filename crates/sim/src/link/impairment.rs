@@ -20,6 +20,12 @@ impl Loss {
         }
     }
 
+    /// Replaces the loss model from now on (the Gilbert-Elliott state starts good).
+    pub fn set(&mut self, spec: LossSpec) {
+        self.spec = spec;
+        self.bad = false;
+    }
+
     /// Whether the next packet offered to the link is lost.
     #[inline]
     pub fn drops_next(&mut self) -> bool {
@@ -67,11 +73,20 @@ impl Propagation {
         }
     }
 
+    /// A new one-way delay for packets that leave from now on. A packet never overtakes one
+    /// that left before it (a shorter delay holds it back), as on a real path whose delay fell.
+    pub fn set_delay(&mut self, delay_ns: Nanos) {
+        self.delay_ns = delay_ns;
+    }
+
     /// When a packet whose last bit left the serializer at `departs` reaches the far end.
     #[inline]
     pub fn arrival(&mut self, departs: Nanos) -> Nanos {
         let Some(j) = self.jitter else {
-            return departs + self.delay_ns;
+            // Without jitter arrivals follow departures, unless the delay was just lowered.
+            let at = (departs + self.delay_ns).max(self.last_arrival);
+            self.last_arrival = at;
+            return at;
         };
         let spread = j.amount_ns as f64;
         let offset = match j.distribution {

@@ -19,9 +19,9 @@ use crate::packet::PacketId;
 use crate::rng::Stream;
 use crate::Nanos;
 use impairment::{Loss, Propagation};
-pub use model::{LinkModel, Offer};
+pub use model::{LinkChange, LinkModel, Offer};
 use queue::{Queue, QueuedPacket};
-use rove_scenario::spec::{LinkSpec, Outage, Serializer as SerializerSpec};
+use rove_scenario::spec::{LinkSpec, LossSpec, Outage, RateChange, Serializer as SerializerSpec};
 use serializer::{serialization_ns, RateSchedule, TraceCursor};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -359,6 +359,45 @@ impl LinkModel for Link {
 
     fn capacity_bytes(&self, until: Nanos) -> f64 {
         Link::capacity_bytes(self, until)
+    }
+
+    fn change(&mut self, now: Nanos, change: LinkChange) -> Result<(), String> {
+        match change {
+            LinkChange::Rate(rate_bps) => {
+                let (Serializer::Rate(schedule), SerializerSpec::Rate { changes, .. }) =
+                    (&mut self.serializer, &mut self.spec.serializer)
+                else {
+                    return Err(format!(
+                        "link {:?} is trace-driven: its rate is the trace's",
+                        self.name
+                    ));
+                };
+                schedule.set_rate(now, rate_bps);
+                // The spec's schedule is what the capacity (utilisation) is computed from.
+                let at = changes.partition_point(|c| c.at_ns <= now);
+                changes.insert(
+                    at,
+                    RateChange {
+                        at_ns: now,
+                        rate_bps,
+                    },
+                );
+            }
+            LinkChange::Delay(delay_ns) => {
+                self.propagation.set_delay(delay_ns);
+                self.spec.delay_ns = delay_ns;
+            }
+            LinkChange::Loss(p) => {
+                let spec = if p > 0.0 {
+                    LossSpec::Bernoulli { p }
+                } else {
+                    LossSpec::None
+                };
+                self.loss.set(spec);
+                self.spec.loss = spec;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -29,6 +29,17 @@ pub struct Offer {
     pub flow: u32,
 }
 
+/// A parameter change of a link during a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LinkChange {
+    /// Serializer rate, bits per second.
+    Rate(u64),
+    /// One-way propagation delay.
+    Delay(Nanos),
+    /// Random (Bernoulli) loss probability.
+    Loss(f64),
+}
+
 pub trait LinkModel: Send + Sync {
     fn name(&self) -> &str;
 
@@ -53,6 +64,15 @@ pub trait LinkModel: Send + Sync {
 
     /// Bytes the link could have carried in `[0, until]` (its offered capacity).
     fn capacity_bytes(&self, until: Nanos) -> f64;
+
+    /// Changes a parameter from `now` on (scheduled actions, controllers). Models say what
+    /// they do not support.
+    fn change(&mut self, _now: Nanos, change: LinkChange) -> Result<(), String> {
+        Err(format!(
+            "link kind {:?} does not support changing {change:?}",
+            self.kind()
+        ))
+    }
 
     /// The port a path entry `"LINK:NAME"` names; `None` for an unknown name (a point-to-point
     /// link has no named ports).

@@ -45,6 +45,12 @@ impl RateSchedule {
         self.rate_bps
     }
 
+    /// Sets the rate from `now` on (until the next scheduled change, which still applies).
+    pub fn set_rate(&mut self, now: Nanos, rate_bps: u64) {
+        self.rate_at(now);
+        self.rate_bps = rate_bps;
+    }
+
     /// Bytes the serializer could send in `[from, to)` at the scheduled rates (for utilization).
     pub fn capacity_bytes(initial_bps: u64, changes: &[RateChange], from: Nanos, to: Nanos) -> f64 {
         let mut total_bits = 0.0;

@@ -1,0 +1,129 @@
+//! Reading a component's own keys (a path element's or a controller's table): typed getters that
+//! name the key in their errors, and a final check that rejects the keys nobody read.
+
+use crate::parse::{describe, read_number, read_rate, read_size, read_time};
+use crate::spec::{ComponentSpec, Nanos, Scenario};
+use std::cell::RefCell;
+
+/// A key of a component and what is wrong with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComponentError {
+    pub key: String,
+    pub message: String,
+}
+
+pub struct ComponentParams<'a> {
+    spec: &'a ComponentSpec,
+    read: RefCell<Vec<&'static str>>,
+}
+
+type Res<T> = Result<T, ComponentError>;
+
+fn error(key: &str, message: impl Into<String>) -> ComponentError {
+    ComponentError {
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+impl<'a> ComponentParams<'a> {
+    pub fn new(spec: &'a ComponentSpec) -> Self {
+        ComponentParams {
+            spec,
+            read: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn get<T>(
+        &self,
+        key: &'static str,
+        read: impl Fn(&toml::Value) -> Result<T, String>,
+    ) -> Res<Option<T>> {
+        self.read.borrow_mut().push(key);
+        self.spec
+            .params
+            .get(key)
+            .map(|v| read(v).map_err(|m| error(key, m)))
+            .transpose()
+    }
+
+    fn required<T>(&self, key: &'static str, value: Option<T>, looks_like: &str) -> Res<T> {
+        value.ok_or_else(|| error(key, format!("missing required key {key:?} ({looks_like})")))
+    }
+
+    pub fn number(&self, key: &'static str) -> Res<Option<f64>> {
+        self.get(key, read_number)
+    }
+
+    pub fn time(&self, key: &'static str) -> Res<Option<Nanos>> {
+        self.get(key, read_time)
+    }
+
+    pub fn size(&self, key: &'static str) -> Res<Option<u64>> {
+        self.get(key, read_size)
+    }
+
+    pub fn rate(&self, key: &'static str) -> Res<Option<u64>> {
+        self.get(key, read_rate)
+    }
+
+    pub fn string(&self, key: &'static str) -> Res<Option<String>> {
+        self.get(key, |v| match v {
+            toml::Value::String(s) => Ok(s.clone()),
+            other => Err(format!("expected a string, got {}", describe(other))),
+        })
+    }
+
+    /// A flow named by key `key` (required): its scenario index.
+    pub fn flow(&self, key: &'static str, scenario: &Scenario) -> Res<usize> {
+        let name = self.required(key, self.string(key)?, "a flow name")?;
+        scenario
+            .flows
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = scenario
+                    .flows
+                    .iter()
+                    .take(20)
+                    .map(|f| f.name.as_str())
+                    .collect();
+                error(
+                    key,
+                    format!("unknown flow {name:?}; flows are: {}", names.join(", ")),
+                )
+            })
+    }
+
+    /// A link named by key `key` (required): its scenario index.
+    pub fn link(&self, key: &'static str, scenario: &Scenario) -> Res<usize> {
+        let name = self.required(key, self.string(key)?, "a link name")?;
+        scenario
+            .links
+            .iter()
+            .position(|l| l.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = scenario.links.iter().map(|l| l.name.as_str()).collect();
+                error(
+                    key,
+                    format!("unknown link {name:?}; links are: {}", names.join(", ")),
+                )
+            })
+    }
+
+    /// Rejects every key no getter asked for, listing the accepted ones.
+    pub fn finish(self) -> Res<()> {
+        let read = self.read.into_inner();
+        for key in self.spec.params.keys() {
+            if !read.contains(&key.as_str()) {
+                let mut accepted = vec!["kind"];
+                accepted.extend(read.iter().copied());
+                return Err(error(
+                    key,
+                    format!("unknown key; accepted: {}", accepted.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

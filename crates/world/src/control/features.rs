@@ -1,0 +1,157 @@
+//! `kind = "features"`: the feature recorder. At its cadence it records, for each subflow of
+//! each watched flow, the [`SenderView`](crate::observe::SenderView) a controller sees (and,
+//! with `link = "NAME"`, that link's [`LinkView`](crate::observe::LinkView)), into
+//! `features.parquet`. A learned controller is trained in Python on exactly these columns and
+//! evaluates its model on the same fields in the engine, so training and use never drift apart.
+//!
+//! Keys: the cadence (`every`, or `every_acks` with `flow`), `flow` (record only this flow;
+//! default every flow), `link` (add this link's columns).
+
+use super::{read_cadence, Cadence, Controller};
+use crate::observe::SenderView;
+use crate::world::World;
+use rove_scenario::component::{ComponentError, ComponentParams};
+use rove_scenario::spec::ActionSpec;
+use rove_scenario::Scenario;
+use rove_sim::{Nanos, NS_PER_S};
+
+/// The numeric feature columns, in order.
+pub const SENDER_FEATURES: &[&str] = &[
+    "cwnd_pkts",
+    "ssthresh_pkts",
+    "inflight_pkts",
+    "srtt_ms",
+    "min_rtt_ms",
+    "delivery_rate_bps",
+    "pacing_rate_bps",
+    "lost_pkts",
+    "retrans_segs",
+    "bytes_acked",
+];
+pub const LINK_FEATURES: &[&str] = &[
+    "link_backlog_bytes",
+    "link_backlog_pkts",
+    "link_drops",
+    "link_utilization",
+];
+
+fn sender_features(v: &SenderView) -> [f64; 10] {
+    [
+        v.cwnd_pkts as f64,
+        v.ssthresh_pkts as f64,
+        v.inflight_pkts as f64,
+        v.srtt_ms,
+        v.min_rtt_ms,
+        v.delivery_rate_bps,
+        v.pacing_rate_bps,
+        v.lost_pkts as f64,
+        v.retrans_segs as f64,
+        v.bytes_acked as f64,
+    ]
+}
+
+/// Recorded rows, column by column.
+#[derive(Debug, Default, Clone)]
+pub struct FeatureLog {
+    pub time_s: Vec<f64>,
+    pub flow: Vec<u32>,
+    pub subflow: Vec<i32>,
+    pub cc: Vec<&'static str>,
+    pub mode: Vec<&'static str>,
+    /// Column names of `values`.
+    pub names: Vec<&'static str>,
+    /// One vector per name.
+    pub values: Vec<Vec<f64>>,
+}
+
+pub struct FeatureRecorder {
+    cadence: Cadence,
+    flow: Option<usize>,
+    link: Option<usize>,
+    log: FeatureLog,
+}
+
+impl FeatureRecorder {
+    pub fn build(
+        p: &ComponentParams,
+        scenario: &Scenario,
+    ) -> Result<Box<dyn Controller>, ComponentError> {
+        let cadence = read_cadence(p, scenario)?;
+        let flow = match cadence {
+            Cadence::Acks { flow, .. } => Some(flow),
+            Cadence::Every(_) => match p.string("flow")? {
+                None => None,
+                Some(_) => Some(p.flow("flow", scenario)?),
+            },
+        };
+        let link = match p.string("link")? {
+            None => None,
+            Some(_) => Some(p.link("link", scenario)?),
+        };
+        let mut names: Vec<&'static str> = SENDER_FEATURES.to_vec();
+        if link.is_some() {
+            names.extend_from_slice(LINK_FEATURES);
+        }
+        let values = vec![Vec::new(); names.len()];
+        Ok(Box::new(FeatureRecorder {
+            cadence,
+            flow,
+            link,
+            log: FeatureLog {
+                names,
+                values,
+                ..Default::default()
+            },
+        }))
+    }
+}
+
+impl Controller for FeatureRecorder {
+    fn kind(&self) -> &'static str {
+        "features"
+    }
+
+    fn cadence(&self) -> Cadence {
+        self.cadence
+    }
+
+    fn tick(&mut self, now: Nanos, world: &World, _actions: &mut Vec<ActionSpec>) {
+        let t = now as f64 / NS_PER_S as f64;
+        let link = self.link.map(|l| world.link_view(l));
+        let flows = match self.flow {
+            Some(f) => f..f + 1,
+            None => 0..world.flows.len(),
+        };
+        for f in flows {
+            for sub in 0..world.flows[f].transport.subflow_count() {
+                let v = world.sender_view(f, sub);
+                let log = &mut self.log;
+                log.time_s.push(t);
+                log.flow.push(f as u32);
+                log.subflow.push(if world.flows[f].is_multipath() {
+                    sub as i32
+                } else {
+                    -1
+                });
+                log.cc.push(v.cc);
+                log.mode.push(v.mode);
+                let mut row: Vec<f64> = sender_features(&v).to_vec();
+                if let Some(l) = link {
+                    row.extend([
+                        l.backlog_bytes as f64,
+                        l.backlog_pkts as f64,
+                        l.drops as f64,
+                        l.utilization,
+                    ]);
+                }
+                for (col, x) in log.values.iter_mut().zip(row) {
+                    col.push(x);
+                }
+            }
+        }
+    }
+
+    fn features(&self) -> Option<&FeatureLog> {
+        Some(&self.log)
+    }
+}
