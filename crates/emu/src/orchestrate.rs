@@ -102,7 +102,28 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
         .map_err(|e| RunError::Usage(e.to_string()))?;
     let source = opts.scenario.display();
     let available = available_cc();
+    let sim_only = |key: &str, what: &str| {
+        RunError::Usage(format!(
+            "{source}: {key}: {what} runs on the simulator only for now; run without --backend kernel"
+        ))
+    };
+    for (key, present) in [
+        ("actions", !sc.actions.is_empty()),
+        ("elements", !sc.elements.is_empty()),
+        ("controllers", !sc.controllers.is_empty()),
+    ] {
+        if present {
+            return Err(sim_only(key, &format!("[[{key}]]")));
+        }
+    }
     for (i, f) in sc.flows.iter().enumerate() {
+        if f.workload != rove_scenario::Workload::Bulk {
+            let key = format!("flows[{i}] ({}).workload", f.name);
+            return Err(sim_only(
+                &key,
+                &format!("workload = {:?}", f.workload.name()),
+            ));
+        }
         if let Some(key) = f.cc_params.keys().next() {
             return Err(RunError::Usage(format!(
                 "{source}: flows[{i}] ({}).cc_params.{key}: cc_params cannot be applied on the kernel backend (the kernel's {} takes no per-flow parameters); remove cc_params or run on the simulator",

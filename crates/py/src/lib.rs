@@ -163,6 +163,15 @@ impl Simulation {
             .flow_index(name)
             .ok_or_else(|| unknown("flow", name, w.flows.iter().map(|f| f.name.as_str())))?;
         let out = PyList::empty(py);
+        if let rove_world::transport::Transport::Datagram { source, sink } = &w.flows[f].transport {
+            let d = PyDict::new(py);
+            d.set_item("workload", source.kind())?;
+            d.set_item("sent_pkts", source.sent_pkts)?;
+            d.set_item("received_pkts", sink.received_pkts)?;
+            d.set_item("bytes_delivered", sink.payload_bytes)?;
+            out.append(d)?;
+            return Ok(out);
+        }
         for sub in 0..w.flows[f].transport.subflow_count() {
             let v = w.sender_view(f, sub);
             let d = PyDict::new(py);

@@ -22,7 +22,8 @@ use crate::error::ScenarioError;
 use crate::seed::stream_seed;
 use crate::spec::{
     FlowSpec, JitterDistribution, JitterSpec, LinkSpec, LossSpec, MultipathSpec, Nanos, Outage,
-    QueueLimit, QueueSpec, RateChange, Scenario, Serializer, SubflowPath, NS_PER_MS,
+    Process, QueueLimit, QueueSpec, RateChange, Scenario, Serializer, SubflowPath, Workload,
+    NS_PER_MS,
 };
 use crate::trace;
 use crate::units::{self, format_time, Quantity};
@@ -152,7 +153,30 @@ const FLOW_KEYS: &[&str] = &[
     "paths",
     "scheduler",
     "coupling",
+    "workload",
+    "rate",
+    "packet_size",
+    "on",
+    "off",
 ];
+/// Keys of a TCP flow that an unresponsive one does not take.
+const TCP_ONLY_KEYS: &[&str] = &[
+    "cc",
+    "cc_params",
+    "ack_path",
+    "rwnd",
+    "rcv_buffer",
+    "rcv_truesize",
+    "paths",
+    "scheduler",
+    "coupling",
+];
+/// Keys of an unresponsive flow that a TCP one does not take.
+const UNRESPONSIVE_ONLY_KEYS: &[&str] = &["rate", "packet_size", "on", "off"];
+/// Workloads (key `workload`).
+pub const WORKLOADS: &[&str] = &["bulk", "cbr", "poisson", "onoff"];
+/// Default `packet_size` of an unresponsive source: a full 1500-byte IP packet. [GAP] a choice.
+pub const DEFAULT_PACKET_BYTES: u64 = 1500;
 const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path"];
 /// Default multipath scheduler: minRTT, the default of Linux MPTCP (multipath-tcp.org
 /// `mptcp_sched.c` "default", upstream `mptcp_subflow_get_send`).
@@ -1339,6 +1363,16 @@ impl<'a> Validator<'a> {
         let name = self
             .get(t, path, "name", read_name)?
             .unwrap_or_else(|| format!("flow{i}"));
+        let workload = self.workload(t, path)?;
+        if workload != Workload::Bulk {
+            return self.unresponsive_flow(t, path, name, workload, links, duration_ns);
+        }
+        if let Some(key) = UNRESPONSIVE_ONLY_KEYS.iter().find(|k| t.contains_key(**k)) {
+            return Err(self.err(
+                join(path, key),
+                format!("{key:?} belongs to an unresponsive source: give workload = \"cbr\", \"poisson\" or \"onoff\" (a TCP flow's rate is its congestion control's business)"),
+            ));
+        }
         let cc = self
             .get(t, path, "cc", read_string)?
             .unwrap_or_else(|| DEFAULT_CC.to_string());
@@ -1438,6 +1472,102 @@ impl<'a> Validator<'a> {
             rcv_autotune,
             rcv_truesize,
             multipath,
+            workload,
+        })
+    }
+
+    /// Key `workload` (default "bulk") with an unresponsive source's `rate`, `packet_size`,
+    /// `on` and `off`.
+    fn workload(&self, t: &Table, path: &str) -> Res<Workload> {
+        let name = self.get(t, path, "workload", read_string)?;
+        let process = match name.as_deref() {
+            None | Some("bulk") => return Ok(Workload::Bulk),
+            Some("cbr") => Process::Cbr,
+            Some("poisson") => Process::Poisson,
+            Some("onoff") => {
+                let on_ns = self.require(t, path, "on", read_time, r#"a time like "1s""#)?;
+                let off_ns = self.require(t, path, "off", read_time, r#"a time like "1s""#)?;
+                self.positive(on_ns, || join(path, "on"))?;
+                Process::OnOff { on_ns, off_ns }
+            }
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "workload"),
+                    format!(
+                        "unknown workload {other:?}; accepted: {}",
+                        WORKLOADS.join(", ")
+                    ),
+                ))
+            }
+        };
+        if !matches!(process, Process::OnOff { .. }) {
+            for key in ["on", "off"] {
+                if t.contains_key(key) {
+                    return Err(self.err(
+                        join(path, key),
+                        "\"on\" and \"off\" belong to workload = \"onoff\"",
+                    ));
+                }
+            }
+        }
+        let rate_bps = self.require(t, path, "rate", read_rate, r#"a rate like "10Mbps""#)?;
+        self.positive(rate_bps, || join(path, "rate"))?;
+        let packet_bytes = self
+            .get(t, path, "packet_size", read_size)?
+            .unwrap_or(DEFAULT_PACKET_BYTES);
+        if !(29..=65_535).contains(&packet_bytes) {
+            return Err(self.err(
+                join(path, "packet_size"),
+                format!("{packet_bytes} B: an IP packet with a UDP header is 29 B to 65535 B"),
+            ));
+        }
+        Ok(Workload::Unresponsive {
+            process,
+            rate_bps,
+            packet_bytes: packet_bytes as u32,
+        })
+    }
+
+    /// An unresponsive flow: `path`, `start`, `size` and its workload keys only.
+    fn unresponsive_flow(
+        &self,
+        t: &Table,
+        path: &str,
+        name: String,
+        workload: Workload,
+        links: &[&str],
+        duration_ns: Nanos,
+    ) -> Res<FlowSpec> {
+        if let Some(key) = TCP_ONLY_KEYS.iter().find(|k| t.contains_key(**k)) {
+            return Err(self.err(
+                join(path, key),
+                format!("{key:?} belongs to a TCP flow; workload = {:?} is an unresponsive source (no congestion control, no ACKs)", workload.name()),
+            ));
+        }
+        let start_ns = self.get(t, path, "start", read_time)?.unwrap_or(0);
+        if start_ns >= duration_ns {
+            return Err(self.err(
+                join(path, "start"),
+                format!(
+                    "the flow starts at {}, at or after the end of the run (duration = {}), so it would never send",
+                    format_time(start_ns),
+                    format_time(duration_ns)
+                ),
+            ));
+        }
+        Ok(FlowSpec {
+            name,
+            cc: workload.name().to_string(),
+            cc_params: Table::new(),
+            path: self.link_list(t, path, "path", links)?,
+            ack_path: Vec::new(),
+            start_ns,
+            size_bytes: self.get(t, path, "size", read_flow_size)?.flatten(),
+            rwnd_bytes: DEFAULT_RWND_BYTES,
+            rcv_autotune: false,
+            rcv_truesize: DEFAULT_RCV_TRUESIZE,
+            multipath: None,
+            workload,
         })
     }
 

@@ -167,6 +167,49 @@ pub struct FlowSpec {
     pub rcv_truesize: u64,
     /// `Some` for a multipath flow (key `paths`): its subflows, scheduler and coupling.
     pub multipath: Option<MultipathSpec>,
+    /// What the flow's application does (key `workload`): a TCP bulk transfer (the default) or
+    /// an unresponsive packet source. An unresponsive flow has no `ack_path` (empty).
+    pub workload: Workload,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Workload {
+    /// A TCP connection sending `size` bytes (or forever) as fast as its congestion control
+    /// lets it.
+    Bulk,
+    /// An unresponsive (UDP-like) source: packets of `packet_bytes` on the wire at an average
+    /// of `rate_bps`, spaced by `process`; nothing is acknowledged or retransmitted.
+    Unresponsive {
+        process: Process,
+        rate_bps: u64,
+        packet_bytes: u32,
+    },
+}
+
+/// How an unresponsive source spaces its packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Process {
+    /// Constant bit rate: one packet every packet_bytes·8/rate.
+    Cbr,
+    /// Poisson arrivals: exponential gaps with that mean.
+    Poisson,
+    /// Constant bit rate during `on_ns`, silent during `off_ns`, repeating (on first).
+    OnOff { on_ns: Nanos, off_ns: Nanos },
+}
+
+impl Workload {
+    /// The name written for the flow's `cc` in results: the workload's name for unresponsive
+    /// flows.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::Bulk => "bulk",
+            Workload::Unresponsive { process, .. } => match process {
+                Process::Cbr => "cbr",
+                Process::Poisson => "poisson",
+                Process::OnOff { .. } => "onoff",
+            },
+        }
+    }
 }
 
 /// A multipath (MPTCP-like) flow: one connection over several paths, one subflow per path.

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use rove_scenario::{
     parse, ActionTarget, Change, FlowSpec, HandoffSpec, JitterDistribution, JitterSpec, LossSpec,
-    Outage, ParseOptions, QueueLimit, QueueSpec, RateChange, Scenario, ScenarioError, Serializer,
-    SubflowPath, NS_PER_MS, NS_PER_S,
+    Outage, ParseOptions, Process, QueueLimit, QueueSpec, RateChange, Scenario, ScenarioError,
+    Serializer, SubflowPath, Workload, NS_PER_MS, NS_PER_S,
 };
 
 const KNOWN_CC: &[&str] = &["reno", "cubic", "bbr"];
@@ -212,6 +212,7 @@ fn the_demo_parses() {
             rcv_autotune: true,
             rcv_truesize: 2304,
             multipath: None,
+            workload: Workload::Bulk,
         }
     );
     assert_eq!(s.flows[1].start_ns, 5 * NS_PER_S);
@@ -1342,4 +1343,63 @@ fn components_need_a_known_kind_and_keep_their_keys() {
     let e = opts_known(&format!("{base}\n[[controllers]]\nkind = \"drwa\"\n")).unwrap_err();
     assert_eq!(e.location, "controllers[0].kind");
     assert!(e.message.contains("known: features"), "{}", e.message);
+}
+
+#[test]
+fn unresponsive_workloads_parse_and_reject_tcp_keys() {
+    let s = parse_ok(&with_flow(
+        "name = \"flood\"\nworkload = \"onoff\"\nrate = \"8Mbps\"\non = \"1s\"\noff = \"500ms\"\npath = [\"down\"]",
+    ));
+    assert_eq!(
+        s.flows[0].workload,
+        Workload::Unresponsive {
+            process: Process::OnOff {
+                on_ns: NS_PER_S,
+                off_ns: NS_PER_S / 2
+            },
+            rate_bps: 8_000_000,
+            packet_bytes: 1500
+        }
+    );
+    assert_eq!(s.flows[0].cc, "onoff");
+    assert!(s.flows[0].ack_path.is_empty());
+    for (flow, location, message) in [
+        (
+            "workload = \"cbr\"\nrate = \"1Mbps\"\ncc = \"reno\"\npath = [\"down\"]",
+            "flows[0].cc",
+            "belongs to a TCP flow",
+        ),
+        (
+            "workload = \"cbr\"\nrate = \"1Mbps\"\nPATHS",
+            "flows[0].ack_path",
+            "belongs to a TCP flow",
+        ),
+        (
+            "workload = \"cbr\"\npath = [\"down\"]",
+            "flows[0].rate",
+            "missing required key \"rate\"",
+        ),
+        (
+            "workload = \"udp\"\npath = [\"down\"]",
+            "flows[0].workload",
+            "accepted: bulk, cbr, poisson, onoff",
+        ),
+        (
+            "workload = \"cbr\"\nrate = \"1Mbps\"\non = \"1s\"\npath = [\"down\"]",
+            "flows[0].on",
+            "belong to workload = \"onoff\"",
+        ),
+        (
+            "rate = \"1Mbps\"\nPATHS",
+            "flows[0].rate",
+            "belongs to an unresponsive source",
+        ),
+        (
+            "workload = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"10B\"\npath = [\"down\"]",
+            "flows[0].packet_size",
+            "29 B to 65535 B",
+        ),
+    ] {
+        assert_error(&with_flow(&flow.replace("PATHS", PATHS)), location, message);
+    }
 }

@@ -60,6 +60,7 @@ impl World {
                 match &mut self.flows[flow].transport {
                     Transport::Tcp { receiver, .. } => receiver.set_window_clamp(*bytes),
                     Transport::Multipath(c) => c.set_window_clamp(*bytes),
+                    Transport::Datagram { .. } => unreachable!("checked above"),
                 }
                 Ok(())
             }

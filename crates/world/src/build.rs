@@ -3,6 +3,7 @@
 //! subflows use, algorithms from the registries (unknown `cc_params` rejected with the key that
 //! names them).
 
+use crate::datagram::{DatagramSink, DatagramSource};
 use crate::transport::Transport;
 use crate::world::{Flow, RouteTable, World};
 use crate::{control, element};
@@ -48,6 +49,36 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
             location,
             message,
         };
+        if let rove_scenario::Workload::Unresponsive {
+            process,
+            rate_bps,
+            packet_bytes,
+        } = spec.workload
+        {
+            let rng =
+                rove_sim::rng::Stream::new(scenario.seed, &format!("flow:{}:workload", spec.name));
+            let transport = Transport::Datagram {
+                source: DatagramSource::new(
+                    process,
+                    rate_bps,
+                    packet_bytes,
+                    spec.start_ns,
+                    spec.size_bytes,
+                    rng,
+                ),
+                sink: DatagramSink::default(),
+            };
+            let subflow = routes.subflow(&spec.path, &[]);
+            flows.push(Flow::new(
+                spec.name.clone(),
+                spec.cc.clone(),
+                None,
+                spec.start_ns,
+                transport,
+                vec![subflow],
+            ));
+            continue;
+        }
         if let Some(mp) = &spec.multipath {
             flows.push(
                 build_connection(&scenario, spec, mp, &mut routes)

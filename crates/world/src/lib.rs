@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod build;
 pub mod control;
+pub mod datagram;
 pub mod element;
 pub mod observe;
 pub mod record;

@@ -87,7 +87,7 @@ impl World {
     pub fn ofo_bytes(&self, flow: usize) -> u64 {
         match &self.flows[flow].transport {
             Transport::Multipath(c) => c.reorder.ofo_bytes,
-            Transport::Tcp { .. } => 0,
+            _ => 0,
         }
     }
 

@@ -11,6 +11,7 @@
 //! is the subflow's own, and bytes_delivered counts the payload that arrived on it (duplicates
 //! included): its throughput.
 
+use crate::datagram::{DatagramSink, DatagramSource};
 use crate::transport::Transport;
 use crate::world::Flow;
 use rove_mp::Connection;
@@ -81,6 +82,9 @@ impl Recorder {
                 Transport::Tcp { sender, receiver } => {
                     let done = sender.is_complete().then_some("done");
                     self.sender_row(t, k, -1, sender, receiver.bytes_delivered, done);
+                }
+                Transport::Datagram { source, sink } => {
+                    self.datagram_row(t, now, k, f.start_ns, source, sink)
                 }
                 Transport::Multipath(c) => {
                     self.connection_row(t, now, k, f.start_ns, c);
@@ -162,6 +166,47 @@ impl Recorder {
         };
         s.ca_state.push(ca);
         s.cc_state.push(cc);
+        s.ofo_bytes.push(0);
+    }
+
+    /// An unresponsive flow's row: what it sent and what arrived; the TCP columns are 0.
+    fn datagram_row(
+        &mut self,
+        t: f64,
+        now: Nanos,
+        k: u32,
+        start_ns: Nanos,
+        source: &DatagramSource,
+        sink: &DatagramSink,
+    ) {
+        let s = &mut self.flows;
+        s.time_s.push(t);
+        s.flow.push(k);
+        s.subflow.push(-1);
+        s.cc.push(source.kind());
+        s.cwnd_pkts.push(0);
+        s.ssthresh_pkts.push(0);
+        s.inflight_pkts.push(0);
+        s.pacing_rate_bps.push(0.0);
+        s.srtt_ms.push(0.0);
+        s.min_rtt_ms.push(0.0);
+        s.delivery_rate_bps.push(0.0);
+        s.bytes_acked.push(0);
+        s.bytes_delivered.push(sink.payload_bytes);
+        s.retrans_segs.push(0);
+        let state = if now < start_ns {
+            "idle"
+        } else if source.is_complete() {
+            "done"
+        } else {
+            "open"
+        };
+        s.ca_state.push(state);
+        s.cc_state.push(if state == "open" {
+            source.kind()
+        } else {
+            state
+        });
         s.ofo_bytes.push(0);
     }
 

@@ -1,6 +1,7 @@
 //! The run's summary (summary.json, DESIGN.md "Results"), computed from the endpoints' and
 //! links' counters at the end of a run.
 
+use crate::datagram::{DatagramSink, DatagramSource};
 use crate::record::ns_to_ms;
 use crate::transport::Transport;
 use crate::world::{Flow, World};
@@ -47,6 +48,23 @@ pub struct FlowSummary {
     /// Multipath flows only (absent from single-path flows' entries).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub multipath: Option<MultipathSummary>,
+    /// Unresponsive flows only.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub datagram: Option<DatagramSummary>,
+}
+
+/// What an unresponsive flow's summary adds: what was sent, lost and how late it arrived.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatagramSummary {
+    pub workload: &'static str,
+    pub sent_pkts: u64,
+    pub received_pkts: u64,
+    /// Packets dropped on the way (by a queue, random loss or a path element) over packets
+    /// sent; packets still in flight at the end count as neither.
+    pub loss_rate: f64,
+    /// One-way delay of the packets received.
+    pub owd_mean_ms: Option<f64>,
+    pub owd_p95_ms: Option<f64>,
 }
 
 /// What a multipath flow's summary adds (DESIGN.md, results).
@@ -143,9 +161,13 @@ pub fn summarize(world: &World) -> Summary {
     let flows: Vec<FlowSummary> = world
         .flows
         .iter()
-        .map(|f| match &f.transport {
+        .enumerate()
+        .map(|(i, f)| match &f.transport {
             Transport::Tcp { sender, receiver } => tcp_flow_summary(f, sender, receiver, duration),
             Transport::Multipath(c) => multipath_flow_summary(world, f, c, duration),
+            Transport::Datagram { source, sink } => {
+                datagram_flow_summary(f, source, sink, world.flow_drops(i), duration)
+            }
         })
         .collect();
     let links = world
@@ -215,6 +237,43 @@ fn tcp_flow_summary(
         fct_s: done.map(|t| secs(t - f.start_ns)),
         bytes_delivered: receiver.bytes_delivered,
         multipath: None,
+        datagram: None,
+    }
+}
+
+fn datagram_flow_summary(
+    f: &Flow,
+    source: &DatagramSource,
+    sink: &DatagramSink,
+    drops: u64,
+    duration: Nanos,
+) -> FlowSummary {
+    let active_s = secs(duration.saturating_sub(f.start_ns)).max(1e-9);
+    let rate = sink.payload_bytes as f64 * 8.0 / active_s / 1e6;
+    FlowSummary {
+        name: f.name.clone(),
+        cc: f.cc_name.clone(),
+        start_s: secs(f.start_ns),
+        goodput_mbps: rate,
+        throughput_mbps: rate,
+        mean_rtt_ms: None,
+        p95_rtt_ms: None,
+        retrans_rate: 0.0,
+        fct_s: None,
+        bytes_delivered: sink.payload_bytes,
+        multipath: None,
+        datagram: Some(DatagramSummary {
+            workload: source.kind(),
+            sent_pkts: source.sent_pkts,
+            received_pkts: sink.received_pkts,
+            loss_rate: if source.sent_pkts == 0 {
+                0.0
+            } else {
+                drops as f64 / source.sent_pkts as f64
+            },
+            owd_mean_ms: mean(&sink.owd_ns).map(|m| m / 1e6),
+            owd_p95_ms: percentile(&sink.owd_ns, 0.95).map(ns_to_ms),
+        }),
     }
 }
 
@@ -293,6 +352,7 @@ fn multipath_flow_summary(world: &World, m: &Flow, c: &Connection, duration: Nan
         },
         fct_s: done.map(|t| secs(t - m.start_ns)),
         bytes_delivered: c.reorder.bytes_delivered,
+        datagram: None,
         multipath: Some(MultipathSummary {
             scheduler: c.scheduler_name().to_string(),
             coupling: m.coupling.clone().unwrap_or_default(),

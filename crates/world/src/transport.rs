@@ -6,6 +6,7 @@
 //! therefore has one set of events, one routing driver and one results path for both; what
 //! differs (a data sequence space, a scheduler, a reordering buffer) stays inside `rove_mp`.
 
+use crate::datagram::{DatagramSink, DatagramSource};
 use rove_mp::{Connection, SubflowNet};
 use rove_sim::packet::{Direction, Packet};
 use rove_sim::Nanos;
@@ -21,43 +22,57 @@ pub enum Transport {
     },
     /// A multipath connection over several TCP subflows.
     Multipath(Connection),
+    /// An unresponsive source and its sink (one "subflow", no ACK path).
+    Datagram {
+        source: DatagramSource,
+        sink: DatagramSink,
+    },
 }
 
 impl Transport {
     pub fn subflow_count(&self) -> usize {
         match self {
-            Transport::Tcp { .. } => 1,
+            Transport::Tcp { .. } | Transport::Datagram { .. } => 1,
             Transport::Multipath(c) => c.subflows.len(),
         }
     }
 
-    /// The sender of subflow `sub`.
-    pub fn sender(&self, sub: usize) -> &TcpSender {
+    /// Whether the flow is TCP (single-path or multipath): it has senders and receivers.
+    pub fn is_tcp(&self) -> bool {
+        !matches!(self, Transport::Datagram { .. })
+    }
+
+    /// The TCP sender of subflow `sub` (`None` for an unresponsive flow).
+    pub fn tcp_sender(&self, sub: usize) -> Option<&TcpSender> {
         match self {
-            Transport::Tcp { sender, .. } => sender,
-            Transport::Multipath(c) => &c.subflows[sub].sender,
+            Transport::Tcp { sender, .. } => Some(sender),
+            Transport::Multipath(c) => Some(&c.subflows[sub].sender),
+            Transport::Datagram { .. } => None,
         }
+    }
+
+    /// The TCP sender of subflow `sub`. Panics for an unresponsive flow (check [`is_tcp`]).
+    ///
+    /// [`is_tcp`]: Self::is_tcp
+    pub fn sender(&self, sub: usize) -> &TcpSender {
+        self.tcp_sender(sub)
+            .expect("an unresponsive flow has no TCP sender")
     }
 
     pub fn sender_mut(&mut self, sub: usize) -> &mut TcpSender {
         match self {
             Transport::Tcp { sender, .. } => sender,
             Transport::Multipath(c) => &mut c.subflows[sub].sender,
+            Transport::Datagram { .. } => panic!("an unresponsive flow has no TCP sender"),
         }
     }
 
-    /// The receiver of subflow `sub`.
+    /// The TCP receiver of subflow `sub`. Panics for an unresponsive flow.
     pub fn receiver(&self, sub: usize) -> &TcpReceiver {
         match self {
             Transport::Tcp { receiver, .. } => receiver,
             Transport::Multipath(c) => &c.subflows[sub].receiver,
-        }
-    }
-
-    pub fn receiver_mut(&mut self, sub: usize) -> &mut TcpReceiver {
-        match self {
-            Transport::Tcp { receiver, .. } => receiver,
-            Transport::Multipath(c) => &mut c.subflows[sub].receiver,
+            Transport::Datagram { .. } => panic!("an unresponsive flow has no TCP receiver"),
         }
     }
 
@@ -65,46 +80,32 @@ impl Transport {
     pub fn connection(&self) -> Option<&Connection> {
         match self {
             Transport::Multipath(c) => Some(c),
-            Transport::Tcp { .. } => None,
+            _ => None,
         }
     }
 
     pub fn connection_mut(&mut self) -> Option<&mut Connection> {
         match self {
             Transport::Multipath(c) => Some(c),
-            Transport::Tcp { .. } => None,
+            _ => None,
         }
     }
 
-    /// In-order bytes the receiving application got.
+    /// Payload bytes the receiving application got (in order, for TCP).
     pub fn bytes_delivered(&self) -> u64 {
         match self {
             Transport::Tcp { receiver, .. } => receiver.bytes_delivered,
             Transport::Multipath(c) => c.reorder.bytes_delivered,
+            Transport::Datagram { sink, .. } => sink.payload_bytes,
         }
     }
 
-    /// A finite transfer that is fully acknowledged.
-    pub fn is_complete(&self) -> bool {
-        match self {
-            Transport::Tcp { sender, .. } => sender.is_complete(),
-            Transport::Multipath(c) => c.is_complete(),
-        }
-    }
-
-    /// The transfer's completion time (last byte acknowledged), if it completed.
-    pub fn completed_at(&self) -> Option<Nanos> {
-        match self {
-            Transport::Tcp { sender, .. } => sender.stats.completed_at,
-            Transport::Multipath(c) => c.data.completed_at,
-        }
-    }
-
-    /// Opens the connection (the first SYN).
+    /// Opens the connection (the first SYN), or sends an unresponsive source's first packet.
     pub fn start<N: SubflowNet>(&mut self, net: &mut N) {
         match self {
             Transport::Tcp { sender, .. } => sender.start(&mut SubflowWire::data(net, 0)),
             Transport::Multipath(c) => c.start(net),
+            Transport::Datagram { source, .. } => send_datagram(source, net),
         }
     }
 
@@ -116,6 +117,7 @@ impl Transport {
                 Direction::Ack => sender.on_packet(p, &mut SubflowWire::data(net, 0)),
             },
             Transport::Multipath(c) => c.on_packet(sub, p, p.direction, net),
+            Transport::Datagram { sink, .. } => sink.on_packet(p, net.now()),
         }
     }
 
@@ -130,7 +132,20 @@ impl Transport {
                 }
             }
             Transport::Multipath(c) => c.on_timer(sub, timer, net),
+            // The source's send timer (the pacing timer: "the next packet may leave").
+            Transport::Datagram { source, .. } => send_datagram(source, net),
         }
+    }
+}
+
+/// Sends an unresponsive source's packet due now and arms its timer for the next.
+fn send_datagram<N: SubflowNet>(source: &mut DatagramSource, net: &mut N) {
+    let (packet, next) = source.emit(net.now());
+    if let Some(p) = packet {
+        net.transmit(0, Direction::Data, p);
+    }
+    if let Some(at) = next {
+        net.arm(0, Timer::Pacing, at);
     }
 }
 

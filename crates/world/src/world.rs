@@ -178,6 +178,8 @@ pub struct World {
     ack_watch: Vec<Vec<(u32, u32, u32)>>,
     /// Scratch for the actions a controller returns.
     pending_actions: Vec<rove_scenario::spec::ActionSpec>,
+    /// Per flow: its packets dropped on the way (queues, random loss, path elements).
+    flow_drops: Vec<u64>,
 }
 
 /// What one flow sees of the world while it handles one event.
@@ -192,6 +194,7 @@ pub(crate) struct Net<'a> {
     links: &'a mut [Box<dyn LinkModel>],
     elements: &'a mut [Vec<Box<dyn PathElement>>],
     out: &'a mut Vec<LinkOutput>,
+    flow_drops: &'a mut [u64],
 }
 
 impl SubflowNet for Net<'_> {
@@ -218,6 +221,7 @@ impl SubflowNet for Net<'_> {
             self.queue,
             self.arena,
             self.out,
+            self.flow_drops,
         );
     }
 
@@ -251,6 +255,7 @@ fn enter(
     queue: &mut EventQueue<Event>,
     arena: &mut PacketArena,
     out: &mut Vec<LinkOutput>,
+    flow_drops: &mut [u64],
 ) {
     let here = &mut elements[hop.link as usize];
     if !here.is_empty() {
@@ -259,6 +264,7 @@ fn enter(
             match e.on_packet(now, p) {
                 Fate::Pass => {}
                 Fate::Drop => {
+                    flow_drops[p.flow as usize] += 1;
                     arena.release(id);
                     return;
                 }
@@ -269,10 +275,11 @@ fn enter(
             }
         }
     }
-    offer(now, hop, id, links, queue, arena, out);
+    offer(now, hop, id, links, queue, arena, out, flow_drops);
 }
 
 /// Offers packet `id` to the link of `hop` and turns the link's requests into events.
+#[allow(clippy::too_many_arguments)]
 #[inline]
 fn offer(
     now: Nanos,
@@ -282,6 +289,7 @@ fn offer(
     queue: &mut EventQueue<Event>,
     arena: &mut PacketArena,
     out: &mut Vec<LinkOutput>,
+    flow_drops: &mut [u64],
 ) {
     let p = arena.get(id);
     let packet = Offer {
@@ -293,15 +301,23 @@ fn offer(
     if let Some(t) = links[hop.link as usize].offer(now, packet, out) {
         queue.push(t, Event::Service(hop.link));
     }
-    drain(out, queue, arena);
+    drain(out, queue, arena, flow_drops);
 }
 
 #[inline]
-fn drain(out: &mut Vec<LinkOutput>, queue: &mut EventQueue<Event>, arena: &mut PacketArena) {
+fn drain(
+    out: &mut Vec<LinkOutput>,
+    queue: &mut EventQueue<Event>,
+    arena: &mut PacketArena,
+    flow_drops: &mut [u64],
+) {
     for o in out.drain(..) {
         match o {
             LinkOutput::Deliver { id, at } => queue.push(at, Event::Arrive(id)),
-            LinkOutput::Drop { id, .. } => arena.release(id),
+            LinkOutput::Drop { id, .. } => {
+                flow_drops[arena.get(id).flow as usize] += 1;
+                arena.release(id);
+            }
         }
     }
 }
@@ -337,6 +353,7 @@ impl World {
             recorder,
             warnings: Vec::new(),
             ack_watch: vec![Vec::new(); flows_len],
+            flow_drops: vec![0; flows_len],
             controllers: Vec::new(),
             pending_actions: Vec::new(),
         };
@@ -395,6 +412,11 @@ impl World {
         self.now >= self.scenario.duration_ns
     }
 
+    /// Packets of flow `flow` dropped on the way so far (queues, random loss, path elements).
+    pub fn flow_drops(&self, flow: usize) -> u64 {
+        self.flow_drops[flow]
+    }
+
     /// The hops of route `route`.
     pub fn route(&self, route: u32) -> &[Hop] {
         self.routes.get(route)
@@ -441,7 +463,12 @@ impl World {
                 if let Some(t) = self.links[l as usize].service(now, &mut self.out) {
                     self.queue.push(t, Event::Service(l));
                 }
-                drain(&mut self.out, &mut self.queue, &mut self.arena);
+                drain(
+                    &mut self.out,
+                    &mut self.queue,
+                    &mut self.arena,
+                    &mut self.flow_drops,
+                );
             }
             Event::Arrive(id) => self.arrive(id),
             Event::Enter(id) => {
@@ -455,6 +482,7 @@ impl World {
                     &mut self.queue,
                     &mut self.arena,
                     &mut self.out,
+                    &mut self.flow_drops,
                 );
             }
             Event::Timer { flow, sub, timer } => {
@@ -539,6 +567,7 @@ impl World {
             links: &mut self.links,
             elements: &mut self.elements,
             out: &mut self.out,
+            flow_drops: &mut self.flow_drops,
         };
         f(transport, &mut net);
     }
@@ -561,6 +590,7 @@ impl World {
                 &mut self.queue,
                 &mut self.arena,
                 &mut self.out,
+                &mut self.flow_drops,
             );
             return;
         }

@@ -285,6 +285,16 @@ impl Validator<'_> {
             )?),
         };
         if let ActionTarget::Flow { flow, subflow } = target {
+            if flows[flow].workload != crate::spec::Workload::Bulk {
+                return Err(self.err(
+                    join(path, key),
+                    format!(
+                        "flow {:?} is an unresponsive source (workload = {:?}): it has no congestion control, window or subflows to change",
+                        flows[flow].name,
+                        flows[flow].workload.name()
+                    ),
+                ));
+            }
             let multipath = flows[flow].multipath.is_some();
             let subflow_op = matches!(
                 change,

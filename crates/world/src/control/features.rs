@@ -122,7 +122,7 @@ impl Controller for FeatureRecorder {
             Some(f) => f..f + 1,
             None => 0..world.flows.len(),
         };
-        for f in flows {
+        for f in flows.filter(|&f| world.flows[f].transport.is_tcp()) {
             for sub in 0..world.flows[f].transport.subflow_count() {
                 let v = world.sender_view(f, sub);
                 let log = &mut self.log;
