@@ -158,6 +158,13 @@ def _print_run_summary(summary: dict, out: Path) -> None:
           f"{_fmt(events, ',')} {what}, seed {summary.get('seed')} -> {out}")
     width = max([len(str(f.get("name", ""))) for f in flows] + [4])
     for f in flows:
+        if f.get("workload") is not None:  # an unresponsive source: no RTT, no retransmissions
+            print(f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<6}"
+                  f"  goodput {_fmt(f.get('goodput_mbps'), '8.3f')} Mbps"
+                  f"  OWD mean {_fmt(f.get('owd_mean_ms'), '7.1f')} ms"
+                  f"  p95 {_fmt(f.get('owd_p95_ms'), '7.1f')} ms"
+                  f"  loss {_fmt(_pct(f.get('loss_rate')), '6.2f')} %")
+            continue
         line = (f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<6}"
                 f"  goodput {_fmt(f.get('goodput_mbps'), '8.3f')} Mbps"
                 f"  RTT mean {_fmt(f.get('mean_rtt_ms'), '7.1f')} ms"
