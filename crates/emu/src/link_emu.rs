@@ -28,7 +28,7 @@ use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
 use crate::tun::Tun;
 use rove_scenario::Scenario;
-use rove_sim::link::{model as link_model, LinkModel, LinkOutput, Offer};
+use rove_sim::link::{model as link_model, AnyLink, LinkOutput, Offer};
 use rove_sim::Nanos;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -150,7 +150,7 @@ impl Lateness {
 pub struct Emulator {
     scenario: Scenario,
     opts: EmuOptions,
-    links: Vec<Box<dyn LinkModel>>,
+    links: Vec<AnyLink>,
     routes: Vec<Route>,
     flows: Vec<FlowCounters>,
     rtts: Vec<RttTracker>,

@@ -16,7 +16,7 @@
 //! JSON Lines and CSV rather than a binary format: a 30 s run at 100 Mbps writes ~2 MB, which
 //! Python reads in well under a second, and a person can look at the files.
 
-use rove_sim::link::{DropReason, LinkModel};
+use rove_sim::link::{AnyLink, DropReason};
 use rove_sim::Nanos;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -97,7 +97,7 @@ impl Recorder {
     }
 
     /// One `queue.jsonl` row per link; empties each link's sojourn samples.
-    pub fn sample(&mut self, now: Nanos, links: &mut [Box<dyn LinkModel>]) -> io::Result<()> {
+    pub fn sample(&mut self, now: Nanos, links: &mut [AnyLink]) -> io::Result<()> {
         use std::fmt::Write as _;
         for l in links.iter_mut() {
             self.line.clear();

@@ -9,7 +9,7 @@ use crate::world::{Flow, RouteTable, World};
 use crate::{control, element};
 use rove_mp::{coupling, sched, Connection, ConnectionConfig};
 use rove_scenario::{FlowSpec, MultipathSpec, ParseOptions, Scenario, ScenarioError};
-use rove_sim::link::{model as link_model, LinkModel};
+use rove_sim::link::{model as link_model, AnyLink};
 use rove_tcp::cc;
 use rove_tcp::receiver::TcpReceiver;
 use rove_tcp::sender::TcpSender;
@@ -36,7 +36,7 @@ pub fn load(text: &str, opts: &ParseOptions) -> Result<World, ScenarioError> {
 }
 
 pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
-    let links: Vec<Box<dyn LinkModel>> = scenario
+    let links: Vec<AnyLink> = scenario
         .links
         .iter()
         .map(|spec| link_model::build(spec, scenario.seed))

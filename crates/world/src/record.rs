@@ -15,7 +15,7 @@ use crate::datagram::{DatagramSink, DatagramSource};
 use crate::transport::Transport;
 use crate::world::Flow;
 use rove_mp::Connection;
-use rove_sim::link::LinkModel;
+use rove_sim::link::AnyLink;
 use rove_sim::{Nanos, NS_PER_MS, NS_PER_S};
 use rove_tcp::sender::TcpSender;
 
@@ -74,7 +74,7 @@ impl Recorder {
         }
     }
 
-    pub fn sample(&mut self, now: Nanos, flows: &[Flow], links: &[Box<dyn LinkModel>]) {
+    pub fn sample(&mut self, now: Nanos, flows: &[Flow], links: &[AnyLink]) {
         let t = now as f64 / NS_PER_S as f64;
         for (k, f) in flows.iter().enumerate() {
             let k = k as u32;

@@ -18,7 +18,7 @@ use crate::transport::Transport;
 use rove_mp::SubflowNet;
 use rove_scenario::Scenario;
 use rove_sim::event::EventQueue;
-use rove_sim::link::{LinkModel, LinkOutput, Offer};
+use rove_sim::link::{AnyLink, LinkOutput, Offer};
 use rove_sim::packet::{Direction, Packet, PacketArena, PacketId};
 use rove_sim::Nanos;
 use rove_tcp::Timer;
@@ -161,7 +161,7 @@ pub struct World {
     now: Nanos,
     pub(crate) queue: EventQueue<Event>,
     arena: PacketArena,
-    pub links: Vec<Box<dyn LinkModel>>,
+    pub links: Vec<AnyLink>,
     /// Per link: the path elements at its entry, in scenario order (usually none).
     elements: Vec<Vec<Box<dyn PathElement>>>,
     /// The route table packets index.
@@ -191,7 +191,7 @@ pub(crate) struct Net<'a> {
     routes: &'a RouteTable,
     queue: &'a mut EventQueue<Event>,
     arena: &'a mut PacketArena,
-    links: &'a mut [Box<dyn LinkModel>],
+    links: &'a mut [AnyLink],
     elements: &'a mut [Vec<Box<dyn PathElement>>],
     out: &'a mut Vec<LinkOutput>,
     flow_drops: &'a mut [u64],
@@ -251,7 +251,7 @@ fn enter(
     hop: Hop,
     id: PacketId,
     elements: &mut [Vec<Box<dyn PathElement>>],
-    links: &mut [Box<dyn LinkModel>],
+    links: &mut [AnyLink],
     queue: &mut EventQueue<Event>,
     arena: &mut PacketArena,
     out: &mut Vec<LinkOutput>,
@@ -285,18 +285,21 @@ fn offer(
     now: Nanos,
     hop: Hop,
     id: PacketId,
-    links: &mut [Box<dyn LinkModel>],
+    links: &mut [AnyLink],
     queue: &mut EventQueue<Event>,
     arena: &mut PacketArena,
     out: &mut Vec<LinkOutput>,
     flow_drops: &mut [u64],
 ) {
-    let p = arena.get(id);
+    let (bytes, flow) = {
+        let p = arena.get(id);
+        (p.wire_bytes, p.flow)
+    };
     let packet = Offer {
         id,
-        bytes: p.wire_bytes,
+        bytes,
         port: hop.port,
-        flow: p.flow,
+        flow,
     };
     if let Some(t) = links[hop.link as usize].offer(now, packet, out) {
         queue.push(t, Event::Service(hop.link));
@@ -325,7 +328,7 @@ fn drain(
 impl World {
     pub(crate) fn new(
         scenario: Scenario,
-        links: Vec<Box<dyn LinkModel>>,
+        links: Vec<AnyLink>,
         elements: Vec<Vec<Box<dyn PathElement>>>,
         controllers: Vec<Box<dyn Controller>>,
         routes: RouteTable,
@@ -424,25 +427,21 @@ impl World {
 
     /// Processes every event up to and including `t` (capped at the run's duration).
     pub fn run_until(&mut self, t: Nanos) {
-        let end = t.min(self.scenario.duration_ns);
-        while let Some(next) = self.queue.peek_time() {
-            if next > end {
-                break;
-            }
-            let (now, event) = self.queue.pop().expect("peeked");
-            self.now = now;
-            self.dispatch(event);
-        }
-        self.now = self.now.max(end);
+        self.process(t, true);
     }
 
     /// Processes every event before `t` (capped at the run's duration) and stops the clock at
     /// `t`: a change applied now happens at `t`, before anything else due then, exactly as a
     /// scheduled `[[actions]]` entry at `t` would.
     pub fn advance_to(&mut self, t: Nanos) {
+        self.process(t, false);
+    }
+
+    /// The event loop: every event due before `t` (and at `t` when `inclusive`), in order.
+    fn process(&mut self, t: Nanos, inclusive: bool) {
         let end = t.min(self.scenario.duration_ns);
         while let Some(next) = self.queue.peek_time() {
-            if next >= end {
+            if next > end || (next == end && !inclusive) {
                 break;
             }
             let (now, event) = self.queue.pop().expect("peeked");

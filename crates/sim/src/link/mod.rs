@@ -19,7 +19,7 @@ use crate::packet::PacketId;
 use crate::rng::Stream;
 use crate::Nanos;
 use impairment::{Loss, Propagation};
-pub use model::{LinkChange, LinkModel, Offer};
+pub use model::{AnyLink, LinkChange, LinkModel, Offer};
 use queue::{Queue, QueuedPacket};
 use rove_scenario::spec::{LinkSpec, LossSpec, Outage, RateChange, Serializer as SerializerSpec};
 use serializer::{serialization_ns, RateSchedule, TraceCursor};
