@@ -116,6 +116,9 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             return Err(sim_only(key, &format!("[[{key}]]")));
         }
     }
+    if sc.measure_ns != (0, sc.duration_ns) {
+        return Err(sim_only("measure", "a measurement window"));
+    }
     for (i, f) in sc.flows.iter().enumerate() {
         if f.workload != rove_scenario::Workload::Bulk {
             let key = format!("flows[{i}] ({}).workload", f.name);

@@ -94,9 +94,13 @@ impl ReorderBuffer {
         if now <= start {
             return 0.0;
         }
-        let area =
-            self.ofo_area + self.ofo_bytes as u128 * now.saturating_sub(self.last_change) as u128;
-        area as f64 / (now - start) as f64
+        self.ofo_area_at(now) as f64 / (now - start) as f64
+    }
+
+    /// Occupancy integrated over time (byte-nanoseconds) from the start to `now` (no earlier
+    /// than the last change).
+    pub fn ofo_area_at(&self, now: Nanos) -> u128 {
+        self.ofo_area + self.ofo_bytes as u128 * now.saturating_sub(self.last_change) as u128
     }
 }
 

@@ -114,6 +114,7 @@ const TOP_KEYS: &[&str] = &[
     "duration",
     "seed",
     "sample_interval",
+    "measure",
     "links",
     "flows",
     "actions",
@@ -653,6 +654,7 @@ impl<'a> Validator<'a> {
                 ),
             ));
         }
+        let measure_ns = self.measure(doc, duration_ns)?;
         let links = self.links(doc, duration_ns, seed)?;
         let flows = self.flows(doc, &links, duration_ns)?;
         let actions = self.actions(doc, &links, &flows, duration_ns)?;
@@ -664,12 +666,51 @@ impl<'a> Validator<'a> {
             duration_ns,
             seed,
             sample_interval_ns,
+            measure_ns,
             links,
             flows,
             actions,
             elements,
             controllers,
         })
+    }
+
+    /// Key `measure = ["FROM", "TO"]`: 0 ≤ FROM < TO ≤ duration; default the whole run.
+    fn measure(&self, doc: &Table, duration_ns: Nanos) -> Res<(Nanos, Nanos)> {
+        let looks_like = r#"a window like ["10s", "60s"] (from, to)"#;
+        let items = match doc.get("measure") {
+            None => return Ok((0, duration_ns)),
+            Some(Value::Array(items)) if items.len() == 2 => items,
+            Some(other) => {
+                return Err(self.err(
+                    "measure",
+                    format!("expected {looks_like}, got {}", describe(other)),
+                ))
+            }
+        };
+        let from = read_time(&items[0]).map_err(|m| self.err("measure[0]", m))?;
+        let to = read_time(&items[1]).map_err(|m| self.err("measure[1]", m))?;
+        if from >= to {
+            return Err(self.err(
+                "measure",
+                format!(
+                    "the window must open before it closes: {} is not before {}",
+                    format_time(from),
+                    format_time(to)
+                ),
+            ));
+        }
+        if to > duration_ns {
+            return Err(self.err(
+                "measure[1]",
+                format!(
+                    "{} is after the end of the run ({})",
+                    format_time(to),
+                    format_time(duration_ns)
+                ),
+            ));
+        }
+        Ok((from, to))
     }
 
     // --- links --------------------------------------------------------------------------------

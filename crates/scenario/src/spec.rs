@@ -24,6 +24,9 @@ pub struct Scenario {
     pub seed: u64,
     /// Interval between time-series samples (key `sample_interval`, default 10 ms).
     pub sample_interval_ns: Nanos,
+    /// The measurement window (key `measure = [from, to]`, default the whole run): every
+    /// summary metric is computed over it.
+    pub measure_ns: (Nanos, Nanos),
     /// Links in the order they appear in the file (TOML tables keep insertion order here).
     pub links: Vec<LinkSpec>,
     /// Flows after `count = N` expansion: N entries named `name`, or `name.1` .. `name.N` when N > 1.

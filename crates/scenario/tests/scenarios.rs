@@ -1403,3 +1403,28 @@ fn unresponsive_workloads_parse_and_reject_tcp_keys() {
         assert_error(&with_flow(&flow.replace("PATHS", PATHS)), location, message);
     }
 }
+
+#[test]
+fn measure_windows_parse_and_bad_ones_name_their_key() {
+    let flow = format!("name = \"a\"\n{PATHS}");
+    let s = parse_ok(&with_flow(&flow));
+    assert_eq!(s.measure_ns, (0, 10 * NS_PER_S), "the whole run by default");
+    let s = parse_ok(&format!("measure = [\"2s\", \"8s\"]\n{}", with_flow(&flow)));
+    assert_eq!(s.measure_ns, (2 * NS_PER_S, 8 * NS_PER_S));
+    for (measure, location, message) in [
+        ("[\"8s\", \"2s\"]", "measure", "must open before it closes"),
+        (
+            "[\"2s\", \"11s\"]",
+            "measure[1]",
+            "after the end of the run",
+        ),
+        ("[\"2s\"]", "measure", "expected a window like"),
+        ("[\"2s\", 5]", "measure[1]", "expected a time"),
+    ] {
+        assert_error(
+            &format!("measure = {measure}\n{}", with_flow(&flow)),
+            location,
+            message,
+        );
+    }
+}

@@ -10,6 +10,7 @@ pub mod observe;
 pub mod record;
 pub mod summary;
 pub mod transport;
+pub mod window;
 pub mod world;
 
 pub use build::{build, load};

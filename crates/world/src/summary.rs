@@ -4,10 +4,10 @@
 use crate::datagram::{DatagramSink, DatagramSource};
 use crate::record::ns_to_ms;
 use crate::transport::Transport;
+use crate::window::Marks;
 use crate::world::{Flow, World};
 use rove_mp::Connection;
 use rove_sim::{Nanos, NS_PER_S};
-use rove_tcp::receiver::TcpReceiver;
 use rove_tcp::sender::TcpSender;
 use serde::Serialize;
 
@@ -156,39 +156,98 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
     Some(sum * sum / (xs.len() as f64 * sq))
 }
 
+/// The span a summary covers: the measurement window (the whole run by default) and the
+/// counters at its edges.
+struct Span<'a> {
+    from: Nanos,
+    to: Nanos,
+    start: &'a Marks,
+    end: &'a Marks,
+}
+
+impl Span<'_> {
+    /// Seconds flow `f` was active inside the window: from its start (or the window's) to its
+    /// completion (or the window's end).
+    fn active_s(&self, f: &Flow, done: Option<Nanos>) -> f64 {
+        secs(self.active_ns(f, done)).max(1e-9)
+    }
+
+    fn active_ns(&self, f: &Flow, done: Option<Nanos>) -> Nanos {
+        let flow_end = done.unwrap_or(self.to).min(self.to);
+        flow_end.saturating_sub(f.start_ns.max(self.from))
+    }
+}
+
+fn rate(x: f64, r: f64) -> f64 {
+    if r == 0.0 {
+        0.0
+    } else {
+        x / r
+    }
+}
+
 pub fn summarize(world: &World) -> Summary {
     let duration = world.scenario.duration_ns;
+    let (from, to) = world.scenario.measure_ns;
+    let zero;
+    let now;
+    let span = Span {
+        from,
+        to: to.min(duration),
+        start: match &world.measure_marks[0] {
+            Some(m) => m,
+            None => {
+                zero = Marks::zero(world);
+                &zero
+            }
+        },
+        end: match &world.measure_marks[1] {
+            Some(m) => m,
+            None => {
+                now = Marks::take(world);
+                &now
+            }
+        },
+    };
     let flows: Vec<FlowSummary> = world
         .flows
         .iter()
         .enumerate()
         .map(|(i, f)| match &f.transport {
-            Transport::Tcp { sender, receiver } => tcp_flow_summary(f, sender, receiver, duration),
-            Transport::Multipath(c) => multipath_flow_summary(world, f, c, duration),
+            Transport::Tcp { sender, .. } => tcp_flow_summary(f, i, sender, &span),
+            Transport::Multipath(c) => multipath_flow_summary(world, f, i, c, &span),
             Transport::Datagram { source, sink } => {
-                datagram_flow_summary(f, source, sink, world.flow_drops(i), duration)
+                datagram_flow_summary(f, i, source, sink, &span)
             }
         })
         .collect();
     let links = world
         .links
         .iter()
-        .map(|l| {
-            let capacity = l.capacity_bytes(duration);
-            let stats = l.stats();
-            let soj = &stats.sojourn_ns;
+        .enumerate()
+        .map(|(i, l)| {
+            // A trace's capacity at 0 counts its opportunities at 0: a window from the start
+            // takes the capacity to its end as it is.
+            let capacity = l.capacity_bytes(span.to)
+                - if from > 0 {
+                    l.capacity_bytes(from)
+                } else {
+                    0.0
+                };
+            let (s, e) = (&span.start.links[i], &span.end.links[i]);
+            let soj = &l.stats().sojourn_ns[s.sojourn_len..e.sojourn_len];
             LinkSummary {
                 name: l.name().to_string(),
                 utilization: if capacity > 0.0 {
-                    stats.departed_bytes as f64 / capacity
+                    (e.departed_bytes - s.departed_bytes) as f64 / capacity
                 } else {
                     0.0
                 },
                 mean_queue_delay_ms: mean(soj).map(|m| m / 1e6),
                 p95_queue_delay_ms: percentile(soj, 0.95).map(ns_to_ms),
-                drops: stats.drops(),
-                queue_drops: stats.queue_drops,
-                loss_drops: stats.loss_drops,
+                drops: e.drops - s.drops,
+                queue_drops: e.queue_drops - s.queue_drops,
+                loss_drops: e.loss_drops - s.loss_drops,
             }
         })
         .collect();
@@ -210,32 +269,27 @@ fn secs(ns: Nanos) -> f64 {
     ns as f64 / NS_PER_S as f64
 }
 
-fn tcp_flow_summary(
-    f: &Flow,
-    sender: &TcpSender,
-    receiver: &TcpReceiver,
-    duration: Nanos,
-) -> FlowSummary {
+fn tcp_flow_summary(f: &Flow, i: usize, sender: &TcpSender, span: &Span) -> FlowSummary {
+    let (s, e) = (&span.start.flows[i], &span.end.flows[i]);
+    let (s0, e0) = (s.subflow(0), e.subflow(0));
     let done = sender.stats.completed_at;
-    let end = done.unwrap_or(duration).min(duration);
-    let active_s = secs(end.saturating_sub(f.start_ns)).max(1e-9);
-    let rtts = &sender.stats.rtt_samples_ns;
-    let sent = sender.stats.segs_sent;
+    let active_s = span.active_s(f, done);
+    let rtts = &sender.stats.rtt_samples_ns[s0.rtt_len..e0.rtt_len];
+    let delivered = e.delivered - s.delivered;
     FlowSummary {
         name: f.name.clone(),
         cc: f.cc_name.clone(),
         start_s: secs(f.start_ns),
-        goodput_mbps: receiver.bytes_delivered as f64 * 8.0 / active_s / 1e6,
-        throughput_mbps: receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
+        goodput_mbps: delivered as f64 * 8.0 / active_s / 1e6,
+        throughput_mbps: (e0.received - s0.received) as f64 * 8.0 / active_s / 1e6,
         mean_rtt_ms: mean(rtts).map(|m| m / 1e6),
         p95_rtt_ms: percentile(rtts, 0.95).map(ns_to_ms),
-        retrans_rate: if sent == 0 {
-            0.0
-        } else {
-            sender.stats.retrans_segs as f64 / sent as f64
-        },
+        retrans_rate: rate(
+            (e0.retrans_segs - s0.retrans_segs) as f64,
+            (e0.segs_sent - s0.segs_sent) as f64,
+        ),
         fct_s: done.map(|t| secs(t - f.start_ns)),
-        bytes_delivered: receiver.bytes_delivered,
+        bytes_delivered: delivered,
         multipath: None,
         datagram: None,
     }
@@ -243,56 +297,66 @@ fn tcp_flow_summary(
 
 fn datagram_flow_summary(
     f: &Flow,
+    i: usize,
     source: &DatagramSource,
     sink: &DatagramSink,
-    drops: u64,
-    duration: Nanos,
+    span: &Span,
 ) -> FlowSummary {
-    let active_s = secs(duration.saturating_sub(f.start_ns)).max(1e-9);
-    let rate = sink.payload_bytes as f64 * 8.0 / active_s / 1e6;
+    let (s, e) = (&span.start.flows[i], &span.end.flows[i]);
+    let active_s = span.active_s(f, None);
+    let delivered = e.delivered - s.delivered;
+    let goodput = delivered as f64 * 8.0 / active_s / 1e6;
+    let sent = e.sent_pkts - s.sent_pkts;
+    let owd = &sink.owd_ns[s.owd_len..e.owd_len];
     FlowSummary {
         name: f.name.clone(),
         cc: f.cc_name.clone(),
         start_s: secs(f.start_ns),
-        goodput_mbps: rate,
-        throughput_mbps: rate,
+        goodput_mbps: goodput,
+        throughput_mbps: goodput,
         mean_rtt_ms: None,
         p95_rtt_ms: None,
         retrans_rate: 0.0,
         fct_s: None,
-        bytes_delivered: sink.payload_bytes,
+        bytes_delivered: delivered,
         multipath: None,
         datagram: Some(DatagramSummary {
             workload: source.kind(),
-            sent_pkts: source.sent_pkts,
-            received_pkts: sink.received_pkts,
-            loss_rate: if source.sent_pkts == 0 {
-                0.0
-            } else {
-                drops as f64 / source.sent_pkts as f64
-            },
-            owd_mean_ms: mean(&sink.owd_ns).map(|m| m / 1e6),
-            owd_p95_ms: percentile(&sink.owd_ns, 0.95).map(ns_to_ms),
+            sent_pkts: sent,
+            received_pkts: e.received_pkts - s.received_pkts,
+            loss_rate: rate((e.drops - s.drops) as f64, sent as f64),
+            owd_mean_ms: mean(owd).map(|m| m / 1e6),
+            owd_p95_ms: percentile(owd, 0.95).map(ns_to_ms),
         }),
     }
 }
 
-fn multipath_flow_summary(world: &World, m: &Flow, c: &Connection, duration: Nanos) -> FlowSummary {
+fn multipath_flow_summary(
+    world: &World,
+    m: &Flow,
+    i: usize,
+    c: &Connection,
+    span: &Span,
+) -> FlowSummary {
+    let (s, e) = (&span.start.flows[i], &span.end.flows[i]);
     let done = c.data.completed_at;
-    let end = done.unwrap_or(duration).min(duration);
-    let active_s = secs(end.saturating_sub(m.start_ns)).max(1e-9);
-    let rtts: Vec<Nanos> = c
-        .subflows
-        .iter()
-        .flat_map(|sf| sf.sender.stats.rtt_samples_ns.iter().copied())
-        .collect();
-    let sent: u64 = c.subflows.iter().map(|sf| sf.sender.stats.segs_sent).sum();
-    let retrans: u64 = c
-        .subflows
-        .iter()
-        .map(|sf| sf.sender.stats.retrans_segs)
-        .sum();
-    let received: u64 = c.subflows.iter().map(|sf| sf.receiver.bytes_received).sum();
+    let active_s = span.active_s(m, done);
+    let diff = |j: usize| {
+        let (a, b) = (s.subflow(j), e.subflow(j));
+        (
+            b.segs_sent - a.segs_sent,
+            b.retrans_segs - a.retrans_segs,
+            b.received - a.received,
+        )
+    };
+    let rtt_slice = |j: usize| {
+        &c.subflows[j].sender.stats.rtt_samples_ns[s.subflow(j).rtt_len..e.subflow(j).rtt_len]
+    };
+    let n = c.subflows.len();
+    let rtts: Vec<Nanos> = (0..n).flat_map(|j| rtt_slice(j).iter().copied()).collect();
+    let sent: u64 = (0..n).map(|j| diff(j).0).sum();
+    let retrans: u64 = (0..n).map(|j| diff(j).1).sum();
+    let received: u64 = (0..n).map(|j| diff(j).2).sum();
     let link_names = |route: u32| {
         world
             .route(route)
@@ -306,57 +370,51 @@ fn multipath_flow_summary(world: &World, m: &Flow, c: &Connection, duration: Nan
         .enumerate()
         .map(|(j, sf)| {
             let st = &sf.sender.stats;
+            let (segs, re, rcv) = diff(j);
+            let rtts = rtt_slice(j);
             SubflowSummary {
                 index: j,
                 path: link_names(m.routes[j].data),
                 ack_path: link_names(m.routes[j].ack),
                 start_s: sf.started_at.map(secs),
                 established_s: st.established_at.map(secs),
-                throughput_mbps: sf.receiver.bytes_received as f64 * 8.0 / active_s / 1e6,
-                share: if received == 0 {
-                    0.0
-                } else {
-                    sf.receiver.bytes_received as f64 / received as f64
-                },
-                mean_rtt_ms: mean(&st.rtt_samples_ns).map(|m| m / 1e6),
-                p95_rtt_ms: percentile(&st.rtt_samples_ns, 0.95).map(ns_to_ms),
-                retrans_rate: if st.segs_sent == 0 {
-                    0.0
-                } else {
-                    st.retrans_segs as f64 / st.segs_sent as f64
-                },
-                segs_sent: st.segs_sent,
+                throughput_mbps: rcv as f64 * 8.0 / active_s / 1e6,
+                share: rate(rcv as f64, received as f64),
+                mean_rtt_ms: mean(rtts).map(|m| m / 1e6),
+                p95_rtt_ms: percentile(rtts, 0.95).map(ns_to_ms),
+                retrans_rate: rate(re as f64, segs as f64),
+                segs_sent: segs,
                 failures: sf.failures,
             }
         })
         .collect();
-    let delays = &c.app_delay_ns;
+    let delays = &c.app_delay_ns[s.app_delay_len..e.app_delay_len];
     let total_bytes = c.data.bytes_before(c.data.total);
     let download = match (c.data.total, c.reorder.last_delivery_at) {
         (u64::MAX, _) => None,
         (_, Some(t)) if c.reorder.bytes_delivered >= total_bytes => Some(secs(t - m.start_ns)),
         _ => None,
     };
+    let delivered = e.delivered - s.delivered;
     FlowSummary {
         name: m.name.clone(),
         cc: m.cc_name.clone(),
         start_s: secs(m.start_ns),
-        goodput_mbps: c.reorder.bytes_delivered as f64 * 8.0 / active_s / 1e6,
+        goodput_mbps: delivered as f64 * 8.0 / active_s / 1e6,
         throughput_mbps: received as f64 * 8.0 / active_s / 1e6,
         mean_rtt_ms: mean(&rtts).map(|m| m / 1e6),
         p95_rtt_ms: percentile(&rtts, 0.95).map(ns_to_ms),
-        retrans_rate: if sent == 0 {
-            0.0
-        } else {
-            retrans as f64 / sent as f64
-        },
+        retrans_rate: rate(retrans as f64, sent as f64),
         fct_s: done.map(|t| secs(t - m.start_ns)),
-        bytes_delivered: c.reorder.bytes_delivered,
+        bytes_delivered: delivered,
         datagram: None,
         multipath: Some(MultipathSummary {
             scheduler: c.scheduler_name().to_string(),
             coupling: m.coupling.clone().unwrap_or_default(),
-            ofo_mean_bytes: c.reorder.mean_ofo_bytes(m.start_ns, end.max(m.start_ns)),
+            ofo_mean_bytes: match span.active_ns(m, done) {
+                0 => 0.0,
+                ns => (e.ofo_area - s.ofo_area) as f64 / ns as f64,
+            },
             ofo_max_bytes: c.reorder.ofo_max_bytes,
             app_delay_mean_ms: mean(delays).map(|m| m / 1e6),
             app_delay_p50_ms: percentile(delays, 0.50).map(ns_to_ms),

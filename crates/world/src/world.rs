@@ -44,6 +44,8 @@ pub enum Event {
     Enter(PacketId),
     /// Controller `0`'s time cadence is due.
     Control(u32),
+    /// The measurement window opens (0) or closes (1).
+    Measure(u8),
 }
 
 /// One hop of a route: a link and the port of it the packet goes to.
@@ -180,6 +182,9 @@ pub struct World {
     pending_actions: Vec<rove_scenario::spec::ActionSpec>,
     /// Per flow: its packets dropped on the way (queues, random loss, path elements).
     flow_drops: Vec<u64>,
+    /// The counters when the measurement window opened and closed (`measure`); `None` while
+    /// the run has not reached that time, and for an edge at the run's start or end.
+    pub measure_marks: [Option<crate::window::Marks>; 2],
 }
 
 /// What one flow sees of the world while it handles one event.
@@ -359,10 +364,18 @@ impl World {
             flow_drops: vec![0; flows_len],
             controllers: Vec::new(),
             pending_actions: Vec::new(),
+            measure_marks: [None, None],
         };
         world.schedule_actions();
         for c in controllers {
             world.add_controller(c);
+        }
+        let (from, to) = world.scenario.measure_ns;
+        if from > 0 {
+            world.queue.push(from, Event::Measure(0));
+        }
+        if to < world.scenario.duration_ns {
+            world.queue.push(to, Event::Measure(1));
         }
         world
     }
@@ -507,6 +520,9 @@ impl World {
                 {
                     self.queue.push(now + ns, Event::Control(i));
                 }
+            }
+            Event::Measure(edge) => {
+                self.measure_marks[edge as usize] = Some(crate::window::Marks::take(self));
             }
             Event::Action(i) => {
                 let action = self.scenario.actions[i as usize].clone();

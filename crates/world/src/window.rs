@@ -1,0 +1,131 @@
+//! Measurement windows (`measure = ["10s", "60s"]`): every summary metric is computed over the
+//! window only, from two marks of the world's counters, one when the window opens and one when
+//! it closes. A mark holds counters and the lengths of the sample vectors, so a window's samples
+//! are a slice and its counts a difference: nothing is recomputed and nothing extra is kept per
+//! packet.
+
+use crate::transport::Transport;
+use crate::world::World;
+use rove_sim::Nanos;
+
+/// One TCP sender/receiver pair's counters (a single-path flow's, or one subflow's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SenderMark {
+    pub segs_sent: u64,
+    pub retrans_segs: u64,
+    /// Length of the sender's RTT sample vector.
+    pub rtt_len: usize,
+    /// Payload that reached the receiver, duplicates included.
+    pub received: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlowMark {
+    /// In-order payload the application got.
+    pub delivered: u64,
+    /// Per subflow (one for a single-path flow; none for an unresponsive one).
+    pub subflows: Vec<SenderMark>,
+    /// Multipath: length of the application-delay sample vector, and the reordering buffer's
+    /// occupancy integrated over time so far (byte-ns).
+    pub app_delay_len: usize,
+    pub ofo_area: u128,
+    /// Unresponsive flows: packets sent and received, one-way-delay samples, drops.
+    pub sent_pkts: u64,
+    pub received_pkts: u64,
+    pub owd_len: usize,
+    pub drops: u64,
+}
+
+impl FlowMark {
+    /// Subflow `j`'s counters (zero for a subflow that did not exist yet).
+    pub fn subflow(&self, j: usize) -> SenderMark {
+        self.subflows.get(j).copied().unwrap_or_default()
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkMark {
+    pub departed_bytes: u64,
+    pub sojourn_len: usize,
+    pub drops: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+}
+
+/// The world's counters at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marks {
+    pub at: Nanos,
+    pub flows: Vec<FlowMark>,
+    pub links: Vec<LinkMark>,
+}
+
+fn sender_mark(t: &Transport, j: usize) -> SenderMark {
+    let (s, r) = (t.sender(j), t.receiver(j));
+    SenderMark {
+        segs_sent: s.stats.segs_sent,
+        retrans_segs: s.stats.retrans_segs,
+        rtt_len: s.stats.rtt_samples_ns.len(),
+        received: r.bytes_received,
+    }
+}
+
+impl Marks {
+    /// Everything zero at time 0: the mark of a window that opens with the run.
+    pub fn zero(world: &World) -> Self {
+        Marks {
+            at: 0,
+            flows: vec![FlowMark::default(); world.flows.len()],
+            links: vec![LinkMark::default(); world.links.len()],
+        }
+    }
+
+    pub fn take(world: &World) -> Self {
+        let flows = world
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let t = &f.transport;
+                let mut m = FlowMark {
+                    delivered: t.bytes_delivered(),
+                    drops: world.flow_drops(i),
+                    ..Default::default()
+                };
+                match t {
+                    Transport::Tcp { .. } => m.subflows.push(sender_mark(t, 0)),
+                    Transport::Multipath(c) => {
+                        m.subflows = (0..c.subflows.len()).map(|j| sender_mark(t, j)).collect();
+                        m.app_delay_len = c.app_delay_ns.len();
+                        m.ofo_area = c.reorder.ofo_area_at(world.now());
+                    }
+                    Transport::Datagram { source, sink } => {
+                        m.sent_pkts = source.sent_pkts;
+                        m.received_pkts = sink.received_pkts;
+                        m.owd_len = sink.owd_ns.len();
+                    }
+                }
+                m
+            })
+            .collect();
+        let links = world
+            .links
+            .iter()
+            .map(|l| {
+                let s = l.stats();
+                LinkMark {
+                    departed_bytes: s.departed_bytes,
+                    sojourn_len: s.sojourn_ns.len(),
+                    drops: s.drops(),
+                    queue_drops: s.queue_drops,
+                    loss_drops: s.loss_drops,
+                }
+            })
+            .collect();
+        Marks {
+            at: world.now(),
+            flows,
+            links,
+        }
+    }
+}
