@@ -13,6 +13,7 @@
 //!   same code.
 
 pub mod event;
+pub mod histogram;
 pub mod link;
 pub mod packet;
 pub mod rng;

@@ -38,6 +38,7 @@ use crate::state::{
 use crate::{
     ts_ms, DataSource, FedSegments, Handoff, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES,
 };
+use rove_sim::histogram::Histogram;
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
 use rove_sim::Nanos;
 use std::collections::VecDeque;
@@ -108,8 +109,8 @@ pub struct SenderStats {
     /// Segments transmitted, retransmissions included.
     pub segs_sent: u64,
     pub retrans_segs: u64,
-    /// Every RTT sample fed to the estimator, in ns.
-    pub rtt_samples_ns: Vec<Nanos>,
+    /// Every RTT sample fed to the estimator (a bounded histogram, `rove_sim::histogram`).
+    pub rtt: Histogram,
     pub established_at: Option<Nanos>,
     /// Congestion-window reductions undone as spurious (Eifel detection).
     pub undos: u64,
@@ -669,7 +670,7 @@ impl TcpSender {
         self.tp.srtt_us = self.rtt.srtt_us();
         self.tp.mdev_us4 = self.rtt.mdev_us4;
         self.backoff = 0; // RFC 6298: reset backoff on a valid RTT measurement
-        self.stats.rtt_samples_ns.push(seq_rtt);
+        self.stats.rtt.record(seq_rtt);
     }
 
     fn check_complete(&mut self, now: Nanos) {

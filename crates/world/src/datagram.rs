@@ -4,6 +4,7 @@
 //! responsive flow shares. Nothing is acknowledged or retransmitted.
 
 use rove_scenario::spec::Process;
+use rove_sim::histogram::Histogram;
 use rove_sim::packet::{Kind, Packet};
 use rove_sim::rng::Stream;
 use rove_sim::{Nanos, NS_PER_S};
@@ -33,8 +34,8 @@ pub struct DatagramSink {
     pub received_pkts: u64,
     /// Payload bytes received.
     pub payload_bytes: u64,
-    /// One-way delay of every packet received, ns.
-    pub owd_ns: Vec<Nanos>,
+    /// One-way delay of every packet received (a bounded histogram).
+    pub owd: Histogram,
     pub last_arrival: Option<Nanos>,
 }
 
@@ -124,7 +125,7 @@ impl DatagramSink {
     pub fn on_packet(&mut self, p: &Packet, now: Nanos) {
         self.received_pkts += 1;
         self.payload_bytes += p.payload_bytes as u64;
-        self.owd_ns.push(now - p.sent_at);
+        self.owd.record(now - p.sent_at);
         self.last_arrival = Some(now);
     }
 }

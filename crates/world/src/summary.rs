@@ -1,12 +1,13 @@
 //! The run's summary (summary.json, DESIGN.md "Results"), computed from the endpoints' and
 //! links' counters at the end of a run.
 
-use crate::datagram::{DatagramSink, DatagramSource};
+use crate::datagram::DatagramSource;
 use crate::record::ns_to_ms;
 use crate::transport::Transport;
 use crate::window::Marks;
 use crate::world::{Flow, World};
 use rove_mp::Connection;
+use rove_sim::histogram::Histogram;
 use rove_sim::{Nanos, NS_PER_S};
 use rove_tcp::sender::TcpSender;
 use serde::Serialize;
@@ -216,9 +217,7 @@ pub fn summarize(world: &World) -> Summary {
         .map(|(i, f)| match &f.transport {
             Transport::Tcp { sender, .. } => tcp_flow_summary(f, i, sender, &span),
             Transport::Multipath(c) => multipath_flow_summary(world, f, i, c, &span),
-            Transport::Datagram { source, sink } => {
-                datagram_flow_summary(f, i, source, sink, &span)
-            }
+            Transport::Datagram { source, .. } => datagram_flow_summary(f, i, source, &span),
         })
         .collect();
     let links = world
@@ -274,7 +273,7 @@ fn tcp_flow_summary(f: &Flow, i: usize, sender: &TcpSender, span: &Span) -> Flow
     let (s0, e0) = (s.subflow(0), e.subflow(0));
     let done = sender.stats.completed_at;
     let active_s = span.active_s(f, done);
-    let rtts = &sender.stats.rtt_samples_ns[s0.rtt_len..e0.rtt_len];
+    let rtts = e0.rtt.since(&s0.rtt);
     let delivered = e.delivered - s.delivered;
     FlowSummary {
         name: f.name.clone(),
@@ -282,8 +281,8 @@ fn tcp_flow_summary(f: &Flow, i: usize, sender: &TcpSender, span: &Span) -> Flow
         start_s: secs(f.start_ns),
         goodput_mbps: delivered as f64 * 8.0 / active_s / 1e6,
         throughput_mbps: (e0.received - s0.received) as f64 * 8.0 / active_s / 1e6,
-        mean_rtt_ms: mean(rtts).map(|m| m / 1e6),
-        p95_rtt_ms: percentile(rtts, 0.95).map(ns_to_ms),
+        mean_rtt_ms: rtts.mean().map(|m| m / 1e6),
+        p95_rtt_ms: rtts.quantile(0.95).map(ns_to_ms),
         retrans_rate: rate(
             (e0.retrans_segs - s0.retrans_segs) as f64,
             (e0.segs_sent - s0.segs_sent) as f64,
@@ -295,19 +294,13 @@ fn tcp_flow_summary(f: &Flow, i: usize, sender: &TcpSender, span: &Span) -> Flow
     }
 }
 
-fn datagram_flow_summary(
-    f: &Flow,
-    i: usize,
-    source: &DatagramSource,
-    sink: &DatagramSink,
-    span: &Span,
-) -> FlowSummary {
+fn datagram_flow_summary(f: &Flow, i: usize, source: &DatagramSource, span: &Span) -> FlowSummary {
     let (s, e) = (&span.start.flows[i], &span.end.flows[i]);
     let active_s = span.active_s(f, None);
     let delivered = e.delivered - s.delivered;
     let goodput = delivered as f64 * 8.0 / active_s / 1e6;
     let sent = e.sent_pkts - s.sent_pkts;
-    let owd = &sink.owd_ns[s.owd_len..e.owd_len];
+    let owd = e.owd.since(&s.owd);
     FlowSummary {
         name: f.name.clone(),
         cc: f.cc_name.clone(),
@@ -325,8 +318,8 @@ fn datagram_flow_summary(
             sent_pkts: sent,
             received_pkts: e.received_pkts - s.received_pkts,
             loss_rate: rate((e.drops - s.drops) as f64, sent as f64),
-            owd_mean_ms: mean(owd).map(|m| m / 1e6),
-            owd_p95_ms: percentile(owd, 0.95).map(ns_to_ms),
+            owd_mean_ms: owd.mean().map(|m| m / 1e6),
+            owd_p95_ms: owd.quantile(0.95).map(ns_to_ms),
         }),
     }
 }
@@ -349,11 +342,12 @@ fn multipath_flow_summary(
             b.received - a.received,
         )
     };
-    let rtt_slice = |j: usize| {
-        &c.subflows[j].sender.stats.rtt_samples_ns[s.subflow(j).rtt_len..e.subflow(j).rtt_len]
-    };
+    let rtt_window = |j: usize| e.subflow(j).rtt.since(&s.subflow(j).rtt);
     let n = c.subflows.len();
-    let rtts: Vec<Nanos> = (0..n).flat_map(|j| rtt_slice(j).iter().copied()).collect();
+    let mut rtts = Histogram::default();
+    for j in 0..n {
+        rtts.merge(&rtt_window(j));
+    }
     let sent: u64 = (0..n).map(|j| diff(j).0).sum();
     let retrans: u64 = (0..n).map(|j| diff(j).1).sum();
     let received: u64 = (0..n).map(|j| diff(j).2).sum();
@@ -371,7 +365,7 @@ fn multipath_flow_summary(
         .map(|(j, sf)| {
             let st = &sf.sender.stats;
             let (segs, re, rcv) = diff(j);
-            let rtts = rtt_slice(j);
+            let rtts = rtt_window(j);
             SubflowSummary {
                 index: j,
                 path: link_names(m.routes[j].data),
@@ -380,15 +374,15 @@ fn multipath_flow_summary(
                 established_s: st.established_at.map(secs),
                 throughput_mbps: rcv as f64 * 8.0 / active_s / 1e6,
                 share: rate(rcv as f64, received as f64),
-                mean_rtt_ms: mean(rtts).map(|m| m / 1e6),
-                p95_rtt_ms: percentile(rtts, 0.95).map(ns_to_ms),
+                mean_rtt_ms: rtts.mean().map(|m| m / 1e6),
+                p95_rtt_ms: rtts.quantile(0.95).map(ns_to_ms),
                 retrans_rate: rate(re as f64, segs as f64),
                 segs_sent: segs,
                 failures: sf.failures,
             }
         })
         .collect();
-    let delays = &c.app_delay_ns[s.app_delay_len..e.app_delay_len];
+    let delays = e.app_delay.since(&s.app_delay);
     let total_bytes = c.data.bytes_before(c.data.total);
     let download = match (c.data.total, c.reorder.last_delivery_at) {
         (u64::MAX, _) => None,
@@ -402,8 +396,8 @@ fn multipath_flow_summary(
         start_s: secs(m.start_ns),
         goodput_mbps: delivered as f64 * 8.0 / active_s / 1e6,
         throughput_mbps: received as f64 * 8.0 / active_s / 1e6,
-        mean_rtt_ms: mean(&rtts).map(|m| m / 1e6),
-        p95_rtt_ms: percentile(&rtts, 0.95).map(ns_to_ms),
+        mean_rtt_ms: rtts.mean().map(|m| m / 1e6),
+        p95_rtt_ms: rtts.quantile(0.95).map(ns_to_ms),
         retrans_rate: rate(retrans as f64, sent as f64),
         fct_s: done.map(|t| secs(t - m.start_ns)),
         bytes_delivered: delivered,
@@ -416,10 +410,10 @@ fn multipath_flow_summary(
                 ns => (e.ofo_area - s.ofo_area) as f64 / ns as f64,
             },
             ofo_max_bytes: c.reorder.ofo_max_bytes,
-            app_delay_mean_ms: mean(delays).map(|m| m / 1e6),
-            app_delay_p50_ms: percentile(delays, 0.50).map(ns_to_ms),
-            app_delay_p95_ms: percentile(delays, 0.95).map(ns_to_ms),
-            app_delay_p99_ms: percentile(delays, 0.99).map(ns_to_ms),
+            app_delay_mean_ms: delays.mean().map(|m| m / 1e6),
+            app_delay_p50_ms: delays.quantile(0.50).map(ns_to_ms),
+            app_delay_p95_ms: delays.quantile(0.95).map(ns_to_ms),
+            app_delay_p99_ms: delays.quantile(0.99).map(ns_to_ms),
             download_time_s: download,
             duplicate_segs: c.reorder.duplicate_segs,
             reinjected_segs: c.reinjected_segs,

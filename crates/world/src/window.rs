@@ -1,45 +1,46 @@
 //! Measurement windows (`measure = ["10s", "60s"]`): every summary metric is computed over the
 //! window only, from two marks of the world's counters, one when the window opens and one when
-//! it closes. A mark holds counters and the lengths of the sample vectors, so a window's samples
-//! are a slice and its counts a difference: nothing is recomputed and nothing extra is kept per
-//! packet.
+//! it closes. A mark holds counters, copies of the (bounded) histograms and the lengths of the
+//! per-packet sojourn vectors, so a window's counts and distributions are differences and its
+//! sojourns a slice: nothing is recomputed and nothing extra is kept per packet.
 
 use crate::transport::Transport;
 use crate::world::World;
+use rove_sim::histogram::Histogram;
 use rove_sim::Nanos;
 
 /// One TCP sender/receiver pair's counters (a single-path flow's, or one subflow's).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SenderMark {
     pub segs_sent: u64,
     pub retrans_segs: u64,
-    /// Length of the sender's RTT sample vector.
-    pub rtt_len: usize,
+    /// The sender's RTT histogram so far.
+    pub rtt: Histogram,
     /// Payload that reached the receiver, duplicates included.
     pub received: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowMark {
     /// In-order payload the application got.
     pub delivered: u64,
     /// Per subflow (one for a single-path flow; none for an unresponsive one).
     pub subflows: Vec<SenderMark>,
-    /// Multipath: length of the application-delay sample vector, and the reordering buffer's
+    /// Multipath: the application-delay histogram so far, and the reordering buffer's
     /// occupancy integrated over time so far (byte-ns).
-    pub app_delay_len: usize,
+    pub app_delay: Histogram,
     pub ofo_area: u128,
     /// Unresponsive flows: packets sent and received, one-way-delay samples, drops.
     pub sent_pkts: u64,
     pub received_pkts: u64,
-    pub owd_len: usize,
+    pub owd: Histogram,
     pub drops: u64,
 }
 
 impl FlowMark {
     /// Subflow `j`'s counters (zero for a subflow that did not exist yet).
     pub fn subflow(&self, j: usize) -> SenderMark {
-        self.subflows.get(j).copied().unwrap_or_default()
+        self.subflows.get(j).cloned().unwrap_or_default()
     }
 }
 
@@ -65,7 +66,7 @@ fn sender_mark(t: &Transport, j: usize) -> SenderMark {
     SenderMark {
         segs_sent: s.stats.segs_sent,
         retrans_segs: s.stats.retrans_segs,
-        rtt_len: s.stats.rtt_samples_ns.len(),
+        rtt: s.stats.rtt.clone(),
         received: r.bytes_received,
     }
 }
@@ -96,13 +97,13 @@ impl Marks {
                     Transport::Tcp { .. } => m.subflows.push(sender_mark(t, 0)),
                     Transport::Multipath(c) => {
                         m.subflows = (0..c.subflows.len()).map(|j| sender_mark(t, j)).collect();
-                        m.app_delay_len = c.app_delay_ns.len();
+                        m.app_delay = c.app_delay.clone();
                         m.ofo_area = c.reorder.ofo_area_at(world.now());
                     }
                     Transport::Datagram { source, sink } => {
                         m.sent_pkts = source.sent_pkts;
                         m.received_pkts = sink.received_pkts;
-                        m.owd_len = sink.owd_ns.len();
+                        m.owd = sink.owd.clone();
                     }
                 }
                 m
