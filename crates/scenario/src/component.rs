@@ -1,6 +1,7 @@
 //! Reading a component's own keys (a path element's or a controller's table): typed getters that
 //! name the key in their errors, and a final check that rejects the keys nobody read.
 
+use crate::error::ScenarioError;
 use crate::parse::{describe, read_number, read_rate, read_size, read_time};
 use crate::spec::{ComponentSpec, Nanos, Scenario};
 use std::cell::RefCell;
@@ -126,4 +127,35 @@ impl<'a> ComponentParams<'a> {
         }
         Ok(())
     }
+}
+
+/// Builds every component of `specs` (a scenario's `[[elements]]` or `[[controllers]]`) with the
+/// builder `registry` lists for its kind (already validated by the parser), rejects the keys
+/// the builder did not read, and names the component's key in every error.
+pub fn build_components<T>(
+    specs: &[ComponentSpec],
+    scenario: &Scenario,
+    registry: &[(
+        &str,
+        fn(&ComponentParams, &Scenario) -> Result<T, ComponentError>,
+    )],
+) -> Result<Vec<T>, ScenarioError> {
+    specs
+        .iter()
+        .map(|spec| {
+            let (_, build) = registry
+                .iter()
+                .find(|(k, _)| *k == spec.kind)
+                .expect("kind validated by the parser");
+            let params = ComponentParams::new(spec);
+            let built = build(&params, scenario).and_then(|c| params.finish().map(|_| c));
+            built.map_err(|e| {
+                ScenarioError::new(
+                    &scenario.source,
+                    format!("{}.{}", spec.location, e.key),
+                    e.message,
+                )
+            })
+        })
+        .collect()
 }

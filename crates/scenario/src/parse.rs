@@ -1417,29 +1417,8 @@ impl<'a> Validator<'a> {
         let cc = self
             .get(t, path, "cc", read_string)?
             .unwrap_or_else(|| DEFAULT_CC.to_string());
-        let known = self.opts.known_cc;
-        if !known.is_empty() && !known.contains(&cc.as_str()) {
-            return Err(self.err(
-                join(path, "cc"),
-                format!(
-                    "unknown congestion control {cc:?}; known: {}",
-                    known.join(", ")
-                ),
-            ));
-        }
-        let cc_params = match t.get("cc_params") {
-            None => Table::new(),
-            Some(Value::Table(params)) => params.clone(),
-            Some(other) => {
-                return Err(self.err(
-                    join(path, "cc_params"),
-                    format!(
-                        "expected a table like {{ hystart = false }}, got {}",
-                        describe(other)
-                    ),
-                ))
-            }
-        };
+        self.known_cc(&cc, path)?;
+        let cc_params = self.cc_params(t, path)?;
         let multipath = self.multipath(t, path, links)?;
         let (path_links, ack_links) = match &multipath {
             Some(mp) => (mp.paths[0].path.clone(), mp.paths[0].ack_path.clone()),
@@ -1458,17 +1437,7 @@ impl<'a> Validator<'a> {
                 )
             }
         };
-        let start_ns = self.get(t, path, "start", read_time)?.unwrap_or(0);
-        if start_ns >= duration_ns {
-            return Err(self.err(
-                join(path, "start"),
-                format!(
-                    "the flow starts at {}, at or after the end of the run (duration = {}), so it would never send",
-                    format_time(start_ns),
-                    format_time(duration_ns)
-                ),
-            ));
-        }
+        let start_ns = self.flow_start(t, path, duration_ns)?;
         let size_bytes = self.get(t, path, "size", read_flow_size)?.flatten();
         let rwnd_bytes = self
             .get(t, path, "rwnd", read_size)?
@@ -1515,6 +1484,52 @@ impl<'a> Validator<'a> {
             multipath,
             workload,
         })
+    }
+
+    /// Key `start` of a flow: before the end of the run.
+    fn flow_start(&self, t: &Table, path: &str, duration_ns: Nanos) -> Res<Nanos> {
+        let start_ns = self.get(t, path, "start", read_time)?.unwrap_or(0);
+        if start_ns >= duration_ns {
+            return Err(self.err(
+                join(path, "start"),
+                format!(
+                    "the flow starts at {}, at or after the end of the run (duration = {}), so it would never send",
+                    format_time(start_ns),
+                    format_time(duration_ns)
+                ),
+            ));
+        }
+        Ok(start_ns)
+    }
+
+    /// `cc` (at key path `path`) is an algorithm the engine knows.
+    pub(super) fn known_cc(&self, cc: &str, path: &str) -> Res<()> {
+        let known = self.opts.known_cc;
+        if !known.is_empty() && !known.contains(&cc) {
+            return Err(self.err(
+                join(path, "cc"),
+                format!(
+                    "unknown congestion control {cc:?}; known: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Key `cc_params`: a table (the algorithm checks its keys), empty when absent.
+    pub(super) fn cc_params(&self, t: &Table, path: &str) -> Res<Table> {
+        match t.get("cc_params") {
+            None => Ok(Table::new()),
+            Some(Value::Table(params)) => Ok(params.clone()),
+            Some(other) => Err(self.err(
+                join(path, "cc_params"),
+                format!(
+                    "expected a table like {{ hystart = false }}, got {}",
+                    describe(other)
+                ),
+            )),
+        }
     }
 
     /// Key `workload` (default "bulk") with an unresponsive source's `rate`, `packet_size`,
@@ -1585,17 +1600,7 @@ impl<'a> Validator<'a> {
                 format!("{key:?} belongs to a TCP flow; workload = {:?} is an unresponsive source (no congestion control, no ACKs)", workload.name()),
             ));
         }
-        let start_ns = self.get(t, path, "start", read_time)?.unwrap_or(0);
-        if start_ns >= duration_ns {
-            return Err(self.err(
-                join(path, "start"),
-                format!(
-                    "the flow starts at {}, at or after the end of the run (duration = {}), so it would never send",
-                    format_time(start_ns),
-                    format_time(duration_ns)
-                ),
-            ));
-        }
+        let start_ns = self.flow_start(t, path, duration_ns)?;
         Ok(FlowSpec {
             name,
             cc: workload.name().to_string(),

@@ -49,36 +49,6 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
             location,
             message,
         };
-        if let rove_scenario::Workload::Unresponsive {
-            process,
-            rate_bps,
-            packet_bytes,
-        } = spec.workload
-        {
-            let rng =
-                rove_sim::rng::Stream::new(scenario.seed, &format!("flow:{}:workload", spec.name));
-            let transport = Transport::Datagram {
-                source: DatagramSource::new(
-                    process,
-                    rate_bps,
-                    packet_bytes,
-                    spec.start_ns,
-                    spec.size_bytes,
-                    rng,
-                ),
-                sink: DatagramSink::default(),
-            };
-            let subflow = routes.subflow(&spec.path, &[]);
-            flows.push(Flow::new(
-                spec.name.clone(),
-                spec.cc.clone(),
-                None,
-                spec.start_ns,
-                transport,
-                vec![subflow],
-            ));
-            continue;
-        }
         if let Some(mp) = &spec.multipath {
             flows.push(
                 build_connection(&scenario, spec, mp, &mut routes)
@@ -86,28 +56,54 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
             );
             continue;
         }
-        let seed = rove_scenario::stream_seed(scenario.seed, &format!("flow:{}:cc", spec.name));
-        let algo = match cc::build(&spec.cc, &cc::CcConfig::new(&spec.cc_params, seed)) {
-            None => {
-                return Err(err(
-                    format!("flows[{i}].cc"),
-                    format!(
-                        "unknown algorithm \"{}\"; known: {}",
-                        spec.cc,
-                        cc::names().join(", ")
+        let transport = match spec.workload {
+            rove_scenario::Workload::Unresponsive {
+                process,
+                rate_bps,
+                packet_bytes,
+            } => {
+                let label = format!("flow:{}:workload", spec.name);
+                Transport::Datagram {
+                    source: DatagramSource::new(
+                        process,
+                        rate_bps,
+                        packet_bytes,
+                        spec.start_ns,
+                        spec.size_bytes,
+                        rove_sim::rng::Stream::new(scenario.seed, &label),
                     ),
-                ))
+                    sink: DatagramSink::default(),
+                }
             }
-            Some(Err(e)) => return Err(err(format!("flows[{i}].cc_params.{}", e.key), e.message)),
-            Some(Ok(a)) => a,
+            rove_scenario::Workload::Bulk => {
+                let seed =
+                    rove_scenario::stream_seed(scenario.seed, &format!("flow:{}:cc", spec.name));
+                let algo = match cc::build(&spec.cc, &cc::CcConfig::new(&spec.cc_params, seed)) {
+                    None => {
+                        return Err(err(
+                            format!("flows[{i}].cc"),
+                            format!(
+                                "unknown algorithm \"{}\"; known: {}",
+                                spec.cc,
+                                cc::names().join(", ")
+                            ),
+                        ))
+                    }
+                    Some(Err(e)) => {
+                        return Err(err(format!("flows[{i}].cc_params.{}", e.key), e.message))
+                    }
+                    Some(Ok(a)) => a,
+                };
+                let segments = Segments {
+                    size_bytes: spec.size_bytes,
+                };
+                Transport::Tcp {
+                    sender: TcpSender::new(algo, segments),
+                    receiver: receiver(spec, segments),
+                }
+            }
         };
-        let segments = Segments {
-            size_bytes: spec.size_bytes,
-        };
-        let transport = Transport::Tcp {
-            sender: TcpSender::new(algo, segments),
-            receiver: receiver(spec, segments),
-        };
+        // An unresponsive flow's ACK path is empty: it sends nothing back.
         let subflow = routes.subflow(&spec.path, &spec.ack_path);
         flows.push(Flow::new(
             spec.name.clone(),

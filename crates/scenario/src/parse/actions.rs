@@ -366,29 +366,8 @@ impl Validator<'_> {
 
     fn cc_change(&self, t: &Table, path: &str) -> Res<Change> {
         let name = self.require(t, path, "cc", read_string, "an algorithm name")?;
-        let known = self.opts.known_cc;
-        if !known.is_empty() && !known.contains(&name.as_str()) {
-            return Err(self.err(
-                join(path, "cc"),
-                format!(
-                    "unknown congestion control {name:?}; known: {}",
-                    known.join(", ")
-                ),
-            ));
-        }
-        let params = match t.get("cc_params") {
-            None => Table::new(),
-            Some(Value::Table(p)) => p.clone(),
-            Some(other) => {
-                return Err(self.err(
-                    join(path, "cc_params"),
-                    format!(
-                        "expected a table like {{ hystart = false }}, got {}",
-                        describe(other)
-                    ),
-                ))
-            }
-        };
+        self.known_cc(&name, path)?;
+        let params = self.cc_params(t, path)?;
         let packets = |key: &str| -> Res<Option<u32>> {
             match self.get(t, path, key, read_count)? {
                 None => Ok(None),

@@ -23,7 +23,7 @@ mod features;
 pub use features::FeatureLog;
 
 use crate::world::World;
-use rove_scenario::component::{ComponentError, ComponentParams};
+use rove_scenario::component::{build_components, ComponentError, ComponentParams};
 use rove_scenario::spec::ActionSpec;
 use rove_scenario::Scenario;
 use rove_sim::Nanos;
@@ -95,23 +95,5 @@ pub fn read_cadence(p: &ComponentParams, scenario: &Scenario) -> Result<Cadence,
 pub fn build_all(
     scenario: &Scenario,
 ) -> Result<Vec<Box<dyn Controller>>, rove_scenario::ScenarioError> {
-    scenario
-        .controllers
-        .iter()
-        .map(|spec| {
-            let (_, build) = REGISTRY
-                .iter()
-                .find(|(k, _)| *k == spec.kind)
-                .expect("kind validated by the parser");
-            let params = ComponentParams::new(spec);
-            let built = build(&params, scenario).and_then(|c| params.finish().map(|_| c));
-            built.map_err(|e| {
-                rove_scenario::ScenarioError::new(
-                    &scenario.source,
-                    format!("{}.{}", spec.location, e.key),
-                    e.message,
-                )
-            })
-        })
-        .collect()
+    build_components(&scenario.controllers, scenario, REGISTRY)
 }

@@ -16,7 +16,7 @@
 
 mod rwnd;
 
-use rove_scenario::component::{ComponentError, ComponentParams};
+use rove_scenario::component::{build_components, ComponentError, ComponentParams};
 use rove_scenario::Scenario;
 use rove_sim::packet::Packet;
 use rove_sim::Nanos;
@@ -56,23 +56,5 @@ pub fn kinds() -> Vec<&'static str> {
 
 /// Builds the scenario's `[[elements]]`; errors name the element's key.
 pub fn build_all(scenario: &Scenario) -> Result<Vec<Placed>, rove_scenario::ScenarioError> {
-    scenario
-        .elements
-        .iter()
-        .map(|spec| {
-            let (_, build) = REGISTRY
-                .iter()
-                .find(|(k, _)| *k == spec.kind)
-                .expect("kind validated by the parser");
-            let params = ComponentParams::new(spec);
-            let placed = build(&params, scenario).and_then(|p| params.finish().map(|_| p));
-            placed.map_err(|e| {
-                rove_scenario::ScenarioError::new(
-                    &scenario.source,
-                    format!("{}.{}", spec.location, e.key),
-                    e.message,
-                )
-            })
-        })
-        .collect()
+    build_components(&scenario.elements, scenario, REGISTRY)
 }
