@@ -135,15 +135,17 @@ impl Controller for FeatureRecorder {
                 });
                 log.cc.push(v.cc);
                 log.mode.push(v.mode);
-                let mut row: Vec<f64> = sender_features(&v).to_vec();
-                if let Some(l) = link {
-                    row.extend([
+                let link_row = link.map(|l| {
+                    [
                         l.backlog_bytes as f64,
                         l.backlog_pkts as f64,
                         l.drops as f64,
                         l.utilization,
-                    ]);
-                }
+                    ]
+                });
+                let row = sender_features(&v)
+                    .into_iter()
+                    .chain(link_row.into_iter().flatten());
                 for (col, x) in log.values.iter_mut().zip(row) {
                     col.push(x);
                 }
