@@ -33,7 +33,8 @@ use crate::cc::CongestionControl;
 use crate::minmax::MinMax;
 use crate::rtt::{RttEstimator, RTO_INIT_US};
 use crate::state::{
-    AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord, INFINITE_SSTHRESH,
+    AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord, CA_ACK_SLOWPATH,
+    CA_ACK_WIN_UPDATE, INFINITE_SSTHRESH,
 };
 use crate::{
     ts_ms, DataSource, FedSegments, Handoff, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES,
@@ -378,6 +379,7 @@ impl TcpSender {
         if p.ack > self.tp.snd_nxt {
             return; // acks data never sent: ignore (Linux: tcp_ack returns -SKB_DROP_REASON_TCP_ACK_UNSENT_DATA)
         }
+        let window_changed = p.rwnd_bytes / self.tp.mss_cache as u64 != self.peer_window_segs;
         self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
         self.rcv_tsecr = p.tsecr;
         // tcp_store_ts_recent; a pure sender sees ACKs only, their timestamps never go back.
@@ -409,6 +411,16 @@ impl TcpSender {
         if !blocks.is_empty() {
             flag |= self.sacktag(blocks, &mut rs, &mut sacked_times);
         }
+        // tcp_ack: tcp_in_ack_event before the retransmission queue is cleaned.
+        let fast_path = p.sack_len == 0 && !window_changed && p.ack > prior_snd_una;
+        let ack_flags = if fast_path {
+            CA_ACK_WIN_UPDATE
+        } else if window_changed {
+            CA_ACK_SLOWPATH | CA_ACK_WIN_UPDATE
+        } else {
+            CA_ACK_SLOWPATH
+        };
+        self.cc.in_ack_event(&mut self.tp, ack_flags);
         let pkts_acked = if p.ack > self.tp.snd_una {
             self.clean_rtx_queue(p.ack, prior_fack, &mut rs, &mut acked_times)
         } else {
@@ -1303,7 +1315,7 @@ impl TcpSender {
         let had_packets_out = self.tp.packets_out > 0;
         self.tp.snd_nxt += 1;
         self.tp.packets_out += 1;
-        self.emit(seq, w);
+        self.emit(seq, false, w);
         if !had_packets_out {
             self.arm_rto(w);
         }
@@ -1325,13 +1337,14 @@ impl TcpSender {
         }
         self.undo_retrans = self.undo_retrans.max(0) + 1;
         self.stats.retrans_segs += 1;
-        self.emit(seq, w);
+        self.emit(seq, true, w);
     }
 
     /// Puts segment `seq` on the wire and does the per-transmission bookkeeping.
-    fn emit<W: Wire>(&mut self, seq: u64, w: &mut W) {
+    fn emit<W: Wire>(&mut self, seq: u64, retrans: bool, w: &mut W) {
         let now = self.tp.now;
         let payload = self.source.payload(seq);
+        self.cc.on_segment_sent(&self.tp, seq, payload, retrans);
         let wire_bytes = payload + HEADER_BYTES;
         w.transmit(Packet {
             kind: Kind::Segment,
@@ -1434,7 +1447,7 @@ impl TcpSender {
                 self.board[i].flags |= EVER_RETRANS;
                 self.tp.total_retrans += 1;
                 self.stats.retrans_segs += 1;
-                self.emit(seq, w);
+                self.emit(seq, true, w);
             }
             self.tlp_high_seq = Some(self.tp.snd_nxt);
             self.stats.loss_probes += 1;
@@ -1477,6 +1490,7 @@ impl TcpSender {
     /// the switch), and, on an established connection, its `init` runs on the live socket state
     /// (cwnd, ssthresh, RTT estimates and delivery counters carry over). Then `handoff` applies.
     pub fn set_congestion_control(&mut self, cc: Box<dyn CongestionControl>, handoff: Handoff) {
+        self.cc.release(&mut self.tp);
         self.cc = cc;
         self.tp.prior_ssthresh = 0;
         if self.established {

@@ -30,6 +30,12 @@ impl CaState {
     }
 }
 
+/// Flags passed to `in_ack_event` (enum tcp_ca_ack_event_flags, include/net/tcp.h).
+pub const CA_ACK_SLOWPATH: u32 = 1 << 0;
+pub const CA_ACK_WIN_UPDATE: u32 = 1 << 1;
+/// ECN echo; rove models no ECN, so it is never set.
+pub const CA_ACK_ECE: u32 = 1 << 2;
+
 /// Events passed to `cwnd_event` (enum tcp_ca_event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaEvent {

@@ -334,3 +334,134 @@ fn rate_samples_carry_inflight_at_send_and_losses_since() {
     assert_eq!(rs.tx_in_flight, 4);
     assert_eq!((rs.prior_lost, rs.lost, rs.losses), (0, 1, 1));
 }
+
+/// Reno that logs the hooks the sender calls, for the tests below.
+struct Logged {
+    inner: Box<dyn rove_tcp::cc::CongestionControl>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rove_tcp::cc::CongestionControl for Logged {
+    fn name(&self) -> &'static str {
+        "logged"
+    }
+    fn ssthresh(&mut self, tp: &rove_tcp::state::TcpState) -> u32 {
+        self.inner.ssthresh(tp)
+    }
+    fn cong_avoid(&mut self, tp: &mut rove_tcp::state::TcpState, acked: u32) {
+        self.inner.cong_avoid(tp, acked)
+    }
+    fn in_ack_event(&mut self, _tp: &mut rove_tcp::state::TcpState, flags: u32) {
+        self.log.lock().unwrap().push(format!("ack_event {flags}"));
+    }
+    fn release(&mut self, _tp: &mut rove_tcp::state::TcpState) {
+        self.log.lock().unwrap().push("release".into());
+    }
+    fn on_segment_sent(
+        &mut self,
+        _tp: &rove_tcp::state::TcpState,
+        seq: u64,
+        bytes: u32,
+        retrans: bool,
+    ) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("sent {seq} {bytes} {retrans}"));
+    }
+}
+
+fn logged() -> (
+    TcpSender,
+    Script,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let (mut s, w) = established(None);
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let p = toml::Table::new();
+    let inner = build("reno", &CcConfig::new(&p, 1)).unwrap().unwrap();
+    s.set_congestion_control(
+        Box::new(Logged {
+            inner,
+            log: log.clone(),
+        }),
+        rove_tcp::Handoff::Keep,
+    );
+    (s, w, log)
+}
+
+#[test]
+fn in_ack_event_flags_follow_tcp_ack_fast_and_slow_paths() {
+    use rove_tcp::state::{CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
+    let (mut s, mut w, log) = logged();
+    w.now = 80 * MS;
+    // A pure cumulative advance, same window, no SACK: the fast path.
+    s.on_packet(&ack(2, &[], ts_ms(40 * MS)), &mut w);
+    // A SACK block: the slow path.
+    s.on_packet(
+        &ack(2, &[SeqRange { start: 3, end: 4 }], ts_ms(40 * MS)),
+        &mut w,
+    );
+    // A new advertised window: slow path with a window update.
+    let mut a = ack(4, &[], ts_ms(40 * MS));
+    a.rwnd_bytes = 1 << 20;
+    s.on_packet(&a, &mut w);
+    let events: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.starts_with("ack_event"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        events,
+        [
+            format!("ack_event {CA_ACK_WIN_UPDATE}"),
+            format!("ack_event {CA_ACK_SLOWPATH}"),
+            format!("ack_event {}", CA_ACK_SLOWPATH | CA_ACK_WIN_UPDATE),
+        ]
+    );
+}
+
+#[test]
+fn the_send_hook_sees_every_segment_and_release_runs_on_a_switch() {
+    let (mut s, mut w, log) = logged();
+    w.now = 80 * MS;
+    s.on_packet(&ack(2, &[], ts_ms(40 * MS)), &mut w);
+    let sent: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.starts_with("sent"))
+        .cloned()
+        .collect();
+    // Two segments acked in slow start: cwnd 12, so 4 new segments (10..13), none retransmitted.
+    assert_eq!(
+        sent,
+        [
+            "sent 10 1448 false",
+            "sent 11 1448 false",
+            "sent 12 1448 false",
+            "sent 13 1448 false"
+        ]
+    );
+    // A retransmission (RACK after a SACK and the reordering window) is flagged as one.
+    s.on_packet(
+        &ack(2, &[SeqRange { start: 3, end: 4 }], ts_ms(40 * MS)),
+        &mut w,
+    );
+    let reo = w.reorder_deadline();
+    w.fire(&mut s, Timer::Reorder, reo);
+    assert!(
+        log.lock().unwrap().iter().any(|e| e == "sent 2 1448 true"),
+        "{:?}",
+        log.lock().unwrap()
+    );
+    let p = toml::Table::new();
+    s.set_congestion_control(
+        build("cubic", &CcConfig::new(&p, 1)).unwrap().unwrap(),
+        rove_tcp::Handoff::Keep,
+    );
+    assert_eq!(log.lock().unwrap().last().unwrap(), "release");
+    assert_eq!(s.cc_name(), "cubic");
+}

@@ -47,6 +47,21 @@ pub trait CongestionControl: Send + Sync {
     /// `pkts_acked`: called on every ACK (pkts_acked may be 0), with its newest RTT sample.
     fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
 
+    /// `in_ack_event`: once per ACK, with the `CA_ACK_*` flags of `state.rs` (tcp_ack →
+    /// tcp_in_ack_event): `CA_ACK_WIN_UPDATE` alone on the fast path (a pure cumulative advance
+    /// with no SACK and the same window), `CA_ACK_SLOWPATH` (plus `CA_ACK_WIN_UPDATE` if the
+    /// window changed) otherwise. rove has no header prediction; this is its approximation.
+    fn in_ack_event(&mut self, _tp: &mut TcpState, _flags: u32) {}
+
+    /// `release`: the algorithm is being replaced (tcp_cleanup_congestion_control).
+    fn release(&mut self, _tp: &mut TcpState) {}
+
+    /// A segment left the sender: its sequence number, payload bytes, and whether it is a
+    /// retransmission. Not a Linux hook (Linux's rate-based modules read `tcp_skb_cb` in
+    /// `cong_control`); rate-based algorithms such as PCC Vivace delimit their monitor
+    /// intervals with it.
+    fn on_segment_sent(&mut self, _tp: &TcpState, _seq: u64, _bytes: u32, _retrans: bool) {}
+
     /// `skb_marked_lost` (BBRv2's addition to tcp_congestion_ops): a segment was just marked
     /// lost; `tx` is what it carried from its last transmission.
     fn skb_marked_lost(&mut self, _tp: &mut TcpState, _tx: &TxRecord) {}
