@@ -345,6 +345,9 @@ fn flow_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
     d.set_item("ca_state", s.ca_state.clone())?;
     d.set_item("cc_state", s.cc_state.clone())?;
     d.set_item("subflow", numeric(py, s.subflow.iter().copied()))?;
+    for (name, col) in &s.extra {
+        d.set_item(*name, numeric(py, col.iter().copied()))?;
+    }
     d.set_item("ofo_bytes", numeric(py, s.ofo_bytes.iter().copied()))?;
     Ok(d)
 }

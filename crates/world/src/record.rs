@@ -41,6 +41,34 @@ pub struct FlowSeries {
     pub cc_state: Vec<&'static str>,
     /// Reordering-buffer occupancy of a multipath connection (its row), else 0.
     pub ofo_bytes: Vec<u64>,
+    /// The algorithms' own telemetry columns (`CongestionControl::telemetry`), by name, in the
+    /// order they first appeared; NaN in rows whose sender runs another algorithm.
+    pub extra: Vec<(&'static str, Vec<f64>)>,
+}
+
+impl FlowSeries {
+    /// Appends telemetry value `x` of column `name` to the current (last) row.
+    fn put_extra(&mut self, name: &'static str, x: f64) {
+        let rows = self.time_s.len();
+        let col = match self.extra.iter().position(|(n, _)| *n == name) {
+            Some(i) => &mut self.extra[i].1,
+            None => {
+                self.extra.push((name, vec![f64::NAN; rows - 1]));
+                &mut self.extra.last_mut().expect("pushed").1
+            }
+        };
+        col.push(x);
+    }
+
+    /// Ends a row: telemetry columns it did not fill get NaN.
+    fn end_row(&mut self) {
+        let rows = self.time_s.len();
+        for (_, col) in &mut self.extra {
+            if col.len() < rows {
+                col.push(f64::NAN);
+            }
+        }
+    }
 }
 
 #[derive(Default, Debug, Clone)]
@@ -167,6 +195,16 @@ impl Recorder {
         s.ca_state.push(ca);
         s.cc_state.push(cc);
         s.ofo_bytes.push(0);
+        let names = sender.cc.telemetry_names();
+        if !names.is_empty() {
+            let mut values = [0.0; 8];
+            let values = &mut values[..names.len()];
+            sender.cc.telemetry(tp, values);
+            for (name, &x) in names.iter().zip(values.iter()) {
+                s.put_extra(name, x);
+            }
+        }
+        s.end_row();
     }
 
     /// An unresponsive flow's row: what it sent and what arrived; the TCP columns are 0.
@@ -208,6 +246,7 @@ impl Recorder {
             state
         });
         s.ofo_bytes.push(0);
+        s.end_row();
     }
 
     /// A multipath connection's own row: sums and minima over its established subflows.
@@ -271,6 +310,7 @@ impl Recorder {
         s.cc_state
             .push(if state == "open" { "multipath" } else { state });
         s.ofo_bytes.push(c.reorder.ofo_bytes);
+        s.end_row();
     }
 }
 

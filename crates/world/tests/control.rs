@@ -329,3 +329,25 @@ fn the_feature_recorder_runs_at_its_time_and_ack_cadences() {
         "{rows} rows for {departed} ACKs at one row per 50"
     );
 }
+
+#[test]
+fn bbr_telemetry_columns_appear_after_a_switch_and_are_nan_before() {
+    let (w, _) = run(&cubic_flow(
+        "[[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"bbr\"\n",
+    ));
+    let f = &w.recorder.flows;
+    let names: Vec<&str> = f.extra.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["bbr_bw_bps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain"]);
+    let (_, bw) = &f.extra[0];
+    let (_, min_rtt) = &f.extra[1];
+    assert_eq!(bw.len(), f.time_s.len());
+    for i in 0..f.time_s.len() {
+        if f.time_s[i] < SWITCH_AT_S {
+            assert!(bw[i].is_nan(), "no BBR before the switch");
+        } else if f.time_s[i] > 15.0 {
+            // The estimate tracks the 20 Mbit/s bottleneck (payload rate 19.3 Mbit/s).
+            assert!(bw[i] > 17e6 && bw[i] < 21e6, "{} at {}", bw[i], f.time_s[i]);
+            assert!(min_rtt[i] >= 40.0 && min_rtt[i] < 42.0, "{}", min_rtt[i]);
+        }
+    }
+}

@@ -119,6 +119,14 @@ use rove_sim::Nanos;
 
 /// tcp_bbr.c: BW_SCALE. Bandwidth unit: packets per microsecond << 24 (~715 bit/s per unit).
 pub(super) const BW_SCALE: u32 = 24;
+/// Telemetry columns (`CongestionControl::telemetry`).
+const BBR_TELEMETRY: &[&str] = &[
+    "bbr_bw_bps",
+    "bbr_min_rtt_ms",
+    "bbr_pacing_gain",
+    "bbr_cwnd_gain",
+];
+
 /// tcp_bbr.c: BW_UNIT.
 pub(super) const BW_UNIT: u64 = 1 << BW_SCALE;
 /// tcp_bbr.c: BBR_SCALE. Fractions (gains) are scaled by 2^8.
@@ -1147,6 +1155,23 @@ impl CongestionControl for Bbr {
         self.full.cnt = 0;
         self.reset_lt_bw_sampling(tp);
         tp.snd_cwnd
+    }
+
+    fn telemetry_names(&self) -> &'static [&'static str] {
+        BBR_TELEMETRY
+    }
+
+    /// The model: bandwidth estimate (bbr_bw, in bit/s from packets per µs << 24), min RTT,
+    /// and the gains in force.
+    fn telemetry(&self, tp: &TcpState, out: &mut [f64]) {
+        out[0] = self.bw() as f64 * tp.mss_cache as f64 * 8.0 * 1e6 / BW_UNIT as f64;
+        out[1] = if self.min_rtt_us == u32::MAX {
+            f64::NAN
+        } else {
+            self.min_rtt_us as f64 / 1e3
+        };
+        out[2] = self.pacing_gain as f64 / BBR_UNIT as f64;
+        out[3] = self.cwnd_gain as f64 / BBR_UNIT as f64;
     }
 
     fn mode(&self, _tp: &TcpState) -> &'static str {

@@ -71,6 +71,16 @@ pub trait CongestionControl: Send + Sync {
         tp.snd_cwnd.max(tp.prior_cwnd)
     }
 
+    /// Names of the algorithm's own time-series columns (per-algorithm telemetry, e.g. BBR's
+    /// bandwidth estimate); the recorder adds one column per name, NaN in the rows of senders
+    /// running another algorithm. Prefix them with the algorithm's name.
+    fn telemetry_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The telemetry values now, in the order of `telemetry_names` (`out` has that length).
+    fn telemetry(&self, _tp: &TcpState, _out: &mut [f64]) {}
+
     /// The algorithm's own mode for the time series ("slow_start", "probe_bw", ...).
     fn mode(&self, tp: &TcpState) -> &'static str {
         if tp.in_slow_start() {

@@ -1277,6 +1277,15 @@ fn headroom_cap(inflight_hi: u32, headroom: u32) -> u32 {
     inflight_hi.saturating_sub(room).max(CWND_MIN_TARGET)
 }
 
+/// Telemetry columns (`CongestionControl::telemetry`); BBRv2+ runs this machine too.
+const BBR2_TELEMETRY: &[&str] = &[
+    "bbr2_bw_bps",
+    "bbr2_min_rtt_ms",
+    "bbr2_pacing_gain",
+    "bbr2_cwnd_gain",
+    "bbr2_inflight_hi_pkts",
+];
+
 impl CongestionControl for Bbr2 {
     fn name(&self) -> &'static str {
         self.name
@@ -1437,6 +1446,28 @@ impl CongestionControl for Bbr2 {
         self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
         self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
         self.prior_cwnd
+    }
+
+    fn telemetry_names(&self) -> &'static [&'static str] {
+        BBR2_TELEMETRY
+    }
+
+    /// The model: bandwidth estimate (bbr2_bw, bit/s), min RTT, the gains in force, and the
+    /// long-term inflight bound inflight_hi (NaN while unset).
+    fn telemetry(&self, tp: &TcpState, out: &mut [f64]) {
+        out[0] = self.bw() as f64 * tp.mss_cache as f64 * 8.0 * 1e6 / BW_UNIT as f64;
+        out[1] = if self.min_rtt_us == u32::MAX {
+            f64::NAN
+        } else {
+            self.min_rtt_us as f64 / 1e3
+        };
+        out[2] = self.pacing_gain as f64 / BBR_UNIT as f64;
+        out[3] = self.cwnd_gain as f64 / BBR_UNIT as f64;
+        out[4] = if self.inflight_hi == u32::MAX {
+            f64::NAN
+        } else {
+            self.inflight_hi as f64
+        };
     }
 
     fn mode(&self, _tp: &TcpState) -> &'static str {
