@@ -337,7 +337,15 @@ fn bbr_telemetry_columns_appear_after_a_switch_and_are_nan_before() {
     ));
     let f = &w.recorder.flows;
     let names: Vec<&str> = f.extra.iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["bbr_bw_bps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain"]);
+    assert_eq!(
+        names,
+        [
+            "bbr_bw_bps",
+            "bbr_min_rtt_ms",
+            "bbr_pacing_gain",
+            "bbr_cwnd_gain"
+        ]
+    );
     let (_, bw) = &f.extra[0];
     let (_, min_rtt) = &f.extra[1];
     assert_eq!(bw.len(), f.time_s.len());

@@ -12,6 +12,8 @@ pub mod coupled;
 mod cubic;
 mod reno;
 
+pub use reno::{tcp_reno_cong_avoid, tcp_reno_ssthresh};
+
 pub use coupled::{CouplingHandle, CouplingSlot};
 
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord};

@@ -18,26 +18,36 @@ impl CongestionControl for Reno {
         "reno"
     }
 
-    /// tcp_reno_ssthresh: half the window, at least 2.
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
-        (tp.snd_cwnd >> 1).max(2)
+        tcp_reno_ssthresh(tp)
     }
 
-    /// tcp_reno_cong_avoid: slow start below ssthresh, then one packet per window.
     fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32) {
-        if !tp.is_cwnd_limited() {
+        tcp_reno_cong_avoid(tp, acked)
+    }
+}
+
+/// tcp_reno_ssthresh (exported by tcp_cong.c, as here for every algorithm that halves like
+/// Reno): half the window, at least 2.
+pub fn tcp_reno_ssthresh(tp: &TcpState) -> u32 {
+    (tp.snd_cwnd >> 1).max(2)
+}
+
+/// tcp_reno_cong_avoid (exported by tcp_cong.c): when cwnd-limited, slow start below ssthresh
+/// (tcp_slow_start), then one packet per window (tcp_cong_avoid_ai).
+pub fn tcp_reno_cong_avoid(tp: &mut TcpState, acked: u32) {
+    if !tp.is_cwnd_limited() {
+        return;
+    }
+    let mut acked = acked;
+    if tp.in_slow_start() {
+        acked = tp.slow_start(acked);
+        if acked == 0 {
             return;
         }
-        let mut acked = acked;
-        if tp.in_slow_start() {
-            acked = tp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = tp.snd_cwnd;
-        tp.cong_avoid_ai(w, acked);
     }
+    let w = tp.snd_cwnd;
+    tp.cong_avoid_ai(w, acked);
 }
 
 #[cfg(test)]

@@ -134,7 +134,7 @@ impl CongestionControl for Lia {
     /// tcp_reno_ssthresh (RFC 6356 §3: the decrease is TCP's, cwnd_i/2), floor 2.
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         self.cpl.publish(tp, |_| {});
-        (tp.snd_cwnd >> 1).max(2)
+        crate::cc::tcp_reno_ssthresh(tp)
     }
 
     fn pkts_acked(&mut self, tp: &mut TcpState, _sample: &AckSample) {

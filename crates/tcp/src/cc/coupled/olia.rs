@@ -216,7 +216,7 @@ impl CongestionControl for Olia {
 
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         self.publish(tp);
-        (tp.snd_cwnd >> 1).max(2)
+        crate::cc::tcp_reno_ssthresh(tp)
     }
 
     fn pkts_acked(&mut self, tp: &mut TcpState, _sample: &AckSample) {

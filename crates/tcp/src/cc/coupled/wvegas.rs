@@ -212,21 +212,6 @@ pub fn weight(slots: &[SlotState], me: usize, current: f64) -> f64 {
     }
 }
 
-/// tcp_reno_cong_avoid.
-fn reno_cong_avoid(tp: &mut TcpState, acked: u32) {
-    if !tp.is_cwnd_limited() {
-        return;
-    }
-    let mut acked = acked;
-    if tp.in_slow_start() {
-        acked = tp.slow_start(acked);
-        if acked == 0 {
-            return;
-        }
-    }
-    super::reno_ai(tp, acked);
-}
-
 impl CongestionControl for WVegas {
     fn name(&self) -> &'static str {
         "wvegas"
@@ -241,7 +226,7 @@ impl CongestionControl for WVegas {
 
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         self.publish(tp);
-        (tp.snd_cwnd >> 1).max(2)
+        crate::cc::tcp_reno_ssthresh(tp)
     }
 
     /// mptcp_wvegas_pkts_acked.
@@ -280,14 +265,14 @@ impl CongestionControl for WVegas {
     /// mptcp_wvegas_cong_avoid.
     fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32) {
         if !self.doing {
-            reno_cong_avoid(tp, acked);
+            crate::cc::tcp_reno_cong_avoid(tp, acked);
             self.publish(tp);
             return;
         }
         if tp.snd_una > self.beg_snd_nxt {
             self.beg_snd_nxt = tp.snd_nxt;
             if self.cnt_rtt <= 2 {
-                reno_cong_avoid(tp, acked);
+                crate::cc::tcp_reno_cong_avoid(tp, acked);
             } else {
                 self.round(tp, acked);
             }
