@@ -310,10 +310,8 @@ impl Params {
         if let Some(v) = integer(t, "cycle_start", 0, CYCLE_LEN as i64 - 1)? {
             p.cycle_start = Some(v);
         }
-        if let Some(v) = t.get("lt_bw") {
-            p.lt_bw = v
-                .as_bool()
-                .ok_or_else(|| bad("lt_bw", format!("expected true or false, got {v}")))?;
+        if let Some(v) = super::params::optional_boolean(t, "lt_bw")? {
+            p.lt_bw = v;
         }
         Ok(p)
     }

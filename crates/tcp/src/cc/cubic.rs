@@ -92,7 +92,7 @@
 //!   ~2 Gbit/s anyway. 0 models a device without GSO (term 0).
 //! - `initial_ssthresh` (module parameter, default 0 = off) is not offered.
 
-use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
+use super::{params, reject_unknown, CcConfig, CongestionControl, ParamError};
 use crate::state::{AckSample, CaEvent, CaState, TcpState};
 
 /// BICTCP_BETA_SCALE, tcp_cubic.c: beta is in units of 1/1024.
@@ -174,8 +174,8 @@ impl CubicParams {
         reject_unknown(t, PARAM_KEYS)?;
         let d = CubicParams::default();
         let p = CubicParams {
-            fast_convergence: get_bool(t, "fast_convergence", d.fast_convergence)?,
-            beta: get_int(
+            fast_convergence: params::boolean(t, "fast_convergence", d.fast_convergence)?,
+            beta: params::integer(
                 t,
                 "beta",
                 d.beta,
@@ -183,7 +183,7 @@ impl CubicParams {
                 BICTCP_BETA_SCALE - 1,
                 "a multiple of 1/1024: 717 is 0.7",
             )?,
-            bic_scale: get_int(
+            bic_scale: params::integer(
                 t,
                 "bic_scale",
                 d.bic_scale,
@@ -191,10 +191,10 @@ impl CubicParams {
                 1024,
                 "C = bic_scale·10/1024: 41 is 0.4",
             )?,
-            tcp_friendliness: get_bool(t, "tcp_friendliness", d.tcp_friendliness)?,
-            hystart: get_bool(t, "hystart", d.hystart)?,
+            tcp_friendliness: params::boolean(t, "tcp_friendliness", d.tcp_friendliness)?,
+            hystart: params::boolean(t, "hystart", d.hystart)?,
             hystart_detect: get_detect(t, d.hystart_detect)?,
-            hystart_low_window: get_int(
+            hystart_low_window: params::integer(
                 t,
                 "hystart_low_window",
                 d.hystart_low_window,
@@ -202,7 +202,7 @@ impl CubicParams {
                 1 << 30,
                 "packets",
             )?,
-            hystart_ack_delta_us: get_int(
+            hystart_ack_delta_us: params::integer(
                 t,
                 "hystart_ack_delta_us",
                 d.hystart_ack_delta_us,
@@ -210,7 +210,7 @@ impl CubicParams {
                 1_000_000,
                 "microseconds",
             )?,
-            hz: get_int(
+            hz: params::integer(
                 t,
                 "hz",
                 d.hz,
@@ -218,7 +218,7 @@ impl CubicParams {
                 1000,
                 "a CONFIG_HZ value: 100, 250, 300 or 1000",
             )?,
-            gso_max_size: get_int(
+            gso_max_size: params::integer(
                 t,
                 "gso_max_size",
                 d.gso_max_size,
@@ -237,45 +237,6 @@ impl CubicParams {
             });
         }
         Ok(p)
-    }
-}
-
-fn get_bool(t: &toml::Table, key: &str, default: bool) -> Result<bool, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::Boolean(b)) => Ok(*b),
-        Some(v) => Err(ParamError {
-            key: key.into(),
-            message: format!(
-                "expected a boolean (true or false), got {} {v}",
-                v.type_str()
-            ),
-        }),
-    }
-}
-
-fn get_int(
-    t: &toml::Table,
-    key: &str,
-    default: u32,
-    min: u32,
-    max: u32,
-    unit: &str,
-) -> Result<u32, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::Integer(i)) if (min as i64..=max as i64).contains(i) => Ok(*i as u32),
-        Some(toml::Value::Integer(i)) => Err(ParamError {
-            key: key.into(),
-            message: format!("{i} is out of range; accepted: an integer in {min}..={max} ({unit})"),
-        }),
-        Some(v) => Err(ParamError {
-            key: key.into(),
-            message: format!(
-                "expected an integer in {min}..={max} ({unit}), got {} {v}",
-                v.type_str()
-            ),
-        }),
     }
 }
 

@@ -10,6 +10,7 @@ mod bbr2;
 mod bbr_model;
 pub mod coupled;
 mod cubic;
+pub mod params;
 mod reno;
 
 pub use reno::{tcp_reno_cong_avoid, tcp_reno_ssthresh};

@@ -340,26 +340,9 @@ impl Params {
     }
 }
 
-fn boolean(t: &toml::Table, key: &str) -> Result<Option<bool>, ParamError> {
-    match t.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
-        Some(v) => Err(bad(key, format!("expected true or false, got {v}"))),
-    }
-}
-
-fn number(t: &toml::Table, key: &str) -> Result<Option<f64>, ParamError> {
-    let Some(v) = t.get(key) else { return Ok(None) };
-    match v {
-        toml::Value::Float(f) => Ok(Some(*f)),
-        toml::Value::Integer(i) => Ok(Some(*i as f64)),
-        _ => Err(bad(key, format!("expected a number, got {v}"))),
-    }
-}
-
 /// A fraction 0 <= x <= 1 into 1/256 units, truncated as the kernel's `BBR_UNIT * n / 100`.
 fn fraction(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
-    let Some(x) = number(t, key)? else {
+    let Some(x) = crate::cc::params::number(t, key)? else {
         return Ok(None);
     };
     if !x.is_finite() || !(0.0..=1.0).contains(&x) {
@@ -387,7 +370,7 @@ fn factor_at_least_one(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamE
 }
 
 fn gain(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
-    let Some(x) = number(t, key)? else {
+    let Some(x) = crate::cc::params::number(t, key)? else {
         return Ok(None);
     };
     let units = (x * BBR_UNIT as f64).round();

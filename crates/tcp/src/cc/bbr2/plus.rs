@@ -44,8 +44,8 @@
 //! Where the thesis is silent, the choice is marked [GAP] at the code that makes it.
 
 use super::{
-    bad, bdp, boolean, factor_at_least_one, gain, integer, reject_unknown, AckPhase, Bbr2, Mode,
-    ParamError, Params, Phase, BBR_SCALE, BBR_UNIT, PARAM_KEYS,
+    bad, bdp, factor_at_least_one, gain, integer, reject_unknown, AckPhase, Bbr2, Mode, ParamError,
+    Params, Phase, BBR_SCALE, BBR_UNIT, PARAM_KEYS,
 };
 use crate::state::{RateSample, TcpState};
 
@@ -273,7 +273,7 @@ impl Params {
         };
         let q = &mut p.plus;
         let set_bool = |key: &str, field: &mut bool| -> Result<(), ParamError> {
-            if let Some(v) = boolean(t, key)? {
+            if let Some(v) = crate::cc::params::optional_boolean(t, key)? {
                 *field = v;
             }
             Ok(())

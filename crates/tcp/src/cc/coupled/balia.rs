@@ -37,7 +37,8 @@
 //! "one subflow only: Reno"; the kernel does so when the socket is not multipath).
 
 use super::super::{reject_unknown, CcConfig, CongestionControl, ParamError};
-use super::{get_bool, group_size, members, reno_ai, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
+use super::{group_size, members, reno_ai, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
+use crate::cc::params;
 use crate::state::{AckSample, TcpState};
 
 /// mptcp_balia_recalc_ai / the paper: the decrease factor is capped at 1.5 (`3 << alpha_scale >> 1`).
@@ -53,7 +54,7 @@ impl Balia {
         reject_unknown(config.params, &[KERNEL_ACK_COUNTING])?;
         Ok(Box::new(Balia {
             cpl: config.coupling.clone().unwrap_or_else(CouplingSlot::alone),
-            kernel_ack_counting: get_bool(config.params, KERNEL_ACK_COUNTING, false)?,
+            kernel_ack_counting: params::boolean(config.params, KERNEL_ACK_COUNTING, false)?,
         }))
     }
 }

@@ -47,7 +47,8 @@
 //!   recomputes on cwnd changes, state changes and losses).
 
 use super::super::{reject_unknown, CcConfig, CongestionControl, ParamError};
-use super::{get_bool, members, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
+use super::{members, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
+use crate::cc::params;
 use crate::state::{AckSample, TcpState};
 
 pub struct Lia {
@@ -60,7 +61,7 @@ impl Lia {
         reject_unknown(config.params, &[KERNEL_ACK_COUNTING])?;
         Ok(Box::new(Lia {
             cpl: config.coupling.clone().unwrap_or_else(CouplingSlot::alone),
-            kernel_ack_counting: get_bool(config.params, KERNEL_ACK_COUNTING, false)?,
+            kernel_ack_counting: params::boolean(config.params, KERNEL_ACK_COUNTING, false)?,
         }))
     }
 }

@@ -80,7 +80,6 @@ pub mod wvegas;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::ParamError;
 use crate::state::{CaState, TcpState};
 
 /// The coupled algorithms (their registry names): built with a [`CouplingSlot`] they couple
@@ -287,75 +286,6 @@ impl CouplingSlot {
 
 // ------------------------------------------------------------------------------------------------
 // cc_params helpers shared by the coupled algorithms.
-
-pub(crate) fn get_bool(t: &toml::Table, key: &str, default: bool) -> Result<bool, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::Boolean(b)) => Ok(*b),
-        Some(v) => Err(ParamError {
-            key: key.into(),
-            message: format!(
-                "expected a boolean (true or false), got {} {v}",
-                v.type_str()
-            ),
-        }),
-    }
-}
-
-pub(crate) fn get_u32(
-    t: &toml::Table,
-    key: &str,
-    default: u32,
-    min: u32,
-    max: u32,
-    what: &str,
-) -> Result<u32, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::Integer(i)) if (min as i64..=max as i64).contains(i) => Ok(*i as u32),
-        Some(toml::Value::Integer(i)) => Err(ParamError {
-            key: key.into(),
-            message: format!("{i} is out of range; accepted: an integer in {min}..={max} ({what})"),
-        }),
-        Some(v) => Err(ParamError {
-            key: key.into(),
-            message: format!(
-                "expected an integer in {min}..={max} ({what}), got {} {v}",
-                v.type_str()
-            ),
-        }),
-    }
-}
-
-pub(crate) fn get_choice<'a>(
-    t: &toml::Table,
-    key: &str,
-    default: &'a str,
-    accepted: &[&'a str],
-) -> Result<&'a str, ParamError> {
-    match t.get(key) {
-        None => Ok(default),
-        Some(toml::Value::String(s)) => accepted
-            .iter()
-            .find(|a| **a == s.as_str())
-            .copied()
-            .ok_or_else(|| ParamError {
-                key: key.into(),
-                message: format!(
-                    "unknown value \"{s}\"; accepted: {}",
-                    accepted
-                        .iter()
-                        .map(|a| format!("\"{a}\""))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }),
-        Some(v) => Err(ParamError {
-            key: key.into(),
-            message: format!("expected a string, got {} {v}", v.type_str()),
-        }),
-    }
-}
 
 /// `kernel_ack_counting` (all three window-coupled algorithms) [GAP]: RFC 6356 and the papers
 /// increase "per ACK" of one packet (the byte form: ∝ bytes_acked), so an ACK covering `acked`

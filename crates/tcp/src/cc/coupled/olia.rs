@@ -58,7 +58,8 @@
 //!   subflow (seed 000 §4.3).
 
 use super::super::{reject_unknown, CcConfig, CongestionControl, ParamError};
-use super::{get_bool, get_choice, members, reno_ai, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
+use super::{members, reno_ai, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
+use crate::cc::params;
 use crate::state::{AckSample, CaState, TcpState};
 
 /// `scale` in mptcp_olia.c: the increase counter is in units of 2^-10 packet.
@@ -92,7 +93,7 @@ pub struct Olia {
 impl Olia {
     pub fn build(config: &CcConfig) -> Result<Box<dyn CongestionControl>, ParamError> {
         reject_unknown(config.params, PARAM_KEYS)?;
-        let metric = match get_choice(
+        let metric = match params::choice(
             config.params,
             "best_path_metric",
             "l_per_rtt2",
@@ -103,7 +104,7 @@ impl Olia {
         };
         Ok(Box::new(Olia {
             cpl: config.coupling.clone().unwrap_or_else(CouplingSlot::alone),
-            kernel_ack_counting: get_bool(config.params, KERNEL_ACK_COUNTING, false)?,
+            kernel_ack_counting: params::boolean(config.params, KERNEL_ACK_COUNTING, false)?,
             metric,
             loss1: 0,
             loss2: 0,

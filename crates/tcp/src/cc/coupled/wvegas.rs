@@ -67,7 +67,8 @@
 //! intent: drain when the queueing delay doubles); `true` restores the kernel's test.
 
 use super::super::{reject_unknown, CcConfig, CongestionControl, ParamError};
-use super::{get_bool, get_u32, members, CouplingSlot, SlotState};
+use super::{members, CouplingSlot, SlotState};
+use crate::cc::params;
 use crate::state::{AckSample, CaEvent, CaState, TcpState};
 
 /// MPTCP_WVEGAS_SCALE: fixed-point scale of the drain factor.
@@ -109,8 +110,15 @@ impl WVegasParams {
         reject_unknown(t, PARAM_KEYS)?;
         let d = WVegasParams::default();
         Ok(WVegasParams {
-            initial_alpha: get_u32(t, "initial_alpha", d.initial_alpha, 1, 1 << 20, "packets")?,
-            total_alpha: get_u32(
+            initial_alpha: params::integer(
+                t,
+                "initial_alpha",
+                d.initial_alpha,
+                1,
+                1 << 20,
+                "packets",
+            )?,
+            total_alpha: params::integer(
                 t,
                 "total_alpha",
                 d.total_alpha,
@@ -118,8 +126,8 @@ impl WVegasParams {
                 1 << 20,
                 "packets queued by the whole connection",
             )?,
-            gamma: get_u32(t, "gamma", d.gamma, 0, 1 << 20, "packets")?,
-            kernel_zero_queue_backoff: get_bool(
+            gamma: params::integer(t, "gamma", d.gamma, 0, 1 << 20, "packets")?,
+            kernel_zero_queue_backoff: params::boolean(
                 t,
                 "kernel_zero_queue_backoff",
                 d.kernel_zero_queue_backoff,
