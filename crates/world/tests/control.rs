@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bottleneck, run, world};
+use common::{assert_complete_in_order, bottleneck, run, run_logged, world};
 use rove_scenario::spec::{ActionSpec, ActionTarget, Change, HandoffSpec};
 use rove_world::record::FlowSeries;
 use rove_world::{summarize, World};
@@ -243,29 +243,9 @@ remove = true
 
 #[test]
 fn a_subflow_added_at_5s_and_removed_at_15s_leaves_the_stream_complete_and_in_order() {
-    let mut w = world(TWO_PATHS);
-    w.flows[0]
-        .transport
-        .connection_mut()
-        .unwrap()
-        .reorder
-        .delivery_log = Some(Vec::new());
-    w.run();
-    let s = summarize(&w);
+    let (w, s) = run_logged(world(TWO_PATHS));
+    assert_complete_in_order(&w, &s, 25_000_000, "subflow added and removed");
     let c = w.flows[0].transport.connection().unwrap();
-    let size = 25_000_000u64;
-    let log = c.reorder.delivery_log.as_deref().unwrap();
-    assert_eq!(
-        log.len() as u64,
-        size.div_ceil(rove_tcp::MSS as u64),
-        "DSNs delivered"
-    );
-    assert!(
-        log.iter().enumerate().all(|(i, &d)| d == i as u64),
-        "in order, once each"
-    );
-    assert_eq!(s.flows[0].bytes_delivered, size);
-    assert!(s.flows[0].fct_s.is_some(), "the transfer completed");
     assert_eq!(c.subflows.len(), 2);
     let added = &c.subflows[1];
     assert!(added.closed);
@@ -358,4 +338,33 @@ fn bbr_telemetry_columns_appear_after_a_switch_and_are_nan_before() {
             assert!(min_rtt[i] >= 40.0 && min_rtt[i] < 42.0, "{}", min_rtt[i]);
         }
     }
+}
+
+#[test]
+fn bbr2_telemetry_adds_inflight_hi_once_loss_sets_it() {
+    let toml = bottleneck(
+        "20s",
+        "",
+        "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"20pkt\"",
+        &[("a", "bbr2", "")],
+    );
+    let (w, _) = run(&toml);
+    let f = &w.recorder.flows;
+    let names: Vec<&str> = f.extra.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        [
+            "bbr2_bw_bps",
+            "bbr2_min_rtt_ms",
+            "bbr2_pacing_gain",
+            "bbr2_cwnd_gain",
+            "bbr2_inflight_hi_pkts"
+        ]
+    );
+    let last = f.time_s.len() - 1;
+    let bw = f.extra[0].1[last];
+    assert!(bw > 17e6 && bw < 21e6, "{bw}");
+    // A 20-packet buffer under a 100-packet BDP: losses in STARTUP set inflight_hi.
+    let hi = f.extra[4].1[last];
+    assert!(hi.is_finite() && hi > 50.0 && hi < 200.0, "{hi}");
 }

@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::world;
-use rove_world::{summarize, Summary, World};
+use common::{assert_complete_in_order, run_logged, world};
+use rove_world::summarize;
 
 const SCHEDULERS: [&str; 5] = ["minrtt", "roundrobin", "redundant", "blest", "ecf"];
 
@@ -46,45 +46,6 @@ paths = [{{ path = ["a_down"], ack_path = ["a_up"] }}, {{ path = ["b_down"], ack
 {flow}
 "#
     )
-}
-
-fn run_logged(mut w: World) -> (World, Summary) {
-    w.flows[0]
-        .transport
-        .connection_mut()
-        .unwrap()
-        .reorder
-        .delivery_log = Some(Vec::new());
-    w.run();
-    let s = summarize(&w);
-    (w, s)
-}
-
-/// The application got every byte of the transfer, each DSN once and in order.
-fn assert_complete_in_order(w: &World, s: &Summary, size: u64, what: &str) {
-    let c = w.flows[0].transport.connection().unwrap();
-    let log = c.reorder.delivery_log.as_deref().unwrap();
-    let total = size.div_ceil(rove_tcp::MSS as u64);
-    assert_eq!(log.len() as u64, total, "{what}: DSNs delivered");
-    assert!(
-        log.iter().enumerate().all(|(i, &d)| d == i as u64),
-        "{what}: delivered out of order or twice"
-    );
-    assert_eq!(c.reorder.bytes_delivered, size, "{what}: bytes delivered");
-    assert_eq!(s.flows[0].bytes_delivered, size, "{what}");
-    assert!(
-        s.flows[0]
-            .multipath
-            .as_ref()
-            .unwrap()
-            .download_time_s
-            .is_some(),
-        "{what}: did not finish"
-    );
-    assert_eq!(
-        c.reorder.ofo_bytes, 0,
-        "{what}: data left in the reordering buffer"
-    );
 }
 
 #[test]

@@ -1162,14 +1162,14 @@ impl CongestionControl for Bbr {
     /// The model: bandwidth estimate (bbr_bw, in bit/s from packets per µs << 24), min RTT,
     /// and the gains in force.
     fn telemetry(&self, tp: &TcpState, out: &mut [f64]) {
-        out[0] = self.bw() as f64 * tp.mss_cache as f64 * 8.0 * 1e6 / BW_UNIT as f64;
-        out[1] = if self.min_rtt_us == u32::MAX {
-            f64::NAN
-        } else {
-            self.min_rtt_us as f64 / 1e3
-        };
-        out[2] = self.pacing_gain as f64 / BBR_UNIT as f64;
-        out[3] = self.cwnd_gain as f64 / BBR_UNIT as f64;
+        super::bbr_model::model_telemetry(
+            self.bw(),
+            self.min_rtt_us,
+            self.pacing_gain,
+            self.cwnd_gain,
+            tp,
+            out,
+        );
     }
 
     fn mode(&self, _tp: &TcpState) -> &'static str {

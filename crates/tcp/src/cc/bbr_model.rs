@@ -3,7 +3,7 @@
 //! one of each and feeds it its own bandwidth estimate and round starts.
 
 use super::bbr::{
-    mstamp_us, us_delta, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BW_UNIT, FULL_BW_CNT,
+    mstamp_us, us_delta, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT, BW_UNIT, FULL_BW_CNT,
     FULL_BW_THRESH,
 };
 use crate::state::{RateSample, TcpState};
@@ -111,4 +111,25 @@ impl AckAggregation {
             *slot = extra.min(u16::MAX as u32) as u16;
         }
     }
+}
+
+/// The model's telemetry both versions record (`CongestionControl::telemetry`): the bandwidth
+/// estimate in bit/s (from packets per µs << BW_SCALE), the min RTT in ms (NaN before a
+/// sample), and the pacing and cwnd gains in force, into `out[0..4]`.
+pub(super) fn model_telemetry(
+    bw: u32,
+    min_rtt_us: u32,
+    pacing_gain: u32,
+    cwnd_gain: u32,
+    tp: &TcpState,
+    out: &mut [f64],
+) {
+    out[0] = bw as f64 * tp.mss_cache as f64 * 8.0 * 1e6 / BW_UNIT as f64;
+    out[1] = if min_rtt_us == u32::MAX {
+        f64::NAN
+    } else {
+        min_rtt_us as f64 / 1e3
+    };
+    out[2] = pacing_gain as f64 / BBR_UNIT as f64;
+    out[3] = cwnd_gain as f64 / BBR_UNIT as f64;
 }

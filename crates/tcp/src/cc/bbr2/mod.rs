@@ -1438,14 +1438,14 @@ impl CongestionControl for Bbr2 {
     /// The model: bandwidth estimate (bbr2_bw, bit/s), min RTT, the gains in force, and the
     /// long-term inflight bound inflight_hi (NaN while unset).
     fn telemetry(&self, tp: &TcpState, out: &mut [f64]) {
-        out[0] = self.bw() as f64 * tp.mss_cache as f64 * 8.0 * 1e6 / BW_UNIT as f64;
-        out[1] = if self.min_rtt_us == u32::MAX {
-            f64::NAN
-        } else {
-            self.min_rtt_us as f64 / 1e3
-        };
-        out[2] = self.pacing_gain as f64 / BBR_UNIT as f64;
-        out[3] = self.cwnd_gain as f64 / BBR_UNIT as f64;
+        crate::cc::bbr_model::model_telemetry(
+            self.bw(),
+            self.min_rtt_us,
+            self.pacing_gain,
+            self.cwnd_gain,
+            tp,
+            out,
+        );
         out[4] = if self.inflight_hi == u32::MAX {
             f64::NAN
         } else {
