@@ -85,7 +85,7 @@ build-emu: $(EMU_STAMP)
 setup: $(BUILD_STAMP) $(EMU_STAMP)
 
 demo: $(BUILD_STAMP)
-	$(ROVE) run scenarios/demo.toml -o results/demo
+	$(ROVE) run scenarios/demo.toml -o results/demo --force
 	$(ROVE) report results/demo
 	@echo
 	@echo "report: $(CURDIR)/results/demo/report.html"

@@ -141,8 +141,8 @@ CASES: dict[str, Case] = {
         names=["does-not-exist.trace"]),
     "bad-synth-trace-param": Case(
         ["validate", "{scenario}"],
-        {"s.toml": scenario({'rate = "20Mbps"': 'trace = "synth:cellular"\ntrace_params = { mean = "fast" }'})},
-        names=["s.toml", "mean"]),
+        {"s.toml": scenario({'rate = "20Mbps"': 'trace = "synth:cellular"\ntrace_params = { median = "fast" }'})},
+        names=["s.toml", "median"]),
     "not-utf8-scenario": Case(
         ["validate", "{scenario}"],
         {"s.toml": b"name = \"\xff\xfe\"\n"},

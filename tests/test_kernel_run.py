@@ -332,6 +332,40 @@ def test_sigterm_to_rove_run_cleans_up(tmp_path):
     assert [p for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
 
 
+def test_kill_9_of_rove_run_stops_the_orchestrator_and_next_run_removes_its_staging(tmp_path):
+    traffic = _private_traffic(tmp_path, "kill9")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('"8s"', '"30s"'))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "rove", "run", "--backend", "kernel",
+                             str(scenario), "-o", str(out)], env=_env(traffic),
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not _processes_mentioning(f"{traffic} client"):
+        time.sleep(0.05)
+    assert _processes_mentioning(f"{traffic} client"), "the client never started"
+    orchestrators = _processes_mentioning(f"rove-kernel run {scenario}")
+    assert len(orchestrators) == 1, orchestrators
+    proc.kill()  # SIGKILL of the Python process: no clean-up of its own
+    proc.wait()
+    # rove-kernel gets SIGTERM (PR_SET_PDEATHSIG) and removes what it made, in seconds rather
+    # than at the scenario's end (30 s).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (_processes_mentioning(str(traffic))
+                                           or _processes_mentioning(f"rove-kernel run {scenario}")):
+        time.sleep(0.05)
+    assert _processes_mentioning(f"rove-kernel run {scenario}") == []
+    assert _processes_mentioning(str(traffic)) == []
+    assert _rove_namespaces(orchestrators[0]) == []
+    stale = [p for p in tmp_path.iterdir() if p.name.startswith(".out.partial-")]
+    assert stale, "the killed run's staging directory should be there until the next run"
+    r = _rove("run", "--backend", "kernel", scenario, "-o", out, "--set", "duration=2s",
+              env=_env(traffic))
+    assert r.returncode == 0, r.stderr
+    assert [p for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
+    assert (out / "summary.json").is_file()
+
+
 def test_unknown_cc_and_cc_params_are_clear_errors(tmp_path):
     scenario = tmp_path / "s.toml"
     scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('cc = "cubic"', 'cc = "bbr2"'))

@@ -225,7 +225,7 @@ def test_same_sweep_twice_gives_identical_table(sweep_dir):
     assert (a / "summary.parquet").read_bytes() == (b / "summary.parquet").read_bytes()
 
 
-def test_failed_point_is_recorded_and_others_complete(tmp_path):
+def test_a_bad_grid_value_fails_before_any_point_runs(tmp_path):
     _write(tmp_path / "scenario.toml", SCENARIO)
     f = _write(tmp_path / "sweep.toml", """
         scenario = "scenario.toml"
@@ -237,23 +237,41 @@ def test_failed_point_is_recorded_and_others_complete(tmp_path):
     """)
     out = tmp_path / "out"
     r = run_cli("sweep", f, "-o", out, "--jobs", "2")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and 'grid."links.down.rate" = -5Mbps' in lines[0], r.stderr
+    assert not out.exists()
+
+
+def test_failed_point_is_recorded_and_others_complete(tmp_path):
+    # Each value is valid with the others' first values, so the sweep starts; the combination
+    # duration = 1s with sample_interval = 2s is not, and fails when its point runs.
+    _write(tmp_path / "scenario.toml", SCENARIO)
+    f = _write(tmp_path / "sweep.toml", """
+        scenario = "scenario.toml"
+        [grid]
+        "duration" = ["4s", "1s"]
+        "sample_interval" = ["10ms", "2s"]
+    """)
+    out = tmp_path / "out"
+    r = run_cli("sweep", f, "-o", out, "--jobs", "2")
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
     failed = [ln for ln in _progress_lines(r.stderr) if "FAILED" in ln]
-    assert len(failed) == 2 and all("rate=-5Mbps" in ln for ln in failed)
+    assert len(failed) == 1 and "duration=1s sample_interval=2s" in failed[0], failed
     fails = json.loads((out / "failures.json").read_text())
-    assert [x["point"] for x in fails] == ["rate=-5Mbps,cc=cubic,seed=7",
-                                           "rate=-5Mbps,cc=reno,seed=7"]
-    assert all("links.down.rate" in x["error"] and "\n" not in x["error"] for x in fails)
-    assert fails[0]["values"] == {"links.down.rate": "-5Mbps", "flows.0.cc": "cubic"}
+    assert [x["point"] for x in fails] == ["duration=1s,sample_interval=2s,seed=7"]
+    assert all("sample_interval" in x["error"] and "\n" not in x["error"] for x in fails)
+    assert fails[0]["values"] == {"duration": "1s", "sample_interval": "2s"}
     assert sorted(p.name for p in (out / "runs").iterdir()) == [
-        "rate=10Mbps,cc=cubic,seed=7", "rate=10Mbps,cc=reno,seed=7"]
+        "duration=1s,sample_interval=10ms,seed=7", "duration=4s,sample_interval=10ms,seed=7",
+        "duration=4s,sample_interval=2s,seed=7"]
     df = pd.read_parquet(out / "summary.parquet")
-    assert len(df) == 2 * 2 and set(df["links.down.rate"]) == {"10Mbps"}
-    # A rerun tries the failed points again (only them) and still reports them.
+    assert len(df) == 3 * 2
+    # A rerun tries the failed point again (only it) and still reports it.
     r = run_cli("sweep", f, "-o", out)
     assert r.returncode == 1
-    assert len(_progress_lines(r.stderr)) == 2
+    assert len(_progress_lines(r.stderr)) == 1
 
 
 def test_python_api_returns_the_summary_frame(sweep_dir):

@@ -34,8 +34,8 @@ def test_constant_12mbps_is_one_opportunity_per_ms(tmp_path):
 
 
 def test_synth_params_change_the_trace(tmp_path):
-    a = rove.synth_trace("cellular", {"mean": "6Mbps"}, 20_000, 1)
-    b = rove.synth_trace("cellular", {"mean": "24Mbps"}, 20_000, 1)
+    a = rove.synth_trace("cellular", {"median": "6Mbps"}, 20_000, 1)
+    b = rove.synth_trace("cellular", {"median": "24Mbps"}, 20_000, 1)
     assert 2 * len(a) < len(b)
 
 

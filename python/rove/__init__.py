@@ -13,18 +13,21 @@ A scenario is a TOML file (see docs/scenario-format.md) or the same structure as
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import re
-import shutil
-import sys
-import time
-from pathlib import Path
+# Standard modules under private names: ``import rove`` exposes rove's API, not ``rove.os``.
+import json as _json
+import math as _math
+import os as _os
+import re as _re
+import shutil as _shutil
+import sys as _sys
+import time as _time
+from pathlib import Path as _Path
 from typing import Any, Callable, Iterable, Mapping
 
-from . import _core
+from . import _core, guards
 from ._core import CC_NAMES, ScenarioError
+from .guards import LimitError
+from .outputs import OutputError, check_input_file, check_output_dir
 from .results import (
     FEATURES_FILE,
     QUEUE_COLUMNS,
@@ -41,6 +44,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CC_NAMES",
+    "LimitError",
+    "OutputError",
     "SYNTH_KINDS",
     "ResultsError",
     "RunResult",
@@ -79,12 +84,10 @@ def _scenario_source(scenario) -> tuple[str, str, str | None]:
             text = tomli_w.dumps(_plain(scenario))
         except (TypeError, ValueError) as e:
             raise ScenarioError(f"<dict>: cannot be written as TOML: {e}") from None
-        return text, "<dict>", os.getcwd()
-    if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        if path.is_dir():
-            raise ScenarioError(f"{path}: is a directory, expected a scenario file (.toml)")
-        data = path.read_bytes()  # OSError for a missing or unreadable file
+        return text, "<dict>", _os.getcwd()
+    if isinstance(scenario, (str, _os.PathLike)):
+        path = check_input_file(scenario, "scenario")  # a regular file of sane size
+        data = path.read_bytes()
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -100,20 +103,20 @@ def _plain(value):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
+    if isinstance(value, _os.PathLike):
+        return _os.fspath(value)
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalar
         return value.item()
     return value
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = _re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def _toml_string(text: str) -> str:
     # JSON string escapes (\" \\ \n \t \uXXXX) are all valid in a TOML basic string; TOML also
     # forbids a raw DEL, which JSON leaves alone.
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+    return _json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml_key(key: str) -> str:
@@ -129,9 +132,9 @@ def toml_literal(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if math.isnan(value):
+        if _math.isnan(value):
             return "nan"
-        if math.isinf(value):
+        if _math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
@@ -156,46 +159,68 @@ def _overrides(overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) 
 # Public API
 
 
-def validate(scenario, seed: int | None = None, overrides=None, **kw_overrides) -> dict:
+def validate(scenario, seed: int | None = None, overrides=None, no_limit: bool = False,
+             **kw_overrides) -> dict:
     """Parse and check a scenario without running it.
 
-    Returns ``{"name", "duration_s", "seed", "links": [...], "flows": [{"name", "cc"}, ...]}``;
-    raises :class:`ScenarioError` with a one-line message naming the file and the key or line.
+    Returns ``{"name", "duration_s", "seed", "links": [...], "flows": [{"name", "cc"}, ...],
+    "estimate": {...}}`` (the run's estimated cost, :mod:`rove.guards`); raises
+    :class:`ScenarioError` with a one-line message naming the file and the key or line, and
+    :class:`rove.guards.LimitError` for a run that cannot fit (unless ``no_limit``).
     Overrides are given as keyword arguments with dotted keys,
     ``validate(path, **{"links.down.rate": "10Mbps"})``, or as ``overrides=`` (a dict or pairs
     whose values are already Python values).
     """
     text, source, base_dir = _scenario_source(scenario)
     ovr = _overrides(overrides) + _overrides(kw_overrides)
-    return _core.validate(text, source, base_dir, ovr, seed)
+    est = _guarded(text, source, base_dir, ovr, seed, no_limit)
+    info = _core.validate(text, source, base_dir, ovr, seed)
+    info["estimate"] = est
+    return info
 
 
-def run(scenario, out: str | os.PathLike | None = None, seed: int | None = None,
-        progress: bool = False, overrides=None, **kw_overrides) -> RunResult:
+def _guarded(text: str, source: str, base_dir, ovr, seed, no_limit: bool) -> dict:
+    """The scenario's estimated cost, checked against the limits (:mod:`rove.guards`) before
+    anything is built."""
+    est = guards.estimate(text, source, base_dir, ovr, seed)
+    guards.check(est, source, no_limit=no_limit)
+    return est
+
+
+def run(scenario, out: str | _os.PathLike | None = None, seed: int | None = None,
+        progress: bool = False, overrides=None, force: bool = False, no_limit: bool = False,
+        **kw_overrides) -> RunResult:
     """Run a scenario on the simulator and return its results.
 
     ``scenario`` is a path to a TOML file or a dict of the same shape. ``out``, if given, is a
     results directory to write (atomically; see :mod:`rove.results`). ``seed`` overrides the
     scenario's seed. ``progress=True`` shows a progress bar on stderr once the run has taken more
-    than a second. Any other keyword argument is an override with a dotted key, e.g.
+    than a second. ``force=True`` replaces the results an earlier run left in ``out``; a
+    non-empty directory that does not hold rove results is never replaced
+    (:class:`rove.outputs.OutputError`). A run estimated not to fit in memory, or sampled more
+    often than every millisecond, is refused (:class:`rove.guards.LimitError`) unless
+    ``no_limit=True``. Any other keyword argument is an override with a dotted key, e.g.
     ``rove.run("x.toml", **{"links.down.rate": "10Mbps", "duration": "5s"})``.
 
     Returns a :class:`RunResult` with ``.summary`` (dict), ``.timeseries`` and ``.queue``
     (pandas DataFrames) and ``.out``.
     """
+    if out is not None:
+        check_output_dir(out, "results", force=force)
     text, source, base_dir = _scenario_source(scenario)
     ovr = _overrides(overrides) + _overrides(kw_overrides)
-    t0 = time.perf_counter()
+    _guarded(text, source, base_dir, ovr, seed, no_limit)
+    t0 = _time.perf_counter()
     sim = _core.Simulation(text, source, base_dir, ovr, seed)
     name = _scenario_name(source)
     drive(sim, progress=progress, desc=name)
     raw = sim.finish()
-    wall_s = time.perf_counter() - t0
+    wall_s = _time.perf_counter() - t0
     return _result_from_native(raw, wall_s, out)
 
 
-def sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None = None,
-          ray: str | None = None, progress: bool = False):
+def sweep(path: str | _os.PathLike, out: str | _os.PathLike, jobs: int | None = None,
+          ray: str | None = None, progress: bool = False, no_limit: bool = False):
     """Run (or resume) the sweep file ``path`` into the directory ``out``; return the summary
     table (``out/summary.parquet``) as a DataFrame, one row per flow per complete point.
 
@@ -205,11 +230,11 @@ def sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None = No
     """
     from .sweeps import sweep as _sweep
 
-    return _sweep(path, out, jobs=jobs, ray=ray, progress=progress)
+    return _sweep(path, out, jobs=jobs, ray=ray, progress=progress, no_limit=no_limit)
 
 
 def _scenario_name(source: str) -> str:
-    return Path(source).stem if source != "<dict>" else "scenario"
+    return _Path(source).stem if source != "<dict>" else "scenario"
 
 
 def _result_from_native(raw: Mapping[str, Any], wall_s: float, out) -> RunResult:
@@ -246,7 +271,7 @@ def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,
     """
     duration = int(sim.duration_ns)
     step = max(1, -(-duration // chunks))
-    t0 = time.perf_counter()
+    t0 = _time.perf_counter()
     bar = None
     try:
         t = int(sim.now_ns)
@@ -255,17 +280,17 @@ def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,
             sim.run_until(t)
             if on_chunk is not None:
                 on_chunk()
-            if progress and bar is None and time.perf_counter() - t0 >= show_after_s and t < duration:
+            if progress and bar is None and _time.perf_counter() - t0 >= show_after_s and t < duration:
                 from tqdm import tqdm
 
                 # A terminal that reports a size of 0x0 (a bare pty) would get no bar at all.
-                size = shutil.get_terminal_size((80, 24))
-                bar = tqdm(total=round(duration / 1e9, 3), desc=desc, file=sys.stderr,
+                size = _shutil.get_terminal_size((80, 24))
+                bar = tqdm(total=round(duration / 1e9, 3), desc=desc, file=_sys.stderr,
                            unit="s", leave=False, ncols=min(100, size.columns), nrows=size.lines,
                            smoothing=0,
                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:g} s "
                                       "simulated [{elapsed}<{remaining}]")
-                bar.start_t -= time.perf_counter() - t0  # count the time before the bar
+                bar.start_t -= _time.perf_counter() - t0  # count the time before the bar
             if bar is not None:
                 bar.n = round(t / 1e9, 3)
                 bar.refresh()

@@ -93,14 +93,26 @@ def _overrides(items: Sequence[str] | None) -> list[tuple[str, Any]]:
 
 
 def _check_readable(path: str, what: str) -> None:
-    """A one-line error for a scenario file that cannot be read (before loading the engine)."""
+    """A one-line error for an input that is not a readable regular file of sane size (before
+    loading the engine; rove/outputs.py)."""
+    from .outputs import OutputError, check_input_file
+
     try:
-        with open(path, "rb"):
-            pass
-    except IsADirectoryError:
-        raise CliError(f"{path}: is a directory, expected a {what} file") from None
+        check_input_file(path, what)
+    except OutputError as e:
+        raise CliError(str(e)) from None
     except OSError as e:
         raise CliError(f"{path}: cannot read the {what} file: {e.strerror or e}") from None
+
+
+def _check_out(out: str, kind: str, force: bool) -> Path:
+    """``-o DIR`` checked before anything runs: never a directory rove did not write."""
+    from .outputs import OutputError, check_output_dir
+
+    try:
+        return check_output_dir(out, kind, force=force)
+    except OutputError as e:
+        raise CliError(str(e)) from None
 
 
 def _cmd_run(args) -> int:
@@ -108,14 +120,12 @@ def _cmd_run(args) -> int:
     import rove
 
     overrides = _overrides(args.set)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{out}: exists and is not a directory (-o names a results directory)")
+    out = _check_out(args.out, "results", args.force)
     if args.backend == "kernel":
         return _run_kernel(args, out, overrides)
     progress = (not args.quiet) and sys.stderr.isatty()
     result = rove.run(args.scenario, out=out, seed=args.seed, progress=progress,
-                      overrides=overrides)
+                      overrides=overrides, force=args.force, no_limit=args.no_limit)
     if not args.quiet:
         _print_run_summary(result.summary, out)
     return 0
@@ -157,21 +167,24 @@ def _print_run_summary(summary: dict, out: Path) -> None:
           f"in {_fmt(summary.get('wall_s'), '.3f')} s wall, "
           f"{_fmt(events, ',')} {what}, seed {summary.get('seed')} -> {out}")
     width = max([len(str(f.get("name", ""))) for f in flows] + [4])
+    cc_width = max([len(str(f.get("cc", ""))) for f in flows] + [6])
     for f in flows:
         if f.get("workload") is not None:  # an unresponsive source: no RTT, no retransmissions
-            print(f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<6}"
+            print(f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<{cc_width}}"
                   f"  goodput {_fmt(f.get('goodput_mbps'), '8.3f')} Mbps"
                   f"  OWD mean {_fmt(f.get('owd_mean_ms'), '7.1f')} ms"
                   f"  p95 {_fmt(f.get('owd_p95_ms'), '7.1f')} ms"
                   f"  loss {_fmt(_pct(f.get('loss_rate')), '6.2f')} %")
             continue
-        line = (f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<6}"
+        line = (f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<{cc_width}}"
                 f"  goodput {_fmt(f.get('goodput_mbps'), '8.3f')} Mbps"
                 f"  RTT mean {_fmt(f.get('mean_rtt_ms'), '7.1f')} ms"
                 f"  p95 {_fmt(f.get('p95_rtt_ms'), '7.1f')} ms"
                 f"  retrans {_fmt(_pct(f.get('retrans_rate')), '6.2f')} %")
         if f.get("fct_s") is not None:
             line += f"  fct {_fmt(f.get('fct_s'), '.3f')} s"
+        elif f.get("completed") is False:
+            line += f"  unfinished ({_fmt(f.get('bytes_left'), ',')} B left)"
         if f.get("subflows") is not None:
             line += (f"  {f.get('scheduler')}, reordering buffer mean {_fmt(f.get('ofo_mean_bytes'), '.0f')} B"
                      f" max {_fmt(f.get('ofo_max_bytes'), ',')} B, app delay p95"
@@ -186,6 +199,8 @@ def _print_run_summary(summary: dict, out: Path) -> None:
                   f"  share {_fmt(_pct(sf.get('share')), '5.1f')} %")
     if summary.get("jain_index") is not None and len(flows) > 1:
         print(f"  Jain's fairness index {_fmt(summary.get('jain_index'), '.4f')}")
+    for w in summary.get("warnings") or []:
+        print(f"rove: warning: {w}", file=sys.stderr)
 
 
 def _pct(x):
@@ -196,11 +211,15 @@ def _cmd_validate(args) -> int:
     _check_readable(args.scenario, "scenario")
     import rove
 
-    info = rove.validate(args.scenario, seed=args.seed, overrides=_overrides(args.set))
+    from .guards import describe
+
+    info = rove.validate(args.scenario, seed=args.seed, overrides=_overrides(args.set),
+                         no_limit=args.no_limit)
     n_links = len(info.get("links", []))
     n_flows = len(info.get("flows", []))
     print(f"ok: {info.get('name')}, {_fmt(info.get('duration_s'), 'g')} s, "
-          f"{n_links} link{'s' if n_links != 1 else ''}, {n_flows} flow{'s' if n_flows != 1 else ''}")
+          f"{n_links} link{'s' if n_links != 1 else ''}, {n_flows} flow{'s' if n_flows != 1 else ''}"
+          f"; estimate {describe(info['estimate'])}")
     return 0
 
 
@@ -215,10 +234,12 @@ def _cmd_report(args) -> int:
 def _cmd_sweep(args) -> int:
     from .sweeps import run_sweep
 
+    _check_readable(args.sweep, "sweep")
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs: expected an integer >= 1, got {args.jobs}")
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    table, failures = run_sweep(args.sweep, args.out, jobs=args.jobs, ray=args.ray, log=log)
+    table, failures = run_sweep(args.sweep, args.out, jobs=args.jobs, ray=args.ray, log=log,
+                                no_limit=args.no_limit)
     if not args.quiet:
         points = len(set(table.column("point").to_pylist())) if table.num_rows else 0
         print(f"sweep: {points} point{'s' if points != 1 else ''} complete, "
@@ -248,9 +269,13 @@ def _cmd_trace_synth(args) -> int:
         k, v = _split_assignment("--param", item)
         params[k] = parse_value(v)
     stamps = rove.synth_trace(args.kind, params, duration_ms, args.seed)
+    if args.out == "":
+        raise CliError("-o: empty path; name the trace file to write")
     out = Path(args.out)
     if out.is_dir():
         raise CliError(f"{out}: is a directory (-o names the trace file to write)")
+    if out.exists() and not args.force:
+        raise CliError(f"{out}: exists; add --force to replace it, or choose another file")
     _write_text_atomically(out, "".join(f"{int(t)}\n" for t in stamps))
     if not args.quiet:
         rate = len(stamps) * 1500 * 8 / (duration_ms / 1000) / 1e6 if duration_ms else 0.0
@@ -286,6 +311,8 @@ def _add_compare_parser(sub) -> None:
     c.add_argument("dir_a", metavar="DIR_A", help="results directory (A)")
     c.add_argument("dir_b", metavar="DIR_B", help="results directory (B)")
     c.add_argument("-o", "--out", metavar="OUT", help="directory for figures and documents")
+    c.add_argument("--force", action="store_true",
+                   help="replace an earlier comparison in OUT")
     c.set_defaults(func=_cmd_compare)
 
 
@@ -314,10 +341,17 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run SCENARIO and write summary.json, timeseries.parquet and "
                                    "queue.parquet into DIR (replaced atomically).")
     r.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
-    r.add_argument("-o", "--out", metavar="DIR", required=True, help="results directory to write")
+    r.add_argument("-o", "--out", metavar="DIR", required=True,
+                   help="results directory to write (new or empty; see --force)")
+    r.add_argument("--force", action="store_true",
+                   help="replace the results of an earlier run in DIR (a directory that does "
+                        "not hold rove results is never replaced)")
     r.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set links.down.rate=10Mbps (repeatable)")
+    r.add_argument("--no-limit", action="store_true",
+                   help="run even if the estimated memory does not fit or sample_interval is "
+                        "below 1 ms")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     r.add_argument("--backend", choices=("sim", "kernel"), default="sim",
                    help="sim: the simulator (default); kernel: real Linux TCP in network "
@@ -330,6 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
     v.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a scenario key (repeatable)")
+    v.add_argument("--no-limit", action="store_true",
+                   help="accept a run whose estimated memory does not fit, or sample_interval "
+                        "below 1 ms")
     v.set_defaults(func=_cmd_validate)
 
     rep = sub.add_parser("report", help="draw PNG plots and an HTML page from a results directory",
@@ -351,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=_seed, default=1, metavar="N", help="random seed (default: 1)")
     s.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a parameter of KIND, e.g. --param mean=8Mbps (repeatable)")
+    s.add_argument("--force", action="store_true", help="replace FILE if it exists")
     s.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     s.set_defaults(func=_cmd_trace_synth)
 
@@ -367,6 +405,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--ray", metavar="ADDRESS",
                     help="run the points as Ray tasks on the cluster at ADDRESS, or 'local' to "
                          "start one on this machine (needs ray installed)")
+    sw.add_argument("--no-limit", action="store_true",
+                    help="accept a grid over 100000 points or points that do not fit in memory")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     sw.set_defaults(func=_cmd_sweep)
 
@@ -447,6 +487,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as e:
         _error(f"cannot load rove's native module ({e}); build it with 'make setup'")
         return EXIT_INTERNAL
+    except MemoryError:
+        _error("out of memory (the run needed more than the machine could give; see "
+               "'rove validate' for its estimate)")
+        return EXIT_INTERNAL
     except Exception as e:  # noqa: BLE001 - the one place that turns errors into messages
         if _is_user_error(e):
             _error(str(e))
@@ -454,6 +498,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("ROVE_DEBUG"):
             raise
         _error(f"internal error: {type(e).__name__}: {e} (set ROVE_DEBUG=1 for a traceback)")
+        return EXIT_INTERNAL
+    except BaseException as e:  # a Rust panic (pyo3's PanicException derives from BaseException)
+        if type(e).__name__ != "PanicException" or os.environ.get("ROVE_DEBUG"):
+            raise
+        _error(f"internal error: the engine panicked: {e} (please report it with the scenario; "
+               f"set ROVE_DEBUG=1 for a traceback)")
         return EXIT_INTERNAL
     finally:
         if previous is not None:
@@ -466,7 +516,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _is_user_error(e: Exception) -> bool:
     """ScenarioError (from the engine), ResultsError and unit errors are the user's input."""
     names = {c.__name__ for c in type(e).__mro__}
-    return bool(names & {"ScenarioError", "ResultsError", "UnitError", "SweepError"})
+    return bool(names & {"ScenarioError", "ResultsError", "UnitError", "SweepError",
+                         "OutputError", "LimitError"})
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .outputs import check_output_dir
 from .results import ResultsError, RunResult, read_results, write_bytes_atomically
 
 __all__ = ["CompareError", "Row", "FLOW_METRICS", "LINK_METRICS", "ratio", "compare_summaries",
@@ -427,7 +428,9 @@ def _row_json(r: Row) -> dict:
 
 
 def run_cli(args) -> int:
-    """``rove compare`` (argparse namespace with ``dir_a``, ``dir_b``, ``out``)."""
+    """``rove compare`` (argparse namespace with ``dir_a``, ``dir_b``, ``out``, ``force``)."""
+    if args.out is not None:
+        check_output_dir(args.out, "compare", force=args.force)
     result = compare(args.dir_a, args.dir_b, args.out)
     print(result.text, end="")
     if result.files:

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .outputs import remove_stale, staging_prefix
 from .results import (
     QUEUE_COLUMNS,
     TIMESERIES_COLUMNS,
@@ -88,8 +89,13 @@ def run_kernel(scenario: str | os.PathLike, out: str | os.PathLike, seed: int | 
                           "'cargo build --release -p rove-emu'; or set ROVE_BIN_DIR)", 2)
     out = Path(out)
     parent = out.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-kernel-", dir=parent))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(out)
+        staging = Path(tempfile.mkdtemp(prefix=staging_prefix(out) + "kernel-", dir=parent))
+    except OSError as e:  # name the directory the user gave, not the hidden staging one
+        raise KernelError(f"{out}: cannot write the results directory: {e.strerror or e}", 2) \
+            from None
     cmd = [str(kernel), "run", str(scenario), "-o", str(staging)]
     if seed is not None:
         cmd += ["--seed", str(seed)]
@@ -113,11 +119,31 @@ def run_kernel(scenario: str | os.PathLike, out: str | os.PathLike, seed: int | 
     return RunResult(summary, ts, q, out=written)
 
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent(parent_pid: int):
+    """A ``preexec_fn`` that has the child receive SIGTERM when this process dies (even by
+    ``kill -9``): ``rove-kernel`` then removes its namespaces, processes and staging files and
+    exits, instead of running on as an orphan. Exits at once if the parent is already gone."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def setup() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(128 + int(signal.SIGTERM))
+
+    return setup
+
+
 def _run_child(cmd: Sequence[str]) -> None:
     """Run ``rove-kernel``; on an exception here (Ctrl-C, the CLI's SIGTERM) stop it with
     SIGTERM and wait, so that its clean-up runs before we exit."""
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_die_with_parent(os.getpid()))
     try:
         _, err = proc.communicate()
     except BaseException:
@@ -332,6 +358,9 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         # What limited each kernel sender (TCP_INFO chrono times; no simulator counterpart).
         "tcp_limits": limits_out,
     }
+    warnings = unfinished_warnings(flows_out)
+    if warnings:
+        summary["warnings"] = warnings
     return summary, timeseries, queue
 
 
@@ -469,8 +498,25 @@ def _flow_summary(f: dict, samples: list, final: dict | None, counters: dict, la
         "p95_rtt_ms": _percentile(rtts, 0.95),
         "retrans_rate": retrans / segs if segs else 0.0,
         "fct_s": fct,
+        **_completion(f.get("size_bytes"), acked),
         "bytes_delivered": acked,
     }
+
+
+def _completion(size: int | None, delivered: int) -> dict:
+    """``completed`` and ``bytes_left`` of a finite flow (null for an unbounded one), as the
+    simulator's summary has them."""
+    if size is None:
+        return {"completed": None, "bytes_left": None}
+    left = max(0, int(size) - int(delivered))
+    return {"completed": left == 0, "bytes_left": left}
+
+
+def unfinished_warnings(flows: Sequence[dict]) -> list[str]:
+    """The simulator's wording (crates/world/src/summary.rs) for finite flows left unfinished."""
+    return [f"flow {f['name']} did not finish: {f['bytes_left']} of its bytes had not reached "
+            f"the receiving application when the run ended (fct_s is null; a longer duration "
+            f"lets it finish)" for f in flows if f.get("completed") is False]
 
 
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - a debugging aid

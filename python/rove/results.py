@@ -32,6 +32,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .outputs import OutputError, check_output_dir, remove_stale, staging_prefix
+
 __all__ = [
     "SUMMARY_FILE",
     "TIMESERIES_FILE",
@@ -306,42 +308,60 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
     """Write a results directory atomically; return its path.
 
     ``extra`` maps further Parquet file names to tables (``features.parquet``, written when a
-    feature-recording controller ran). An existing directory at ``out`` is replaced, but only
-    once the new one is complete. A file (not a directory) at ``out`` is an error.
+    feature-recording controller ran). An existing results directory at ``out`` is replaced,
+    but only once the new one is complete; a directory that does not hold rove results (and is
+    not empty) is never replaced, and neither is a file (:func:`rove.outputs.check_output_dir`
+    is the policy; commands check it with ``force`` before they run).
     """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ResultsError(f"{out}: exists and is not a directory")
-    parent = out.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
     try:
-        (tmp / SUMMARY_FILE).write_text(summary_text(summary), encoding="utf-8")
-        write_parquet(timeseries, tmp / TIMESERIES_FILE)
-        write_parquet(queue, tmp / QUEUE_FILE)
-        extra = dict(extra or {})
-        for name, table in extra.items():
-            write_parquet(table, tmp / name)
-        for name in (TIMESERIES_FILE, QUEUE_FILE, SUMMARY_FILE, *extra):
-            _fsync_file(tmp / name)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
-        _fsync_dir(tmp)
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
-            os.rename(out, old / "results")  # move the previous results aside ...
-            try:
-                os.rename(tmp, out)  # ... put the new ones in place ...
-            except BaseException:
-                os.rename(old / "results", out)
-                raise
-            shutil.rmtree(old, ignore_errors=True)  # ... and only then drop the old ones
-        else:
-            os.rename(tmp, out)
-        _fsync_dir(parent)
+        check_output_dir(out, "results", force=True)
+    except OutputError as e:
+        raise ResultsError(str(e)) from None
+    parent = out.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(out)
+        tmp = Path(tempfile.mkdtemp(prefix=staging_prefix(out), dir=parent))
+    except OSError as e:  # name the directory the user gave, not the hidden staging one
+        raise ResultsError(f"{out}: cannot write the results directory: {e.strerror or e}") from None
+    try:
+        _write_into(tmp, out, parent, summary, timeseries, queue, extra)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ResultsError(f"{out}: cannot write the results directory: {e.strerror or e}") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _write_into(tmp: Path, out: Path, parent: Path, summary: dict, timeseries: pa.Table,
+                queue: pa.Table, extra: Mapping[str, pa.Table] | None) -> None:
+    """Fill the staging directory ``tmp`` and rename it to ``out`` (the previous ``out``, if
+    any, is moved aside first and removed only once the new one is in place)."""
+    (tmp / SUMMARY_FILE).write_text(summary_text(summary), encoding="utf-8")
+    write_parquet(timeseries, tmp / TIMESERIES_FILE)
+    write_parquet(queue, tmp / QUEUE_FILE)
+    extra = dict(extra or {})
+    for name, table in extra.items():
+        write_parquet(table, tmp / name)
+    for name in (TIMESERIES_FILE, QUEUE_FILE, SUMMARY_FILE, *extra):
+        _fsync_file(tmp / name)
+    os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
+    _fsync_dir(tmp)
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=staging_prefix(out, "old"), dir=parent))
+        os.rename(out, old / "results")  # move the previous results aside ...
+        try:
+            os.rename(tmp, out)  # ... put the new ones in place ...
+        except BaseException:
+            os.rename(old / "results", out)
+            raise
+        shutil.rmtree(old, ignore_errors=True)  # ... and only then drop the old ones
+    else:
+        os.rename(tmp, out)
+    _fsync_dir(parent)
 
 
 # --------------------------------------------------------------------------------------------

@@ -34,11 +34,13 @@ def _seconds(t) -> float:
 class Simulation:
     """A scenario loaded and ready to run step by step (same arguments as :func:`rove.run`)."""
 
-    def __init__(self, scenario, seed: int | None = None, overrides=None, **kw_overrides):
-        from . import _overrides, _scenario_source
+    def __init__(self, scenario, seed: int | None = None, overrides=None, no_limit: bool = False,
+                 **kw_overrides):
+        from . import _guarded, _overrides, _scenario_source
 
         text, source, base_dir = _scenario_source(scenario)
         ovr = _overrides(overrides) + _overrides(kw_overrides)
+        _guarded(text, source, base_dir, ovr, seed, no_limit)
         self._t0 = time.perf_counter()
         self._sim = _core.Simulation(text, source, base_dir, ovr, seed)
         self._done = False

@@ -126,11 +126,13 @@ def _seed_ok(v) -> bool:
 
 def load_sweep(path: str | os.PathLike) -> SweepSpec:
     """Read and check a sweep file; raise :class:`SweepError` (one line) when it is bad."""
+    from .outputs import OutputError, check_input_file
+
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise SweepError(f"{path}: is a directory, expected a sweep file (.toml)") from None
+        data = check_input_file(path, "sweep").read_bytes()
+    except OutputError as e:
+        raise SweepError(str(e)) from None
     except OSError as e:
         raise SweepError(f"{path}: cannot read the sweep file: {e.strerror or e}") from None
     tomllib = _toml()
@@ -388,13 +390,57 @@ def _is_done(run_dir: Path) -> bool:
     return (run_dir / "summary.json").is_file()
 
 
+def check_points(spec: SweepSpec, text: str, source: str, base_dir: str, parallel: int = 1,
+                 no_limit: bool = False) -> int:
+    """Count the sweep's points and check every grid value against the scenario before anything
+    runs; return the count.
+
+    The count is computed, not expanded (a grid of 10^8 points is refused in microseconds, see
+    :data:`rove.guards.MAX_SWEEP_POINTS`). Each grid value is checked in one variant of the
+    scenario: the first value of every key, then each other value of each key with the rest at
+    their first values (so a misspelt key or a bad value fails here, exit 2, naming the grid
+    key); every variant must also fit in memory, ``parallel`` of them at once.
+    """
+    from . import _core, _overrides
+    from . import guards
+
+    count = len(spec.seeds)
+    for values in spec.grid.values():
+        count *= len(values)
+    guards.check_sweep_size(count, str(spec.path), no_limit=no_limit)
+    first = {k: v[0] for k, v in spec.grid.items()}
+    variants: list[tuple[str, dict]] = [("[fixed] and the first grid values", first)]
+    for k, values in spec.grid.items():
+        for x in values[1:]:
+            variants.append((f"grid.\"{k}\" = {_value_text(x)}", {**first, k: x}))
+    biggest = None
+    for where, values in variants:
+        ovr = _overrides(list(spec.fixed.items()) + list(values.items()))
+        try:
+            est = guards.estimate(text, source, base_dir, ovr, spec.seeds[0])
+            guards.check(est, source, no_limit=no_limit)
+            _core.validate(text, source, base_dir, ovr, spec.seeds[0])
+        except (_core.ScenarioError, guards.LimitError) as e:
+            raise SweepError(f"{spec.path}: {where}: {_one_line(e)}") from None
+        if biggest is None or est["memory_bytes"] > biggest["memory_bytes"]:
+            biggest = est
+    if biggest is not None and min(parallel, count) > 1:
+        try:
+            guards.check(biggest, source, no_limit=no_limit, parallel=min(parallel, count))
+        except guards.LimitError as e:
+            raise SweepError(f"{spec.path}: {_one_line(e)}") from None
+    return count
+
+
 def run_sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None = None,
-              ray: str | None = None, log: Callable[[str], None] | None = None):
+              ray: str | None = None, log: Callable[[str], None] | None = None,
+              no_limit: bool = False):
     """Run (or resume) a sweep; return ``(summary_table, failures)``.
 
     ``summary_table`` is the Arrow table written to ``DIR/summary.parquet``; ``failures`` is the
     list written to ``DIR/failures.json`` (``[]`` when every point completed). ``log`` receives
-    one line per finished point.
+    one line per finished point. The grid is counted and checked first (:func:`check_points`);
+    ``no_limit`` lifts its size and memory limits.
     """
     spec = load_sweep(path)
     if ray is not None:
@@ -407,6 +453,8 @@ def run_sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None 
     from . import _scenario_source
 
     text, source, base_dir = _scenario_source(spec.scenario)
+    check_points(spec, text, source, base_dir, parallel=1 if ray is not None else
+                 (jobs or default_jobs()), no_limit=no_limit)
     _prepare_out(out, spec, text)
     points = expand_points(spec)
     runs = out / RUNS_DIR
@@ -677,7 +725,7 @@ def summary_table(spec: SweepSpec, points: Sequence[Point], runs: Path):
 
 
 def sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None = None,
-          ray: str | None = None, progress: bool = False):
+          ray: str | None = None, progress: bool = False, no_limit: bool = False):
     """Run (or resume) the sweep file ``path`` into ``out``; return the summary DataFrame.
 
     The DataFrame is ``DIR/summary.parquet``; ``df.attrs["failures"]`` lists the failed points
@@ -685,7 +733,7 @@ def sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None = No
     stderr. Raises :class:`SweepError` for a bad sweep file or output directory.
     """
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else None
-    table, failures = run_sweep(path, out, jobs=jobs, ray=ray, log=log)
+    table, failures = run_sweep(path, out, jobs=jobs, ray=ray, log=log, no_limit=no_limit)
     df = table.to_pandas()
     df.attrs["failures"] = failures
     return df

@@ -22,6 +22,38 @@ fn scenario_err(e: CoreError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
+fn parse_options<'a>(
+    source: &'a str,
+    base_dir: Option<&'a str>,
+    overrides: &'a [(String, String)],
+    seed: Option<u64>,
+) -> ParseOptions<'a> {
+    ParseOptions {
+        source,
+        base_dir: base_dir.map(Path::new),
+        overrides,
+        seed,
+        ..Default::default()
+    }
+}
+
+/// What running the scenario will cost (events, memory; `rove_world::estimate`), as JSON. Only
+/// parses: nothing per flow is built, so a scenario too large to build is still estimated.
+#[pyfunction]
+#[pyo3(signature = (text, source, base_dir, overrides, seed))]
+fn estimate(
+    text: &str,
+    source: &str,
+    base_dir: Option<&str>,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    let scenario = rove_world::parse(text, &parse_options(source, base_dir, &overrides, seed))
+        .map_err(scenario_err)?;
+    serde_json::to_string(&rove_world::estimate(&scenario))
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 fn load_world(
     text: &str,
     source: &str,
@@ -29,14 +61,7 @@ fn load_world(
     overrides: &[(String, String)],
     seed: Option<u64>,
 ) -> PyResult<World> {
-    let opts = ParseOptions {
-        source,
-        base_dir: base_dir.map(Path::new),
-        overrides,
-        seed,
-        ..Default::default()
-    };
-    load(text, &opts).map_err(scenario_err)
+    load(text, &parse_options(source, base_dir, overrides, seed)).map_err(scenario_err)
 }
 
 /// Parses and validates a scenario (building its world, so algorithm parameters are checked
@@ -114,22 +139,32 @@ impl Simulation {
     }
 
     /// Advances the simulation to `t_ns` (capped at the duration), without holding the GIL.
-    fn run_until(&mut self, py: Python<'_>, t_ns: u64) {
-        let world = &mut self.world;
-        py.allow_threads(|| world.run_until(t_ns));
+    /// A pending Ctrl-C or SIGTERM handler runs within a fraction of a second (see `sliced`).
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        let end = t_ns.min(self.world.duration_ns());
+        sliced(py, &mut self.world, end, |w, t| w.run_until(t))
     }
 
     /// Processes every event before `t_ns` and stops the clock there, so that a change applied
     /// next happens at `t_ns` first (the stepping API's `run_until`).
-    fn advance_to(&mut self, py: Python<'_>, t_ns: u64) {
-        let world = &mut self.world;
-        py.allow_threads(|| world.advance_to(t_ns));
+    fn advance_to(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        let end = t_ns.min(self.world.duration_ns());
+        // Every slice but the last is inclusive (processing events at a slice's end belongs to
+        // the same run as processing them at the start of the next one).
+        sliced(py, &mut self.world, end, |w, t| {
+            if t < end {
+                w.run_until(t)
+            } else {
+                w.advance_to(t)
+            }
+        })
     }
 
     /// Runs to the end if needed and returns the summary and the time series.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let duration = self.world.duration_ns();
+        sliced(py, &mut self.world, duration, |w, t| w.run_until(t))?;
         let world = &mut self.world;
-        py.allow_threads(|| world.run());
         let summary = serde_json::to_string(&summarize(world))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let d = PyDict::new(py);
@@ -441,12 +476,54 @@ fn load_trace(path: &str) -> PyResult<Vec<u32>> {
     trace::load_mahimahi(Path::new(path)).map_err(scenario_err)
 }
 
+/// Wall time between two looks at Python's pending signals while the engine runs.
+const SIGNAL_CHECK_WALL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Runs `step(world, t)` up to `end` in slices of simulated time sized to take about
+/// [`SIGNAL_CHECK_WALL`] each (doubling and halving as the run goes), without the GIL, and lets
+/// Python run its signal handlers between slices: Ctrl-C stops any run promptly, however much
+/// happens in a simulated second. Slicing does not change results: every event up to a slice's
+/// end is processed before the next slice starts, as in one call.
+fn sliced(
+    py: Python<'_>,
+    world: &mut World,
+    end: u64,
+    step: impl Fn(&mut World, u64) + Sync,
+) -> PyResult<()> {
+    let mut slice: u64 = 1_000_000; // 1 ms of simulated time to begin with
+    loop {
+        let now = world.now();
+        let t = if end.saturating_sub(now) <= slice {
+            end
+        } else {
+            now + slice
+        };
+        let started = std::time::Instant::now();
+        py.allow_threads(|| step(&mut *world, t));
+        if t >= end {
+            return Ok(());
+        }
+        py.check_signals()?;
+        let took = started.elapsed();
+        if took < SIGNAL_CHECK_WALL / 2 {
+            slice = slice.saturating_mul(2);
+        } else if took > SIGNAL_CHECK_WALL * 2 {
+            slice = (slice / 2).max(1);
+        }
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A panic reaches Python as rove._core.PanicException carrying its message, which the CLI
+    // prints as one line; Rust's default hook would print a second report (and a backtrace
+    // hint) on stderr first.
+    std::panic::set_hook(Box::new(|_| {}));
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("CC_NAMES", rove_world::cc_names())?;
     m.add("SYNTH_KINDS", trace::synth_kinds().to_vec())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(synth_trace, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
     m.add_class::<Simulation>()?;

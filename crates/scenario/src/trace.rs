@@ -176,7 +176,7 @@ pub fn write_mahimahi(ops: &[u32], w: impl Write) -> io::Result<()> {
 /// * The log-capacity `x` is an AR(1) (discretised Ornstein-Uhlenbeck) process with correlation
 ///   time `coherence` and stationary standard deviation `sigma`: `x₀ ~ N(0, sigma²)`,
 ///   `x_{m+1} = a·x_m + sigma·√(1−a²)·z`, `a = exp(−1 ms / coherence)`, `z ~ N(0, 1)`.
-/// * The capacity is `clamp(mean · eˣ, min, max)`: `mean` is the median before clamping.
+/// * The capacity is `clamp(median · eˣ, min, max)`.
 /// * Outages alternate with up periods: up periods are exponential with mean `1/outage_rate`
 ///   seconds (a Poisson arrival process while the link is up), outages exponential with mean
 ///   `outage`. A millisecond whose start lies in an outage has capacity zero. The long-run up
@@ -385,8 +385,9 @@ fn read_rate_list(value: &toml::Value) -> Result<Vec<u64>, ValueError> {
 /// Parameters of `synth:cellular` (see [`synth`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CellularParams {
-    /// Median capacity before clamping, bit/s.
-    pub mean_bps: f64,
+    /// Median capacity before clamping and outages, bit/s (key `median`; the mean of the
+    /// log-normal process is `median·exp(sigma²/2)`, higher, and clamping and outages move it).
+    pub median_bps: f64,
     pub min_bps: f64,
     pub max_bps: f64,
     /// Standard deviation of the log-capacity.
@@ -403,7 +404,7 @@ impl Default for CellularParams {
     /// The defaults of the format reference.
     fn default() -> Self {
         CellularParams {
-            mean_bps: 12e6,
+            median_bps: 12e6,
             min_bps: 0.5e6,
             max_bps: 40e6,
             sigma: 0.5,
@@ -416,7 +417,7 @@ impl Default for CellularParams {
 
 impl CellularParams {
     const KEYS: &'static [&'static str] = &[
-        "mean",
+        "median",
         "min",
         "max",
         "sigma",
@@ -430,9 +431,18 @@ impl CellularParams {
         Self::read(params).map_err(|e| ScenarioError::new("synth:cellular", e.location, e.message))
     }
 
-    /// Reads and checks the parameters: `0 ≤ min ≤ mean ≤ max`, `mean > 0`, `sigma ≥ 0`,
+    /// Reads and checks the parameters: `0 ≤ min ≤ median ≤ max`, `median > 0`, `sigma ≥ 0`,
     /// `coherence > 0`, `0 ≤ outage_rate ≤ 1000`, `outage ≥ 1ms`.
     pub(crate) fn read(params: &toml::Table) -> Result<Self, ValueError> {
+        if params.contains_key("mean") {
+            // The key was called `mean` until it was found to be the median (`mean = 20Mbps`
+            // gave traces averaging 25.5 Mbit/s).
+            return Err(param_error(
+                "mean",
+                "renamed to `median`: the value is the capacity's median before clamping and \
+                 outages, not its mean (`rove trace synth` prints a trace's mean rate)",
+            ));
+        }
         check_keys(params, "trace_params", Self::KEYS)?;
         let d = CellularParams::default();
         let rate = |key: &str, default: f64| -> Result<f64, ValueError> {
@@ -449,7 +459,7 @@ impl CellularParams {
             Ok(value)
         };
         let p = CellularParams {
-            mean_bps: rate("mean", d.mean_bps)?,
+            median_bps: rate("median", d.median_bps)?,
             min_bps: rate("min", d.min_bps)?,
             max_bps: rate("max", d.max_bps)?,
             sigma: number("sigma", d.sigma)?,
@@ -457,21 +467,24 @@ impl CellularParams {
             outage_rate_per_s: number("outage_rate", d.outage_rate_per_s)?,
             outage_ms: ms("outage", d.outage_ms)?,
         };
-        if p.mean_bps <= 0.0 {
-            return Err(param_error("mean", "must be greater than 0"));
+        if p.median_bps <= 0.0 {
+            return Err(param_error("median", "must be greater than 0"));
         }
-        if p.min_bps > p.mean_bps {
+        if p.min_bps > p.median_bps {
             return Err(param_error(
                 "min",
-                format!("must not exceed mean ({})", format_rate(p.mean_bps as u64)),
+                format!(
+                    "must not exceed median ({})",
+                    format_rate(p.median_bps as u64)
+                ),
             ));
         }
-        if p.max_bps < p.mean_bps {
+        if p.max_bps < p.median_bps {
             return Err(param_error(
                 "max",
                 format!(
-                    "must not be below mean ({})",
-                    format_rate(p.mean_bps as u64)
+                    "must not be below median ({})",
+                    format_rate(p.median_bps as u64)
                 ),
             ));
         }
@@ -500,12 +513,12 @@ impl CellularParams {
         let innovation = self.sigma * (1.0 - a * a).sqrt();
         let mut log_capacity = self.sigma * rng.sample::<f64, _>(StandardNormal);
         let mut outages = OutageProcess::new(self.outage_rate_per_s, self.outage_ms, &mut rng);
-        let expected = self.mean_bps * f64::from(duration_ms) / 1000.0 / OPPORTUNITY_BITS as f64;
+        let expected = self.median_bps * f64::from(duration_ms) / 1000.0 / OPPORTUNITY_BITS as f64;
         let mut ops = Vec::with_capacity(expected.min(MAX_SYNTH_OPPORTUNITIES as f64) as usize + 1);
         for ms in 0..duration_ms {
             let down = outages.is_down(f64::from(ms), &mut rng);
             let capacity_bps =
-                (self.mean_bps * log_capacity.exp()).clamp(self.min_bps, self.max_bps);
+                (self.median_bps * log_capacity.exp()).clamp(self.min_bps, self.max_bps);
             if !down {
                 let count = poisson(capacity_bps / 1000.0 / OPPORTUNITY_BITS as f64, &mut rng);
                 ops.extend(std::iter::repeat_n(ms + 1, count));
@@ -522,14 +535,14 @@ impl CellularParams {
         up_fraction * self.clamped_lognormal_mean()
     }
 
-    /// E[clamp(mean·e^{sigma·Z}, min, max)] for Z ~ N(0,1), by Simpson's rule over z in [-10, 10].
+    /// E[clamp(median·e^{sigma·Z}, min, max)] for Z ~ N(0,1), by Simpson's rule over z in [-10, 10].
     fn clamped_lognormal_mean(&self) -> f64 {
         const STEPS: usize = 20_000; // even
         let (lo, hi) = (-10.0f64, 10.0f64);
         let h = (hi - lo) / STEPS as f64;
         let f = |z: f64| {
             let density = (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt();
-            (self.mean_bps * (self.sigma * z).exp()).clamp(self.min_bps, self.max_bps) * density
+            (self.median_bps * (self.sigma * z).exp()).clamp(self.min_bps, self.max_bps) * density
         };
         let mut sum = f(lo) + f(hi);
         for i in 1..STEPS {
@@ -740,7 +753,7 @@ period = "1.5ms""#,
         for (text, seed) in [
             ("", 1u64),
             (
-                r#"mean = "20Mbps"
+                r#"median = "20Mbps"
 sigma = 1.0
 min = "1Mbps"
 max = "50Mbps"
@@ -760,6 +773,16 @@ outage = "1s""#,
                 "params {text:?}: measured {measured_bps:.0} bps, expected {expected_bps:.0} bps"
             );
         }
+    }
+
+    #[test]
+    fn cellular_mean_key_is_refused_as_renamed_to_median() {
+        // `mean = 20Mbps` made traces averaging 25.5 Mbit/s: the value was the median.
+        let e = CellularParams::read(&table(r#"mean = "20Mbps""#)).unwrap_err();
+        assert_eq!(e.location, "trace_params.mean");
+        assert!(e.message.contains("renamed to `median`"), "{}", e.message);
+        let p = CellularParams::read(&table(r#"median = "20Mbps""#)).unwrap();
+        assert_eq!(p.median_bps, 20e6);
     }
 
     #[test]
@@ -846,21 +869,21 @@ sigma = 0"#,
             ),
             (
                 "cellular",
-                r#"mean = "0Mbps""#,
-                "trace_params.mean",
+                r#"median = "0Mbps""#,
+                "trace_params.median",
                 "greater than 0",
             ),
             (
                 "cellular",
                 r#"min = "20Mbps""#,
                 "trace_params.min",
-                "must not exceed mean",
+                "must not exceed median",
             ),
             (
                 "cellular",
                 r#"max = "1Mbps""#,
                 "trace_params.max",
-                "must not be below mean",
+                "must not be below median",
             ),
             (
                 "cellular",
@@ -882,9 +905,9 @@ sigma = 0"#,
             ),
             (
                 "cellular",
-                r#"meen = "1Mbps""#,
-                "trace_params.meen",
-                "did you mean \"mean\"",
+                r#"medain = "1Mbps""#,
+                "trace_params.medain",
+                "did you mean \"median\"",
             ),
             (
                 "constant",

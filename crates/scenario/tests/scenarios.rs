@@ -975,8 +975,8 @@ fn bad_sample_interval() {
 #[test]
 fn bad_synthetic_traces() {
     assert_error(
-        &with_down("trace = \"synth:cellular\"\ntrace_params = { mean = \"fast\" }"),
-        "links.down.trace_params.mean",
+        &with_down("trace = \"synth:cellular\"\ntrace_params = { median = \"fast\" }"),
+        "links.down.trace_params.median",
         "expected a rate",
     );
     assert_error(

@@ -17,6 +17,12 @@ use rove_tcp::Segments;
 
 /// Parses `text` and builds the world it describes.
 pub fn load(text: &str, opts: &ParseOptions) -> Result<World, ScenarioError> {
+    build(parse(text, opts)?)
+}
+
+/// Parses and checks `text` against the engine's registries, without building anything (so a
+/// scenario's cost can be estimated before it is paid).
+pub fn parse(text: &str, opts: &ParseOptions) -> Result<Scenario, ScenarioError> {
     let names = cc::names();
     let schedulers = sched::names();
     let link_kinds = link_model::kinds();
@@ -31,8 +37,7 @@ pub fn load(text: &str, opts: &ParseOptions) -> Result<World, ScenarioError> {
         known_couplings: coupling::COUPLINGS,
         ..*opts
     };
-    let scenario = rove_scenario::parse(text, &opts)?;
-    build(scenario)
+    rove_scenario::parse(text, &opts)
 }
 
 pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {

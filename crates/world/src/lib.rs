@@ -6,6 +6,7 @@ pub mod build;
 pub mod control;
 pub mod datagram;
 pub mod element;
+pub mod estimate;
 pub mod observe;
 pub mod record;
 pub mod summary;
@@ -13,7 +14,8 @@ pub mod transport;
 pub mod window;
 pub mod world;
 
-pub use build::{build, load};
+pub use build::{build, load, parse};
+pub use estimate::{estimate, Estimate};
 pub use rove_scenario::{ParseOptions, Scenario, ScenarioError};
 pub use summary::{summarize, Summary};
 pub use world::World;

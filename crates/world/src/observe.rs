@@ -101,7 +101,7 @@ impl World {
             drops: s.drops(),
             departed_bytes: s.departed_bytes,
             utilization: if capacity > 0.0 {
-                (s.departed_bytes as f64 / capacity).min(1.0)
+                (s.departed_bytes as f64 - l.unsent_bytes(self.now())) / capacity
             } else {
                 0.0
             },

@@ -7,6 +7,7 @@ use crate::transport::Transport;
 use crate::window::Marks;
 use crate::world::{Flow, World};
 use rove_mp::Connection;
+use rove_scenario::spec::Workload;
 use rove_sim::histogram::Histogram;
 use rove_sim::{Nanos, NS_PER_S};
 use rove_tcp::sender::TcpSender;
@@ -23,7 +24,8 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Jain's fairness index over the flows' goodputs; null when every goodput is zero.
     pub jain_index: Option<f64>,
-    /// Scheduled actions or controllers' changes that could not be applied (absent when none).
+    /// What the reader should know (absent when nothing): scheduled actions or controllers'
+    /// changes that could not be applied, finite flows that did not finish.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -45,6 +47,11 @@ pub struct FlowSummary {
     /// Flow completion time for a finite flow that completed, from its start (SYN) to the ACK
     /// of its last byte; null otherwise.
     pub fct_s: Option<f64>,
+    /// Finite flows (`size` given): whether every byte reached the application by the end of
+    /// the run, and how many did not; null for unbounded and unresponsive flows. An unfinished
+    /// transfer also adds a line to `warnings`.
+    pub completed: Option<bool>,
+    pub bytes_left: Option<u64>,
     pub bytes_delivered: u64,
     /// Multipath flows only (absent from single-path flows' entries).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -214,12 +221,34 @@ pub fn summarize(world: &World) -> Summary {
         .flows
         .iter()
         .enumerate()
-        .map(|(i, f)| match &f.transport {
-            Transport::Tcp { sender, .. } => tcp_flow_summary(f, i, sender, &span),
-            Transport::Multipath(c) => multipath_flow_summary(world, f, i, c, &span),
-            Transport::Datagram { source, .. } => datagram_flow_summary(f, i, source, &span),
+        .map(|(i, f)| {
+            let mut summary = match &f.transport {
+                Transport::Tcp { sender, .. } => tcp_flow_summary(f, i, sender, &span),
+                Transport::Multipath(c) => multipath_flow_summary(world, f, i, c, &span),
+                Transport::Datagram { source, .. } => datagram_flow_summary(f, i, source, &span),
+            };
+            // Over the whole run, not the measurement window: "finished" is about the transfer.
+            if let (Some(size), Workload::Bulk) = (
+                world.scenario.flows[i].size_bytes,
+                world.scenario.flows[i].workload,
+            ) {
+                let left = size.saturating_sub(f.transport.bytes_delivered());
+                summary.completed = Some(left == 0);
+                summary.bytes_left = Some(left);
+            }
+            summary
         })
         .collect();
+    let mut warnings = world.warnings.clone();
+    for f in &flows {
+        if let (Some(false), Some(left)) = (f.completed, f.bytes_left) {
+            warnings.push(format!(
+                "flow {} did not finish: {left} of its bytes had not reached the receiving \
+                 application when the run ended (fct_s is null; a longer duration lets it finish)",
+                f.name
+            ));
+        }
+    }
     let links = world
         .links
         .iter()
@@ -238,7 +267,7 @@ pub fn summarize(world: &World) -> Summary {
             LinkSummary {
                 name: l.name().to_string(),
                 utilization: if capacity > 0.0 {
-                    (e.departed_bytes - s.departed_bytes) as f64 / capacity
+                    (e.sent_bytes - s.sent_bytes) / capacity
                 } else {
                     0.0
                 },
@@ -260,7 +289,7 @@ pub fn summarize(world: &World) -> Summary {
         jain_index: jain_index(&goodputs),
         flows,
         links,
-        warnings: world.warnings.clone(),
+        warnings,
     }
 }
 
@@ -288,6 +317,8 @@ fn tcp_flow_summary(f: &Flow, i: usize, sender: &TcpSender, span: &Span) -> Flow
             (e0.segs_sent - s0.segs_sent) as f64,
         ),
         fct_s: done.map(|t| secs(t - f.start_ns)),
+        completed: None,
+        bytes_left: None,
         bytes_delivered: delivered,
         multipath: None,
         datagram: None,
@@ -311,6 +342,8 @@ fn datagram_flow_summary(f: &Flow, i: usize, source: &DatagramSource, span: &Spa
         p95_rtt_ms: None,
         retrans_rate: 0.0,
         fct_s: None,
+        completed: None,
+        bytes_left: None,
         bytes_delivered: delivered,
         multipath: None,
         datagram: Some(DatagramSummary {
@@ -400,6 +433,8 @@ fn multipath_flow_summary(
         p95_rtt_ms: rtts.quantile(0.95).map(ns_to_ms),
         retrans_rate: rate(retrans as f64, sent as f64),
         fct_s: done.map(|t| secs(t - m.start_ns)),
+        completed: None,
+        bytes_left: None,
         bytes_delivered: delivered,
         datagram: None,
         multipath: Some(MultipathSummary {

@@ -44,9 +44,10 @@ impl FlowMark {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LinkMark {
-    pub departed_bytes: u64,
+    /// Bytes serialized so far: departed, less the part of the packet on the wire not sent yet.
+    pub sent_bytes: f64,
     pub sojourn_len: usize,
     pub drops: u64,
     pub queue_drops: u64,
@@ -115,7 +116,7 @@ impl Marks {
             .map(|l| {
                 let s = l.stats();
                 LinkMark {
-                    departed_bytes: s.departed_bytes,
+                    sent_bytes: s.departed_bytes as f64 - l.unsent_bytes(world.now()),
                     sojourn_len: s.sojourn_ns.len(),
                     drops: s.drops(),
                     queue_drops: s.queue_drops,

@@ -352,3 +352,42 @@ fn reordering_jitter_is_absorbed_by_rack_and_dsack_as_in_linux() {
         f.stats.undos
     );
 }
+
+/// Utilisation counts the bytes serialized within the run, not whole packets that started: a
+/// 1500-byte packet takes 120 ms at 100 kbit/s and 12 000 s at 1 bit/s. Before, a 2 s run at
+/// 100 kbit/s showed 1.02, at 1 kbit/s 6.24 and at 1 bit/s 240.
+#[test]
+fn utilization_never_exceeds_one_on_slow_links() {
+    for rate in ["1bps", "10bps", "1kbps", "12kbps", "100kbps"] {
+        let (_, s) = common::run(&common::bottleneck(
+            "2s",
+            "",
+            &format!("rate = \"{rate}\"\ndelay = \"10ms\"\nbuffer = \"100pkt\""),
+            &[("reno", "reno", "")],
+        ));
+        let u = s.links[0].utilization;
+        assert!(u <= 1.0, "{rate}: utilization {u}");
+        // Hand-computed: the 60-byte SYN leaves at once; the link then idles one RTT (10 ms
+        // down + 20 ms up) until the SYN-ACK lets data flow, and is busy from then on. At 1 and
+        // 10 bit/s the SYN alone outlasts the run (48 s at 10 bit/s).
+        let syn_s = 60.0 * 8.0 / rove_scenario::units::parse_rate(rate).unwrap() as f64;
+        let expected = if syn_s >= 2.0 { 1.0 } else { 1.0 - 0.030 / 2.0 };
+        assert!(
+            (u - expected).abs() < 1e-6,
+            "{rate}: utilization {u}, expected {expected}"
+        );
+    }
+}
+
+/// The same holds in a measurement window that ends while a packet is on the wire.
+#[test]
+fn utilization_in_a_window_counts_only_the_bytes_sent_in_it() {
+    let (_, s) = common::run(&common::bottleneck(
+        "3s",
+        "measure = [\"0.5s\", \"2.05s\"]",
+        "rate = \"100kbps\"\ndelay = \"10ms\"\nbuffer = \"100pkt\"",
+        &[("reno", "reno", "")],
+    ));
+    let u = s.links[0].utilization;
+    assert!((u - 1.0).abs() < 1e-6, "utilization {u}");
+}

@@ -76,8 +76,12 @@ pub struct Link {
     serializer: Serializer,
     loss: Loss,
     propagation: Propagation,
-    /// Fixed-rate serializer busy until this time.
+    /// Fixed-rate serializer busy until this time, with the packet it started at
+    /// `serving_since` (`serving_bytes` long): counted as departed when it started, so
+    /// [`unsent_bytes`](Link::unsent_bytes) can take back what is not on the wire yet.
     busy_until: Nanos,
+    serving_since: Nanos,
+    serving_bytes: u32,
     /// Index of the first outage that has not ended yet.
     next_outage: usize,
     /// Time of the service call the driver has been asked for, if any.
@@ -113,6 +117,8 @@ impl Link {
                 Stream::new(run_seed, &label("jitter")),
             ),
             busy_until: 0,
+            serving_since: 0,
+            serving_bytes: 0,
             next_outage: 0,
             service_pending: None,
             stats: LinkStats::default(),
@@ -209,6 +215,8 @@ impl Link {
         };
         let departs = now + serialization_ns(p.bytes, rate_bps);
         self.busy_until = departs;
+        self.serving_since = now;
+        self.serving_bytes = p.bytes;
         self.record_departure(now, &p);
         let at = self.propagation.arrival(departs);
         out.push(LinkOutput::Deliver { id: p.id, at });
@@ -292,6 +300,18 @@ impl Link {
         t
     }
 
+    /// Bytes counted in `departed_bytes` that are not serialized yet at `now`: the rest of the
+    /// packet on the wire of a fixed-rate link (a trace-driven link counts a packet when its
+    /// last byte leaves). Utilisation counts `departed_bytes - unsent_bytes`, so a slow link
+    /// never shows more than it could carry (a 1500-byte packet takes 120 ms at 100 kbit/s).
+    pub fn unsent_bytes(&self, now: Nanos) -> f64 {
+        if self.busy_until <= now || self.busy_until <= self.serving_since {
+            return 0.0;
+        }
+        f64::from(self.serving_bytes) * (self.busy_until - now) as f64
+            / (self.busy_until - self.serving_since) as f64
+    }
+
     /// Bytes the link could have carried in `[0, until]`, outages excluded.
     pub fn capacity_bytes(&self, until: Nanos) -> f64 {
         let in_window = |from: Nanos, to: Nanos| -> f64 {
@@ -359,6 +379,10 @@ impl LinkModel for Link {
 
     fn capacity_bytes(&self, until: Nanos) -> f64 {
         Link::capacity_bytes(self, until)
+    }
+
+    fn unsent_bytes(&self, now: Nanos) -> f64 {
+        Link::unsent_bytes(self, now)
     }
 
     fn change(&mut self, now: Nanos, change: LinkChange) -> Result<(), String> {

@@ -65,6 +65,13 @@ pub trait LinkModel: Send + Sync {
     /// Bytes the link could have carried in `[0, until]` (its offered capacity).
     fn capacity_bytes(&self, until: Nanos) -> f64;
 
+    /// Bytes already counted in `stats().departed_bytes` whose serialization has not finished
+    /// at `now` (utilisation subtracts them; a model counting packets when they finish has
+    /// none).
+    fn unsent_bytes(&self, _now: Nanos) -> f64 {
+        0.0
+    }
+
     /// Changes a parameter from `now` on (scheduled actions, controllers). Models say what
     /// they do not support.
     fn change(&mut self, _now: Nanos, change: LinkChange) -> Result<(), String> {
