@@ -84,7 +84,7 @@ build-emu: $(EMU_STAMP)
 
 setup: $(BUILD_STAMP) $(EMU_STAMP)
 
-demo: $(BUILD_STAMP)
+demo: $(BUILD_STAMP) $(EMU_STAMP)
 	$(ROVE) run scenarios/demo.toml -o results/demo --force
 	$(ROVE) report results/demo
 	@echo

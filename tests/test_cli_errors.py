@@ -193,6 +193,18 @@ CASES: dict[str, Case] = {
     "bad-synth-duration": Case(
         ["trace", "synth", "constant", "-o", "{dir}/t.trace", "--duration", "ten"],
         names=["--duration"]),
+    "loss-of-one-loses-everything": Case(
+        ["run", "{scenario}", "-o", "{out}"],
+        {"s.toml": scenario({'delay = "10ms"\n\n[links.up]': 'delay = "10ms"\nloss = 1\n\n[links.up]'})},
+        names=["s.toml", "links.down.loss", "0 <= loss < 1"]),
+    "buffer-smaller-than-a-packet": Case(
+        ["run", "{scenario}", "-o", "{out}"],
+        {"s.toml": scenario({'delay = "10ms"\n\n[links.up]': 'delay = "10ms"\nbuffer = "1B"\n\n[links.up]'})},
+        names=["s.toml", "links.down.buffer", "1500"]),
+    "rwnd-smaller-than-a-segment": Case(
+        ["run", "{scenario}", "-o", "{out}"],
+        {"s.toml": scenario(append='rwnd = "1B"\n')},
+        names=["s.toml", "flows[0].rwnd", "1448"]),
     "unknown-subcommand": Case(
         ["fly", "{scenario}"],
         {"s.toml": scenario()},

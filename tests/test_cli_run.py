@@ -162,3 +162,33 @@ def test_an_unfinished_transfer_is_flagged(write_scenario, tmp_path):
     r = run_cli("run", s, "-o", out, "--force", "-q")
     f = json.loads((out / "summary.json").read_text())["flows"][0]
     assert f["completed"] is None and f["bytes_left"] is None
+
+
+def test_a_flow_that_delivers_nothing_is_reported(write_scenario, tmp_path):
+    # At 1 bit/s the 60-byte SYN alone takes 480 s.
+    r = run_cli("run", write_scenario(SMALL_SCENARIO), "-o", tmp_path / "out",
+                "--set", "links.down.rate=1bps")
+    assert r.returncode == 0, r.stderr
+    assert "rove: warning: flow bulk delivered no data in the whole run" in r.stderr
+
+
+def test_python_api_rejects_a_negative_seed_with_a_scenario_error(write_scenario):
+    import rove
+
+    with pytest.raises(rove.ScenarioError, match=r"seed: expected an integer in \[0, 2\^64\)"):
+        rove.run(write_scenario(SMALL_SCENARIO), seed=-5)
+
+
+def test_a_negative_option_value_gets_a_hint(tmp_path):
+    r = run_cli("trace", "synth", "constant", "-o", tmp_path / "t", "--duration", "-1s")
+    assert r.returncode == 2
+    assert "--duration=-1s" in r.stderr
+    r = run_cli("trace", "synth", "constant", "-o", tmp_path / "t", "--duration=-1s")
+    assert r.returncode == 2 and "--duration" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_import_rove_exposes_no_standard_modules():
+    import rove
+
+    for name in ("os", "re", "shutil", "sys", "json", "math", "time"):
+        assert not hasattr(rove, name), name

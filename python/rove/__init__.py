@@ -182,6 +182,9 @@ def validate(scenario, seed: int | None = None, overrides=None, no_limit: bool =
 def _guarded(text: str, source: str, base_dir, ovr, seed, no_limit: bool) -> dict:
     """The scenario's estimated cost, checked against the limits (:mod:`rove.guards`) before
     anything is built."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                             or not 0 <= seed < 2**64):
+        raise ScenarioError(f"{source}: seed: expected an integer in [0, 2^64), got {seed!r}")
     est = guards.estimate(text, source, base_dir, ovr, seed)
     guards.check(est, source, no_limit=no_limit)
     return est

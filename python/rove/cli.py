@@ -41,6 +41,10 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # noqa: D401 - argparse API
         hint = f" (see '{self.prog} --help')"
+        if "expected one argument" in message:
+            # argparse reads "-1s" as an option, not a value
+            hint = (" (a value starting with '-' is written with '=', e.g. --duration=-1s;"
+                    f" see '{self.prog} --help')")
         raise CliError(" ".join(message.split()) + hint)
 
 

@@ -84,6 +84,10 @@ pub use actions::parse_action;
 pub const DEFAULT_LINK_KIND: &str = "p2p";
 /// Default root seed (`seed` key).
 pub const DEFAULT_SEED: u64 = 1;
+/// The smallest receive window a sender can use: one full segment (MSS 1448 B with timestamps,
+/// as the TCP crate sends).
+const MIN_RWND_BYTES: u64 = 1448;
+
 /// Default `sample_interval`: 10 ms (DESIGN.md, results).
 pub const DEFAULT_SAMPLE_INTERVAL_NS: Nanos = 10 * NS_PER_MS;
 /// Default `buffer`: 1000 packets, Linux's default `txqueuelen`.
@@ -1104,6 +1108,15 @@ impl<'a> Validator<'a> {
                 "must be greater than 0 (a queue of size zero drops every packet)",
             ));
         }
+        if let QueueLimit::Bytes(b @ 1..=1499) = limit {
+            return Err(self.err(
+                join(path, "buffer"),
+                format!(
+                    "{b} B holds no full-size packet (1500 B), so every data packet would be \
+                     dropped; accepted: at least 1500B, or a count like \"1pkt\""
+                ),
+            ));
+        }
         match discipline.as_deref().unwrap_or("droptail") {
             "droptail" => {
                 for key in ["codel_target", "codel_interval"] {
@@ -1151,7 +1164,14 @@ impl<'a> Validator<'a> {
         match t.get("loss") {
             None => Ok(LossSpec::None),
             Some(value @ (Value::Integer(_) | Value::Float(_))) => {
-                read_probability(value).map(bernoulli).map_err(|m| self.err(loss_path, m))
+                match read_probability(value).map_err(|m| self.err(loss_path.clone(), m))? {
+                    p if p >= 1.0 => Err(self.err(
+                        loss_path,
+                        "1 loses every packet, so nothing would arrive; accepted: 0 <= loss < 1 \
+                         (a Gilbert-Elliott model may lose everything in its bad state)",
+                    )),
+                    p => Ok(bernoulli(p)),
+                }
             }
             Some(Value::Table(model)) => self.loss_model(model, &loss_path, bernoulli),
             Some(other) => Err(self.err(
@@ -1443,6 +1463,15 @@ impl<'a> Validator<'a> {
             .get(t, path, "rwnd", read_size)?
             .unwrap_or(DEFAULT_RWND_BYTES);
         self.positive(rwnd_bytes, || join(path, "rwnd"))?;
+        if rwnd_bytes < MIN_RWND_BYTES {
+            return Err(self.err(
+                join(path, "rwnd"),
+                format!(
+                    "{rwnd_bytes} B is less than one segment ({MIN_RWND_BYTES} B), so the \
+                     sender could never send; accepted: at least {MIN_RWND_BYTES}B"
+                ),
+            ));
+        }
         let rcv_buffer = self.get(t, path, "rcv_buffer", read_string)?;
         let rcv_autotune = match rcv_buffer.as_deref() {
             None => multipath.is_none(),

@@ -388,9 +388,9 @@ jitter = "2ms""#,
         Some((JitterDistribution::Gaussian, false))
     );
     let s = parse_ok(&with_down(
-        "rate = \"10Mbps\"\nloss = 1\ncodel_target = \"1ms\"\nqueue = \"codel\"",
+        "rate = \"10Mbps\"\nloss = 0\ncodel_target = \"1ms\"\nqueue = \"codel\"",
     ));
-    assert_eq!(s.links[0].loss, LossSpec::Bernoulli { p: 1.0 });
+    assert_eq!(s.links[0].loss, LossSpec::None); // an integer is a probability too
 }
 
 #[test]

@@ -240,6 +240,16 @@ pub fn summarize(world: &World) -> Summary {
         })
         .collect();
     let mut warnings = world.warnings.clone();
+    for (f, wf) in flows.iter().zip(&world.flows) {
+        if wf.transport.bytes_delivered() == 0 && wf.start_ns < duration {
+            warnings.push(format!(
+                "flow {} delivered no data in the whole run (is its path too slow, too lossy or \
+                 its window too small to carry a packet in {} s?)",
+                f.name,
+                secs(duration - wf.start_ns)
+            ));
+        }
+    }
     for f in &flows {
         if let (Some(false), Some(left)) = (f.completed, f.bytes_left) {
             warnings.push(format!(
