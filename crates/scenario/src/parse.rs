@@ -152,6 +152,7 @@ const FLOW_KEYS: &[&str] = &[
     "start",
     "size",
     "count",
+    "stagger",
     "rwnd",
     "rcv_buffer",
     "rcv_truesize",
@@ -279,8 +280,9 @@ pub fn parse_value_literal(text: &str) -> Value {
         .unwrap_or_else(|| Value::String(text.to_string()))
 }
 
-/// Applies `KEY=VALUE` to the document. Missing tables on the way are created; arrays are
-/// indexed by number and an index past the end is an error. Returns the error message.
+/// Applies `KEY=VALUE` to the document. Missing tables on the way are created; an array's entry
+/// is named by its index (`flows.0`), by its `name` key (`flows.cubic`) or all at once
+/// (`flows.*`); an index past the end or an unknown name is an error. Returns the error message.
 pub fn apply_override(doc: &mut Table, key: &str, value: &str) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
@@ -320,11 +322,44 @@ fn set_path(node: &mut Value, parts: &[&str], walked: &str, value: Value) -> Res
         }
         Value::Array(items) => {
             let len = items.len();
-            let index: usize = head.parse().map_err(|_| {
-                format!(
-                    "{walked} is an array; index it with a number like {walked}.0, not {head:?}"
-                )
-            })?;
+            if head == "*" {
+                // Every entry: `flows.*.cc=bbr`.
+                if items.is_empty() {
+                    return Err(format!("{walked} has no entries for {walked}.* to set"));
+                }
+                for (i, child) in items.iter_mut().enumerate() {
+                    set_path(child, rest, &format!("{walked}.{i}"), value.clone())?;
+                }
+                return Ok(());
+            }
+            let index = match head.parse::<usize>() {
+                Ok(index) => index,
+                // An entry by its `name`: `flows.cubic.cc=bbr`.
+                Err(_) => {
+                    let names: Vec<&str> = items
+                        .iter()
+                        .filter_map(|v| v.get("name").and_then(Value::as_str))
+                        .collect();
+                    items
+                        .iter()
+                        .position(|v| v.get("name").and_then(Value::as_str) == Some(head))
+                        .ok_or_else(|| {
+                            if names.is_empty() {
+                                format!(
+                                    "{walked} is an array; index it with a number like \
+                                     {walked}.0 or {walked}.*, not {head:?}"
+                                )
+                            } else {
+                                format!(
+                                    "{walked} has no entry named {head:?}; accepted: a name \
+                                     ({}), an index (0 to {}) or *",
+                                    names.join(", "),
+                                    len.saturating_sub(1)
+                                )
+                            }
+                        })?
+                }
+            };
             let child = items.get_mut(index).ok_or_else(|| {
                 format!(
                     "index {index} is out of range: {walked} has {len} entries (0 to {})",
@@ -1393,7 +1428,8 @@ impl<'a> Validator<'a> {
                     format!("the scenario would hold more than {MAX_FLOWS} flows"),
                 ));
             }
-            for name in expanded_names(&flow.name, count) {
+            let starts = self.flow_starts(t, &path, count, duration_ns)?;
+            for (name, start_ns) in expanded_names(&flow.name, count).into_iter().zip(starts) {
                 if let Some(&other) = owner_of_name.get(&name) {
                     return Err(self.err(
                         join(&path, "name"),
@@ -1405,6 +1441,7 @@ impl<'a> Validator<'a> {
                 owner_of_name.insert(name.clone(), i);
                 flows.push(FlowSpec {
                     name,
+                    start_ns,
                     ..flow.clone()
                 });
             }
@@ -1516,11 +1553,72 @@ impl<'a> Validator<'a> {
     }
 
     /// Key `start` of a flow: before the end of the run.
+    /// The first start time (`start = TIME`, or the first of `start = [TIME, ...]`).
     fn flow_start(&self, t: &Table, path: &str, duration_ns: Nanos) -> Res<Nanos> {
-        let start_ns = self.get(t, path, "start", read_time)?.unwrap_or(0);
+        let start_ns = match t.get("start") {
+            Some(Value::Array(items)) if !items.is_empty() => read_time(&items[0])
+                .map_err(|m| self.err(format!("{}[0]", join(path, "start")), m))?,
+            _ => self.get(t, path, "start", read_time)?.unwrap_or(0),
+        };
+        self.check_start(start_ns, join(path, "start"), duration_ns)
+    }
+
+    /// The start of each of the `count` flows an entry stands for: all at `start`; or
+    /// `start + k·stagger` for the k-th (k = 0, 1, ...); or one per entry of a `start` list.
+    fn flow_starts(
+        &self,
+        t: &Table,
+        path: &str,
+        count: u64,
+        duration_ns: Nanos,
+    ) -> Res<Vec<Nanos>> {
+        let stagger = self.get(t, path, "stagger", read_time)?;
+        if let Some(Value::Array(items)) = t.get("start") {
+            if stagger.is_some() {
+                return Err(self.err(
+                    join(path, "stagger"),
+                    "give either stagger or a list of start times, not both",
+                ));
+            }
+            if items.len() as u64 != count {
+                return Err(self.err(
+                    join(path, "start"),
+                    format!(
+                        "{} start times for count = {count}; a list of start times has one per flow",
+                        items.len()
+                    ),
+                ));
+            }
+            return items
+                .iter()
+                .enumerate()
+                .map(|(k, v)| {
+                    let at = format!("{}[{k}]", join(path, "start"));
+                    let ns = read_time(v).map_err(|m| self.err(at.clone(), m))?;
+                    self.check_start(ns, at, duration_ns)
+                })
+                .collect();
+        }
+        let first = self.flow_start(t, path, duration_ns)?;
+        let step = stagger.unwrap_or(0);
+        if stagger.is_some() && count < 2 {
+            return Err(self.err(
+                join(path, "stagger"),
+                "staggers the starts of count = N flows; this entry has count = 1",
+            ));
+        }
+        (0..count)
+            .map(|k| {
+                let ns = first.saturating_add(step.saturating_mul(k));
+                self.check_start(ns, join(path, "stagger"), duration_ns)
+            })
+            .collect()
+    }
+
+    fn check_start(&self, start_ns: Nanos, location: String, duration_ns: Nanos) -> Res<Nanos> {
         if start_ns >= duration_ns {
             return Err(self.err(
-                join(path, "start"),
+                location,
                 format!(
                     "the flow starts at {}, at or after the end of the run (duration = {}), so it would never send",
                     format_time(start_ns),

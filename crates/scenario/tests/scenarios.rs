@@ -444,6 +444,61 @@ fn overrides_apply_in_order_then_the_seed() {
 }
 
 #[test]
+fn overrides_address_flows_by_name_and_all_at_once() {
+    let text = format!(
+        "{}\n[[flows]]\nname = \"a\"\npath = [\"down\"]\nack_path = [\"up\"]\ncount = 2\n\
+         [[flows]]\nname = \"b\"\npath = [\"down\"]\nack_path = [\"up\"]\n",
+        with_down("rate = \"10Mbps\"")
+            .replace("[[flows]]\npath = [\"down\"]\nack_path = [\"up\"]\n", "")
+    );
+    let set = |pairs: &[(&str, &str)]| -> Result<Scenario, ScenarioError> {
+        let o: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        parse(&text, &options(&o, None))
+    };
+    let s = set(&[("flows.b.cc", "cubic")]).unwrap();
+    let ccs: Vec<&str> = s.flows.iter().map(|f| f.cc.as_str()).collect();
+    assert_eq!(ccs, ["reno", "reno", "cubic"]); // a.1, a.2 (count = 2), b
+    let s = set(&[("flows.*.cc", "bbr"), ("flows.a.cc", "cubic")]).unwrap();
+    let ccs: Vec<&str> = s.flows.iter().map(|f| f.cc.as_str()).collect();
+    assert_eq!(ccs, ["cubic", "cubic", "bbr"]);
+    let e = set(&[("flows.c.cc", "bbr")]).unwrap_err();
+    assert_eq!(e.location, "--set flows.c.cc");
+    assert!(
+        e.message
+            .contains("no entry named \"c\"; accepted: a name (a, b), an index (0 to 1) or *"),
+        "{e}"
+    );
+}
+
+#[test]
+fn count_staggers_starts_or_takes_a_list() {
+    let starts = |extra: &str| -> Result<Vec<u64>, ScenarioError> {
+        let text = with_flow(&format!("{PATHS}\nname = \"f\"\ncount = 3\n{extra}"));
+        parse(&text, &options(&[], None)).map(|s| s.flows.iter().map(|f| f.start_ns).collect())
+    };
+    assert_eq!(starts("").unwrap(), [0, 0, 0]);
+    assert_eq!(
+        starts("start = \"1s\"\nstagger = \"2s\"").unwrap(),
+        [NS_PER_S, 3 * NS_PER_S, 5 * NS_PER_S]
+    );
+    assert_eq!(
+        starts("start = [\"0s\", \"500ms\", \"4s\"]").unwrap(),
+        [0, 500 * NS_PER_MS, 4 * NS_PER_S]
+    );
+    let e = starts("stagger = \"5s\"").unwrap_err(); // the third would start at 10 s = the end
+    assert_eq!(e.location, "flows[0].stagger");
+    let e = starts("start = [\"0s\", \"1s\"]").unwrap_err();
+    assert!(e.message.contains("2 start times for count = 3"), "{e}");
+    let e = starts("start = [\"0s\", \"1s\", \"11s\"]").unwrap_err();
+    assert_eq!(e.location, "flows[0].start[2]");
+    let e = starts("start = [\"0s\", \"1s\", \"2s\"]\nstagger = \"1s\"").unwrap_err();
+    assert!(e.message.contains("not both"), "{e}");
+}
+
+#[test]
 fn trace_files_resolve_relative_to_the_scenario() {
     let dir = scratch_dir("trace-files");
     std::fs::write(dir.join("small.down"), "0\n1\n1\n3\n4\n").unwrap();
