@@ -30,7 +30,8 @@ def fake_finish(n_samples=50, flows=("a", "b"), links=("down", "up")):
         "inflight_pkts": u4(np.arange(n) % 30), "pacing_rate_bps": f8(np.full(n, 1e7)),
         "srtt_ms": f8(40 + rng.random(n)), "min_rtt_ms": f8(np.full(n, 40.0)),
         "delivery_rate_bps": f8(np.full(n, 9e6)), "bytes_acked": u8(np.arange(n) * 1000),
-        "bytes_delivered": u8(np.arange(n) * 1000), "retrans_segs": u8(np.zeros(n)),
+        "bytes_delivered": u8(np.arange(n) * 1000), "bytes_received": u8(np.arange(n) * 1000),
+        "retrans_segs": u8(np.zeros(n)),
         "ca_state": ["open"] * n, "cc_state": ["cong_avoid"] * n,
         "subflow": ("<i4", np.full(n, -1, dtype="<i4").tobytes()), "ofo_bytes": u8(np.zeros(n)),
     }
@@ -43,6 +44,7 @@ def fake_finish(n_samples=50, flows=("a", "b"), links=("down", "up")):
         "backlog_bytes": u8(np.zeros(m)), "backlog_pkts": u4(np.zeros(m)), "drops": u8(np.zeros(m)),
         "queue_drops": u8(np.zeros(m)), "loss_drops": u8(np.zeros(m)),
         "departed_bytes": u8(np.arange(m) * 1500),
+        "capacity_bytes": ("<f8", (np.arange(m) * 1500.0).astype("<f8").tobytes()),
         "sojourn_ms": ("list<f8>", offsets.tobytes(), rng.exponential(5, int(offsets[-1])).tobytes()),
     }
     summary = {"scenario": "fake", "backend": "sim", "duration_s": n_samples / 100, "seed": 1,

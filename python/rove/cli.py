@@ -124,6 +124,8 @@ def _cmd_run(args) -> int:
     import rove
 
     overrides = _overrides(args.set)
+    if args.each:
+        return _run_each(args, overrides)
     out = _check_out(args.out, "results", args.force)
     if args.backend == "kernel":
         return _run_kernel(args, out, overrides)
@@ -133,6 +135,40 @@ def _cmd_run(args) -> int:
     if not args.quiet:
         _print_run_summary(result.summary, out)
     return 0
+
+
+def _each_values(text: str) -> list:
+    """``A,B,C`` -> ``["A", "B", "C"]`` (each read as a --set value); a TOML list is taken as
+    it is (``["a,b", "c"]`` for values that hold commas)."""
+    value = parse_value(text)
+    if isinstance(value, list):
+        return value
+    return [parse_value(v.strip()) for v in text.split(",") if v.strip()]
+
+
+def _run_each(args, overrides) -> int:
+    """``rove run SCENARIO --each KEY=A,B ...``: the scenario once per value (per combination
+    of several keys), as a sweep into DIR (resumable; ``rove report DIR`` compares them)."""
+    from .sweeps import each_spec, run_spec
+
+    if args.backend != "sim":
+        raise CliError("--each runs on the simulator only (use one run per value with "
+                       "--backend kernel)")
+    each = [(k, _each_values(v)) for k, v in (_split_assignment("--each", i) for i in args.each)]
+    spec = each_spec(args.scenario, each, fixed=overrides, seed=args.seed)
+    log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    table, failures = run_spec(spec, args.out, log=log, no_limit=args.no_limit)
+    if not args.quiet:
+        from .sweep_report import scheme_table
+
+        if table.num_rows:
+            summary, _, _ = scheme_table(table.to_pandas())
+            for _, r in summary.iterrows():
+                print(f"  {r['panel']:<24} {r['scheme']:<12} goodput {r['goodput_mbps']:8.3f} Mbps"
+                      f"  RTT mean {r['mean_rtt_ms']:7.1f} ms  p95 {r['p95_rtt_ms']:7.1f} ms")
+        print(f"{len(set(table.column('point').to_pylist()))} runs -> {args.out} "
+              f"(compare them: rove report {args.out})")
+    return 1 if failures else 0
 
 
 def _run_kernel(args, out: Path, overrides) -> int:
@@ -228,9 +264,34 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    from .outputs import OutputError, check_output_dir
     from .report import make_report
+    from .sweep_report import is_sweep_dir, make_runs_report, make_sweep_report
+    from .units import UnitError, parse_time_ns
 
-    html = make_report(args.dir)
+    window = None
+    if args.t_from is not None or args.t_to is not None:
+        try:
+            t0 = parse_time_ns(args.t_from) / 1e9 if args.t_from is not None else 0.0
+            t1 = parse_time_ns(args.t_to) / 1e9 if args.t_to is not None else float("inf")
+        except UnitError as e:
+            raise CliError(f"--from/--to: {e}") from None
+        window = (t0, t1)
+    flows = [f.strip() for f in args.flows.split(",") if f.strip()] if args.flows else None
+    dirs = [Path(d) for d in args.dir]
+    if args.out is not None:
+        try:
+            check_output_dir(args.out, "report", force=args.force)
+        except OutputError as e:
+            raise CliError(str(e)) from None
+    if len(dirs) > 1:
+        if args.out is None:
+            raise CliError("several directories: name where the comparison goes with -o OUT")
+        html = make_runs_report(dirs, args.out)
+    elif is_sweep_dir(dirs[0]):
+        html = make_sweep_report(dirs[0], args.out)
+    else:
+        html = make_report(dirs[0], out=args.out, window=window, flows=flows)
     print(f"report: {html}")
     return 0
 
@@ -353,6 +414,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=_seed, metavar="N", help="override the scenario's seed")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set links.down.rate=10Mbps (repeatable)")
+    r.add_argument("--each", action="append", metavar="KEY=A,B,...",
+                   help="run once per value, e.g. --each 'flows.*.cc=cubic,bbr,bbr2plus', "
+                        "each into DIR/runs/<value>/ (a sweep; repeatable: every combination); "
+                        "'rove report DIR' compares them")
     r.add_argument("--no-limit", action="store_true",
                    help="run even if the estimated memory does not fit or sample_interval is "
                         "below 1 ms")
@@ -373,9 +438,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "below 1 ms")
     v.set_defaults(func=_cmd_validate)
 
-    rep = sub.add_parser("report", help="draw PNG plots and an HTML page from a results directory",
-                         description="Write PNG figures and report.html into DIR.")
-    rep.add_argument("dir", metavar="DIR", help="results directory written by 'rove run'")
+    rep = sub.add_parser("report", help="draw PNG plots and an HTML page from results",
+                         description="Write PNG figures and report.html into DIR (or OUT). DIR "
+                                     "is a results directory ('rove run'), or a sweep directory "
+                                     "('rove sweep', 'rove run --each'), whose report compares "
+                                     "the schemes (Pantheon-style goodput against delay, and "
+                                     "each metric against each grid parameter); several "
+                                     "results directories are compared the same way, with "
+                                     "their names as labels (needs -o).")
+    rep.add_argument("dir", metavar="DIR", nargs="+",
+                     help="results directory, sweep directory, or several results directories")
+    rep.add_argument("-o", "--out", metavar="OUT",
+                     help="write the figures and report.html here instead of into DIR")
+    rep.add_argument("--force", action="store_true", help="replace an earlier report in OUT")
+    rep.add_argument("--from", dest="t_from", metavar="TIME",
+                     help="draw the time series from TIME on (e.g. 10s)")
+    rep.add_argument("--to", dest="t_to", metavar="TIME", help="draw the time series up to TIME")
+    rep.add_argument("--flows", metavar="A,B", help="draw only these flows (by name)")
     rep.set_defaults(func=_cmd_report)
 
     t = sub.add_parser("trace", help="work with Mahimahi traces",

@@ -4,7 +4,8 @@ rove never deletes what it did not write. A command's ``-o DIR`` is accepted whe
 exist, is empty, or holds what rove wrote there before (``--force`` / ``force=True`` to replace
 that); any other directory is refused with a one-line error, untouched. rove recognises its own
 directories by what it writes into them: a results directory holds ``summary.json``,
-``timeseries.parquet`` and ``queue.parquet``; a comparison ``compare.json``.
+``timeseries.parquet`` and ``queue.parquet``; a comparison ``compare.json``; a report
+``report.html``.
 
 Atomic writers stage into hidden siblings ``.NAME.partial-PID-*`` (and move replaced results aside
 into ``.NAME.old-PID-*``). A process killed hard (``kill -9``, power loss) leaves them behind; the
@@ -32,6 +33,7 @@ MAX_INPUT_BYTES = 4 * 1024 * 1024
 KINDS = {
     "results": ("summary.json", "timeseries.parquet", "queue.parquet"),
     "compare": ("compare.json",),
+    "report": ("report.html",),
 }
 
 

@@ -3,9 +3,13 @@
 Works on any directory with the results schema (see :mod:`rove.results`), whichever backend
 wrote it. ``rove report DIR`` writes into DIR:
 
-- ``throughput.png``: goodput of each flow over time (bytes delivered in order at the receiver,
-  averaged over 100 ms windows), and the sum over flows when there are several;
-- ``rtt.png``: smoothed RTT (srtt) of each flow over time;
+- ``throughput.png``: above, goodput of each flow over time (bytes delivered in order at the
+  receiver, averaged over 100 ms windows), and the sum over flows when there are several;
+  below, the arrival rate (payload reaching the receiver in any order: it does not jump when a
+  hole fills); on both, the offered capacity of each link that carried data (dashed: a
+  trace-driven link's capacity as it varies);
+- ``rtt.png``: smoothed RTT (srtt) of each flow over time, and of each subflow of a multipath
+  flow (dashed, labelled with its links);
 - ``cwnd.png``: congestion window of each flow over time;
 - ``queue_delay.png``: queueing delay at each link over time (mean and maximum sojourn of the
   packets that left the queue in each sample interval);
@@ -14,6 +18,11 @@ wrote it. ``rove report DIR`` writes into DIR:
 - ``multipath.png`` (only when there are multipath flows): per subflow, throughput (payload that
   arrived on it) and srtt over time, and each connection's reordering-buffer occupancy;
 - ``report.html``: the summary tables and the figures (embedded, so the page can be moved alone).
+
+Up to 10 flows get a colour each; beyond, flows are coloured by congestion control and the
+legend has one entry per algorithm (with its number of flows). ``make_report`` takes an output
+directory, a time window and a subset of flows (``rove report DIR -o OUT --from 10s --to 20s
+--flows a,b``).
 """
 
 from __future__ import annotations
@@ -132,10 +141,42 @@ def queue_delay_per_sample(queue_table) -> tuple[np.ndarray, np.ndarray, np.ndar
     return counts, mean, mx
 
 
-def _colors(names: Sequence[str]) -> dict[str, tuple]:
-    plt = _pyplot()
-    cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
-    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
+_MAX_FLOW_COLORS = 10
+
+
+class Palette:
+    """Colours and legend labels of flows: one colour per flow up to 10 flows; beyond, one per
+    congestion control, with one legend entry per algorithm ("cubic (40 flows)")."""
+
+    def __init__(self, result, flows: Sequence[str]):
+        plt = _pyplot()
+        cc = {str(f.get("name")): str(f.get("cc")) for f in result.summary.get("flows", [])}
+        self.by_cc = len(flows) > _MAX_FLOW_COLORS
+        keys = list(dict.fromkeys(cc.get(n, "?") for n in flows)) if self.by_cc else list(flows)
+        cmap = plt.get_cmap("tab10" if len(keys) <= 10 else "tab20")
+        colour = {k: cmap(i % cmap.N) for i, k in enumerate(keys)}
+        counts = {k: sum(1 for n in flows if cc.get(n, "?") == k) for k in keys}
+        self.color = {}
+        self.label = {}
+        seen = set()
+        for n in flows:
+            key = cc.get(n, "?") if self.by_cc else n
+            self.color[n] = colour[key]
+            if self.by_cc:  # one legend entry per algorithm: its first flow carries the label
+                self.label[n] = None if key in seen else f"{key} ({counts[key]} flows)"
+                seen.add(key)
+            else:
+                self.label[n] = n if cc.get(n) in (None, "?") or len(set(cc.values())) < 2 \
+                    else f"{n} ({cc[n]})"
+
+    def get(self, name, default="black"):
+        return self.color.get(name, default)
+
+    def __getitem__(self, name):
+        return self.color[name]
+
+    def legend_items(self) -> int:
+        return sum(1 for v in self.label.values() if v)
 
 
 def _legend(ax, n_items: int) -> None:
@@ -153,8 +194,11 @@ def _legend(ax, n_items: int) -> None:
 
 def _time_axis(ax, result) -> None:
     ax.set_xlabel("time (s)")
+    window = getattr(result, "window", None)
     d = result.summary.get("duration_s")
-    if isinstance(d, (int, float)) and d > 0:
+    if window is not None:
+        ax.set_xlim(*window)
+    elif isinstance(d, (int, float)) and d > 0:
         ax.set_xlim(0, d)
 
 
@@ -171,27 +215,60 @@ def _by_flow(result) -> dict:
     return {str(k): g for k, g in ts.groupby(ts["flow"].astype(str), sort=False)}
 
 
+def _data_links(result) -> list[str]:
+    """Links that carried data: those busier than 10 % of their capacity (ACK links are not)."""
+    return [str(lk.get("name")) for lk in result.summary.get("links", [])
+            if isinstance(lk.get("utilization"), (int, float)) and lk["utilization"] > 0.1]
+
+
+def _plot_capacity(ax, result, links: Sequence[str]) -> int:
+    """The offered capacity of ``links`` over time (from ``capacity_bytes``); returns how many
+    lines were drawn (none for results without the column, e.g. the kernel backend's)."""
+    q = result.queue
+    if "capacity_bytes" not in q or q.empty:
+        return 0
+    drawn = 0
+    for name in links[:4]:
+        g = q[q["link"].astype(str) == name]
+        if len(g) < 2:
+            continue
+        t, mbps = flow_throughput(g["time_s"].to_numpy(), g["capacity_bytes"].to_numpy())
+        ax.plot(t, mbps, lw=1.0, color="0.45", ls=(0, (4, 2)), drawstyle="steps-mid",
+                label=f"capacity of {name}")
+        drawn += 1
+    return drawn
+
+
 def _fig_throughput(result, flows, colors, by_flow):
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(10, 4.2))
-    total_t, total = None, None
-    for name in flows:
-        g = by_flow.get(name)
-        if g is None or len(g) < 2:
-            continue
-        t, mbps = flow_throughput(g["time_s"].to_numpy(), g["bytes_delivered"].to_numpy())
-        ax.plot(t, mbps, lw=1.2, color=colors[name], label=name)
-        if total is None:
-            total_t, total = t, mbps.copy()
-        elif len(t) == len(total_t):
-            total = total + mbps
-    if total is not None and len(flows) > 1:
-        ax.plot(total_t, total, lw=1.0, color="black", ls="--", label="sum of flows")
-    ax.set_ylabel(f"goodput (Mbit/s, {THROUGHPUT_WINDOW_S * 1000:g} ms windows)")
-    ax.set_ylim(bottom=0)
-    _time_axis(ax, result)
-    ax.set_title(_title(result, "Goodput over time"))
-    _legend(ax, len(flows) + (1 if len(flows) > 1 else 0))
+    has_arrivals = "bytes_received" in result.timeseries
+    fig, axes = plt.subplots(2 if has_arrivals else 1, 1, figsize=(10, 7.4 if has_arrivals else 4.2),
+                             sharex=True, squeeze=False)
+    columns = [("bytes_delivered", "goodput (in order)")]
+    if has_arrivals:
+        columns.append(("bytes_received", "arrival rate (any order)"))
+    links = _data_links(result)
+    for ax, (column, what) in zip(axes[:, 0], columns):
+        total_t, total = None, None
+        for name in flows:
+            g = by_flow.get(name)
+            if g is None or len(g) < 2:
+                continue
+            t, mbps = flow_throughput(g["time_s"].to_numpy(), g[column].to_numpy())
+            ax.plot(t, mbps, lw=1.2, color=colors[name], label=colors.label[name])
+            if total is None:
+                total_t, total = t, mbps.copy()
+            elif len(t) == len(total_t):
+                total = total + mbps
+        if total is not None and len(flows) > 1:
+            ax.plot(total_t, total, lw=1.0, color="black", ls="--", label="sum of flows")
+        n_cap = _plot_capacity(ax, result, links)
+        ax.set_ylabel(f"{what}\n(Mbit/s, {THROUGHPUT_WINDOW_S * 1000:g} ms windows)")
+        ax.set_ylim(bottom=0)
+        _legend(ax, colors.legend_items() + (1 if len(flows) > 1 else 0) + n_cap)
+    _time_axis(axes[-1, 0], result)
+    axes[0, 0].set_title(_title(result, "Goodput and arrival rate over time" if has_arrivals
+                                else "Goodput over time"))
     return fig
 
 
@@ -209,8 +286,11 @@ def _fig_flow_metric(result, flows, colors, by_flow, column: str, ylabel: str, w
                 y[g["ca_state"].astype(str).isin(_HIDDEN_STATES).to_numpy()] = np.nan
             if column == "srtt_ms":
                 y[y <= 0] = np.nan  # no RTT sample yet
-            ax.plot(g["time_s"].to_numpy(), y, lw=1.0, color=colors[name], label=name)
-            drawn += 1
+            ax.plot(g["time_s"].to_numpy(), y, lw=1.0, color=colors[name],
+                    label=colors.label[name])
+            drawn += 1 if colors.label[name] else 0
+        if column == "srtt_ms":  # a connection row has its lowest subflow RTT: show each one
+            drawn += _plot_subflows(ax, result, flows, colors, column)
     else:
         ax.text(0.5, 0.5, f"no column {column!r} in timeseries.parquet", ha="center",
                 transform=ax.transAxes)
@@ -220,6 +300,36 @@ def _fig_flow_metric(result, flows, colors, by_flow, column: str, ylabel: str, w
     ax.set_title(_title(result, what))
     _legend(ax, drawn)
     return fig
+
+
+def subflow_labels(result) -> dict[tuple[str, int], str]:
+    """``(flow, subflow index)`` -> ``"flow subflow 0 (wifi)"``, with the links of its path."""
+    out = {}
+    for f in result.summary.get("flows", []):
+        for sf in f.get("subflows") or []:
+            path = sf.get("path")
+            where = f" ({','.join(map(str, path))})" if path else ""
+            out[(str(f.get("name")), int(sf.get("index", 0)))] = \
+                f"{f.get('name')} subflow {sf.get('index')}{where}"
+    return out
+
+
+def _plot_subflows(ax, result, flows, colors, column: str) -> int:
+    ts = result.timeseries
+    if "subflow" not in ts:
+        return 0
+    subs = ts[(ts["subflow"] >= 0) & ts["flow"].astype(str).isin(set(flows))]
+    labels = subflow_labels(result)
+    styles = [(0, (4, 2)), (0, (1, 1)), (0, (6, 2, 1, 2))]
+    drawn = 0
+    for (flow, sub), g in subs.groupby([subs["flow"].astype(str), subs["subflow"]], sort=False):
+        y = g[column].to_numpy(dtype=float).copy()
+        y[g["ca_state"].astype(str).isin(_HIDDEN_STATES).to_numpy() | (y <= 0)] = np.nan
+        ax.plot(g["time_s"].to_numpy(), y, lw=0.9, color=colors.get(flow),
+                ls=styles[int(sub) % len(styles)],
+                label=labels.get((flow, int(sub)), f"{flow} subflow {sub}"))
+        drawn += 1
+    return drawn
 
 
 def _fig_queue_delay(result, links):
@@ -269,9 +379,10 @@ def _fig_multipath(result):
     ts = result.timeseries
     fig, axes = plt.subplots(3, 1, figsize=(10, 9.5), sharex=True)
     subs = ts[ts["subflow"] >= 0]
+    labels = subflow_labels(result)
     n = 0
     for (flow, sub), g in subs.groupby([subs["flow"].astype(str), subs["subflow"]], sort=False):
-        label = f"{flow} subflow {sub}"
+        label = labels.get((flow, int(sub)), f"{flow} subflow {sub}")
         if len(g) >= 2:
             t, mbps = flow_throughput(g["time_s"].to_numpy(), g["bytes_delivered"].to_numpy())
             axes[0].plot(t, mbps, lw=1.0, label=label)
@@ -303,6 +414,8 @@ def _fig_throughput_delay(result, flows, colors):
     points = []
     for f in result.summary.get("flows", []):
         name = str(f.get("name"))
+        if name not in colors.color:
+            continue
         g, p95, mean = f.get("goodput_mbps"), f.get("p95_rtt_ms"), f.get("mean_rtt_ms")
         if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (g, p95)):
             continue
@@ -310,13 +423,13 @@ def _fig_throughput_delay(result, flows, colors):
         if isinstance(mean, (int, float)) and math.isfinite(mean):
             ax.plot([mean, p95], [g, g], color=c, lw=1.0, alpha=0.6)
             ax.scatter([mean], [g], s=30, facecolors="white", edgecolors=[c], zorder=3)
-        ax.scatter([p95], [g], s=55, color=c, zorder=4, label=name)
+        ax.scatter([p95], [g], s=55, color=c, zorder=4, label=colors.label.get(name))
         points.append((p95, g, name))
     if len(points) <= _MAX_POINT_LABELS:
         for x, y, name in points:
             ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 6), fontsize=8)
-    else:  # labels would overlap: name the points in a legend instead
-        _legend(ax, len(points))
+    else:  # labels would overlap: name the points (or their algorithms) in a legend instead
+        _legend(ax, colors.legend_items())
     ax.set_xlabel("RTT (ms; ● 95th percentile, ○ mean) — axis reversed: lower delay to the right")
     ax.set_ylabel("goodput (Mbit/s)")
     ax.set_ylim(bottom=0)
@@ -382,7 +495,7 @@ code { background: #f4f4f4; padding: 0 0.2em; }
 
 _HEADINGS = {
     "throughput_delay": "Throughput against delay",
-    "throughput": "Goodput over time",
+    "throughput": "Goodput and arrival rate over time",
     "rtt": "RTT over time",
     "cwnd": "Congestion window over time",
     "queue_delay": "Queueing delay over time",
@@ -392,8 +505,10 @@ _HEADINGS = {
 _CAPTIONS = {
     "throughput_delay": "Throughput against delay: one point per flow (filled: p95 RTT, hollow: "
                         "mean RTT); up and to the right is better.",
-    "throughput": "Goodput of each flow (bytes delivered in order at the receiver).",
-    "rtt": "Smoothed RTT (srtt) of each flow.",
+    "throughput": "Goodput of each flow (bytes delivered in order at the receiver) and, below, "
+                  "its arrival rate (bytes reaching the receiver in any order); dashed: the "
+                  "offered capacity of each link that carried data.",
+    "rtt": "Smoothed RTT (srtt) of each flow; dashed: each subflow of a multipath flow.",
     "cwnd": "Congestion window of each flow (packets).",
     "queue_delay": "Queueing delay at each link: mean and maximum sojourn time of the packets "
                    "that left the queue in each sample interval.",
@@ -434,20 +549,60 @@ def _html(result, images: dict[str, Path]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def make_report(directory: str | os.PathLike) -> Path:
-    """Draw the figures and write ``report.html`` into ``directory``; return the HTML's path.
+def _restricted(result, window: tuple[float, float] | None):
+    """The result with its time series cut to ``window`` (seconds); the summary is unchanged."""
+    if window is None:
+        return result
+    import pyarrow.compute as pc
 
-    Raises :class:`rove.results.ResultsError` when the directory holds no rove results.
+    from .results import RunResult
+
+    t0, t1 = window
+    def cut(table):
+        t = table.column("time_s")
+        return table.filter(pc.and_(pc.greater_equal(t, t0), pc.less_equal(t, t1)))
+    cut_result = RunResult(result.summary, cut(result.timeseries_table), cut(result.queue_table),
+                           out=result.out)
+    cut_result.window = window
+    return cut_result
+
+
+def make_report(directory: str | os.PathLike, out: str | os.PathLike | None = None,
+                window: tuple[float, float] | None = None,
+                flows: Sequence[str] | None = None) -> Path:
+    """Draw the figures and write ``report.html`` into ``out`` (default: ``directory``); return
+    the HTML's path.
+
+    ``window`` = ``(from_s, to_s)`` limits the figures' time axis (and the series drawn) to that
+    span; ``flows`` draws only those flows (by name). The tables are the run's summary as it is.
+    Raises :class:`rove.results.ResultsError` when the directory holds no rove results, or a
+    flow name or the window does not fit the results.
     """
     d = Path(directory)
     result = read_results(d)
     for col in ("bytes_delivered",):
         if col not in result.timeseries:
             raise ResultsError(f"{d / 'timeseries.parquet'}: missing column {col}")
+    duration = result.summary.get("duration_s")
+    if window is not None:
+        t0, t1 = window
+        if not (0 <= t0 < t1) or (isinstance(duration, (int, float)) and t0 >= duration):
+            raise ResultsError(f"{d}: time window [{t0:g} s, {t1:g} s] is empty or outside the "
+                               f"run (0 to {duration} s)")
+    result = _restricted(result, window)
+    d_out = Path(out) if out is not None else d
+    d_out.mkdir(parents=True, exist_ok=True)
     plt = _pyplot()
-    flows = _flow_names(result)
+    all_flows = _flow_names(result)
+    if flows is not None:
+        unknown = [f for f in flows if f not in all_flows]
+        if unknown:
+            raise ResultsError(f"{d}: no flow named {unknown[0]!r}; accepted: "
+                               f"{', '.join(all_flows)}")
+        all_flows = [f for f in all_flows if f in set(flows)]
+    flows = all_flows
     links = _link_names(result)
-    colors = _colors(flows)
+    colors = Palette(result, flows)
     by_flow = _by_flow(result)
     makers = {
         "throughput": lambda: _fig_throughput(result, flows, colors, by_flow),
@@ -463,7 +618,7 @@ def make_report(directory: str | os.PathLike) -> Path:
     makers["multipath"] = lambda: _fig_multipath(result)
     for key in keys:
         fig = makers[key]()
-        path = d / f"{key}.png"
+        path = d_out / f"{key}.png"
         try:
             if not fig.get_tight_layout() and key != "queue_delay":
                 fig.tight_layout()
@@ -471,8 +626,8 @@ def make_report(directory: str | os.PathLike) -> Path:
         finally:
             plt.close(fig)
         images[key] = path
-    out = d / "report.html"
-    tmp = d / ".report.html.partial"
+    page = d_out / "report.html"
+    tmp = d_out / ".report.html.partial"
     tmp.write_text(_html(result, images), encoding="utf-8")
-    os.replace(tmp, out)
-    return out
+    os.replace(tmp, page)
+    return page

@@ -57,11 +57,11 @@ FEATURES_FILE = "features.parquet"
 TIMESERIES_COLUMNS = (
     "time_s", "flow", "cc", "cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "pacing_rate_bps",
     "srtt_ms", "min_rtt_ms", "delivery_rate_bps", "bytes_acked", "bytes_delivered",
-    "retrans_segs", "ca_state", "cc_state", "subflow", "ofo_bytes",
+    "bytes_received", "retrans_segs", "ca_state", "cc_state", "subflow", "ofo_bytes",
 )
 QUEUE_COLUMNS = (
     "time_s", "link", "backlog_bytes", "backlog_pkts", "drops", "queue_drops", "loss_drops",
-    "departed_bytes", "sojourn_ms",
+    "departed_bytes", "capacity_bytes", "sojourn_ms",
 )
 
 # Fixed Parquet settings: the same data must give the same bytes on every run and machine.

@@ -442,7 +442,40 @@ def run_sweep(path: str | os.PathLike, out: str | os.PathLike, jobs: int | None 
     one line per finished point. The grid is counted and checked first (:func:`check_points`);
     ``no_limit`` lifts its size and memory limits.
     """
-    spec = load_sweep(path)
+    return run_spec(load_sweep(path), out, jobs=jobs, ray=ray, log=log, no_limit=no_limit)
+
+
+def each_spec(scenario: str | os.PathLike, each: Sequence[tuple[str, list]],
+              fixed: Sequence[tuple[str, Any]] = (), seed: int | None = None) -> SweepSpec:
+    """The sweep ``rove run SCENARIO --each KEY=V1,V2 ...`` stands for: the scenario once per
+    value (per combination, with several keys), the ``--set`` overrides fixed, one seed (the
+    scenario's, or ``seed``)."""
+    path = Path(scenario)
+    grid: dict[str, list] = {}
+    for key, values in each:
+        if key in grid:
+            raise SweepError(f"--each {key}: given twice; list all its values in one --each")
+        if not values:
+            raise SweepError(f"--each {key}: no values; write --each {key}=A,B")
+        seen = set()
+        for v in values:
+            ident = json.dumps(v, sort_keys=True, default=str)
+            if ident in seen:
+                raise SweepError(f"--each {key}: value {v!r} is listed twice")
+            seen.add(ident)
+        grid[key] = list(values)
+    fixed_map = dict(fixed)
+    for k in fixed_map:
+        if k in grid:
+            raise SweepError(f"--set {k}: also an --each key; give it in one place")
+    seeds = [seed] if seed is not None else [_base_seed(path, path, fixed_map)]
+    return SweepSpec(path=path, scenario=path, grid=grid, fixed=fixed_map, seeds=seeds)
+
+
+def run_spec(spec: SweepSpec, out: str | os.PathLike, jobs: int | None = None,
+             ray: str | None = None, log: Callable[[str], None] | None = None,
+             no_limit: bool = False):
+    """Run (or resume) the sweep ``spec`` into ``out`` (see :func:`run_sweep`)."""
     if ray is not None:
         if not isinstance(ray, str) or not ray.strip():
             raise SweepError(f"--ray: expected a cluster address or 'local', got {ray!r}")

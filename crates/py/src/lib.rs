@@ -376,6 +376,10 @@ fn flow_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
         "bytes_delivered",
         numeric(py, s.bytes_delivered.iter().copied()),
     )?;
+    d.set_item(
+        "bytes_received",
+        numeric(py, s.bytes_received.iter().copied()),
+    )?;
     d.set_item("retrans_segs", numeric(py, s.retrans_segs.iter().copied()))?;
     d.set_item("ca_state", s.ca_state.clone())?;
     d.set_item("cc_state", s.cc_state.clone())?;
@@ -409,6 +413,10 @@ fn link_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
     d.set_item(
         "departed_bytes",
         numeric(py, s.departed_bytes.iter().copied()),
+    )?;
+    d.set_item(
+        "capacity_bytes",
+        numeric(py, s.capacity_bytes.iter().copied()),
     )?;
     // The list column: row i holds the sojourns recorded between samples i-1 and i.
     let mut offsets: Vec<u64> = Vec::with_capacity(s.link.len() + 1);

@@ -36,6 +36,10 @@ pub struct FlowSeries {
     pub delivery_rate_bps: Vec<f64>,
     pub bytes_acked: Vec<u64>,
     pub bytes_delivered: Vec<u64>,
+    /// Payload that has reached the receiver, in order or not, duplicates included (a
+    /// connection row: over its subflows): its rate is the arrival rate, which does not jump
+    /// when a hole fills the way in-order delivery does.
+    pub bytes_received: Vec<u64>,
     pub retrans_segs: Vec<u64>,
     pub ca_state: Vec<&'static str>,
     pub cc_state: Vec<&'static str>,
@@ -81,6 +85,9 @@ pub struct LinkSeries {
     pub queue_drops: Vec<u64>,
     pub loss_drops: Vec<u64>,
     pub departed_bytes: Vec<u64>,
+    /// Bytes the link could have carried since the start of the run (its offered capacity,
+    /// outages excluded): its rate is the capacity line of a trace-driven link.
+    pub capacity_bytes: Vec<f64>,
     /// Row i's sojourn samples are `link.stats.sojourn_ns[sojourn_from[i]..sojourn_to[i]]`.
     pub sojourn_from: Vec<usize>,
     pub sojourn_to: Vec<usize>,
@@ -109,7 +116,8 @@ impl Recorder {
             match &f.transport {
                 Transport::Tcp { sender, receiver } => {
                     let done = sender.is_complete().then_some("done");
-                    self.sender_row(t, k, -1, sender, receiver.bytes_delivered, done);
+                    let bytes = (receiver.bytes_delivered, receiver.bytes_received);
+                    self.sender_row(t, k, -1, sender, bytes, done);
                 }
                 Transport::Datagram { source, sink } => {
                     self.datagram_row(t, now, k, f.start_ns, source, sink)
@@ -125,7 +133,7 @@ impl Recorder {
                         };
                         // A subflow row's bytes_delivered is what arrived on it (duplicates
                         // included): its throughput.
-                        let bytes = sf.receiver.bytes_received;
+                        let bytes = (sf.receiver.bytes_received, sf.receiver.bytes_received);
                         self.sender_row(t, k, j as i32, &sf.sender, bytes, state);
                     }
                 }
@@ -142,6 +150,7 @@ impl Recorder {
             s.queue_drops.push(stats.queue_drops);
             s.loss_drops.push(stats.loss_drops);
             s.departed_bytes.push(stats.departed_bytes);
+            s.capacity_bytes.push(l.capacity_bytes(now));
             s.sojourn_from.push(self.sojourn_seen[i]);
             s.sojourn_to.push(stats.sojourn_ns.len());
             self.sojourn_seen[i] = stats.sojourn_ns.len();
@@ -163,7 +172,7 @@ impl Recorder {
         k: u32,
         sub: i32,
         sender: &TcpSender,
-        bytes_delivered: u64,
+        (bytes_delivered, bytes_received): (u64, u64),
         state: Option<&'static str>,
     ) {
         let s = &mut self.flows;
@@ -185,6 +194,7 @@ impl Recorder {
         s.delivery_rate_bps.push(tp.delivery_rate_bps());
         s.bytes_acked.push(tp.bytes_acked);
         s.bytes_delivered.push(bytes_delivered);
+        s.bytes_received.push(bytes_received);
         s.retrans_segs.push(sender.stats.retrans_segs);
         let (ca, cc) = match state {
             _ if !sender.is_established() => ("idle", "idle"),
@@ -231,6 +241,7 @@ impl Recorder {
         s.delivery_rate_bps.push(0.0);
         s.bytes_acked.push(0);
         s.bytes_delivered.push(sink.payload_bytes);
+        s.bytes_received.push(sink.payload_bytes);
         s.retrans_segs.push(0);
         let state = if now < start_ns {
             "idle"
@@ -293,6 +304,8 @@ impl Recorder {
         );
         s.bytes_acked.push(c.data.bytes_before(c.data.una));
         s.bytes_delivered.push(c.reorder.bytes_delivered);
+        s.bytes_received
+            .push(c.subflows.iter().map(|sf| sf.receiver.bytes_received).sum());
         s.retrans_segs.push(
             c.subflows
                 .iter()
