@@ -92,6 +92,20 @@ const MIN_RWND_BYTES: u64 = 1448;
 pub const DEFAULT_SAMPLE_INTERVAL_NS: Nanos = 10 * NS_PER_MS;
 /// Default `buffer`: 1000 packets, Linux's default `txqueuelen`.
 pub const DEFAULT_BUFFER: QueueLimit = QueueLimit::Packets(1000);
+/// fq_codel's default limit: 10240 packets (sch_fq_codel.c, `sch->limit = 10*1024`).
+pub const FQ_CODEL_DEFAULT_LIMIT: u32 = 10 * 1024;
+/// The queue disciplines' own keys (each takes a subset).
+const QUEUE_PARAM_KEYS: &[&str] = &[
+    "codel_target",
+    "codel_interval",
+    "fq_flows",
+    "fq_quantum",
+    "pie_target",
+    "pie_tupdate",
+    "pie_alpha",
+    "pie_beta",
+    "pie_max_burst",
+];
 /// Default `codel_target`: 5 ms, RFC 8289 §4.3.
 pub const DEFAULT_CODEL_TARGET_NS: Nanos = 5 * NS_PER_MS;
 /// Default `codel_interval`: 100 ms, RFC 8289 §4.3.
@@ -134,6 +148,13 @@ const LINK_KEYS: &[&str] = &[
     "buffer",
     "codel_target",
     "codel_interval",
+    "fq_flows",
+    "fq_quantum",
+    "pie_target",
+    "pie_tupdate",
+    "pie_alpha",
+    "pie_beta",
+    "pie_max_burst",
     "loss",
     "jitter",
     "jitter_distribution",
@@ -1134,9 +1155,16 @@ impl<'a> Validator<'a> {
 
     fn queue(&self, t: &Table, path: &str) -> Res<QueueSpec> {
         let discipline = self.get(t, path, "queue", read_string)?;
+        let discipline = discipline.as_deref().unwrap_or("droptail");
+        // Each discipline's own default limit: Linux's for fq_codel (10240 packets) and PIE
+        // (1000 packets, which is also rove's default for the others).
+        let default_limit = match discipline {
+            "fq_codel" => QueueLimit::Packets(FQ_CODEL_DEFAULT_LIMIT),
+            _ => DEFAULT_BUFFER,
+        };
         let limit = self
             .get(t, path, "buffer", read_queue_limit)?
-            .unwrap_or(DEFAULT_BUFFER);
+            .unwrap_or(default_limit);
         if matches!(limit, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
             return Err(self.err(
                 join(path, "buffer"),
@@ -1152,38 +1180,78 @@ impl<'a> Validator<'a> {
                 ),
             ));
         }
-        match discipline.as_deref().unwrap_or("droptail") {
-            "droptail" => {
-                for key in ["codel_target", "codel_interval"] {
-                    if t.contains_key(key) {
-                        return Err(self.err(
-                            join(path, key),
-                            format!("{key} applies only to queue = \"codel\""),
-                        ));
-                    }
-                }
-                Ok(QueueSpec::DropTail { limit })
+        // The keys each discipline takes; any other discipline's key is an error.
+        let own: &[&str] = match discipline {
+            "droptail" => &[],
+            "codel" => &["codel_target", "codel_interval"],
+            "fq_codel" => &["codel_target", "codel_interval", "fq_flows", "fq_quantum"],
+            "pie" => &[
+                "pie_target",
+                "pie_tupdate",
+                "pie_alpha",
+                "pie_beta",
+                "pie_max_burst",
+            ],
+            other => {
+                return Err(self.err(
+                    join(path, "queue"),
+                    format!(
+                        "unknown queue discipline {other:?}; accepted: droptail, codel, \
+                         fq_codel, pie"
+                    ),
+                ))
             }
-            "codel" => {
-                let target_ns = self
-                    .get(t, path, "codel_target", read_time)?
-                    .unwrap_or(DEFAULT_CODEL_TARGET_NS);
-                self.positive(target_ns, || join(path, "codel_target"))?;
-                let interval_ns = self
-                    .get(t, path, "codel_interval", read_time)?
-                    .unwrap_or(DEFAULT_CODEL_INTERVAL_NS);
-                self.positive(interval_ns, || join(path, "codel_interval"))?;
-                Ok(QueueSpec::CoDel {
-                    limit,
-                    target_ns,
-                    interval_ns,
-                })
+        };
+        for key in QUEUE_PARAM_KEYS {
+            if t.contains_key(*key) && !own.contains(key) {
+                return Err(self.err(
+                    join(path, key),
+                    format!("{key} does not apply to queue = \"{discipline}\""),
+                ));
             }
-            other => Err(self.err(
-                join(path, "queue"),
-                format!("unknown queue discipline {other:?}; accepted: droptail, codel"),
-            )),
         }
+        let time = |key: &str, default: Nanos| -> Res<Nanos> {
+            let v = self.get(t, path, key, read_time)?.unwrap_or(default);
+            self.positive(v, || join(path, key))
+        };
+        let int = |key: &str, default: u32, min: u32, max: u32| -> Res<u32> {
+            let v = self
+                .get(t, path, key, read_number)?
+                .unwrap_or(f64::from(default));
+            if v.fract() != 0.0 || v < f64::from(min) || v > f64::from(max) {
+                return Err(self.err(
+                    join(path, key),
+                    format!("{v} is out of range; accepted: {min} to {max}"),
+                ));
+            }
+            Ok(v as u32)
+        };
+        Ok(match discipline {
+            "droptail" => QueueSpec::DropTail { limit },
+            "codel" => QueueSpec::CoDel {
+                limit,
+                target_ns: time("codel_target", DEFAULT_CODEL_TARGET_NS)?,
+                interval_ns: time("codel_interval", DEFAULT_CODEL_INTERVAL_NS)?,
+            },
+            "fq_codel" => QueueSpec::FqCodel {
+                limit,
+                target_ns: time("codel_target", DEFAULT_CODEL_TARGET_NS)?,
+                interval_ns: time("codel_interval", DEFAULT_CODEL_INTERVAL_NS)?,
+                // sch_fq_codel.c fq_codel_init: flows_cnt = 1024 (at most 65536);
+                // quantum = psched_mtu = 1514 (at least 256)
+                flows: int("fq_flows", 1024, 1, 65536)?,
+                quantum: int("fq_quantum", 1514, 256, 1 << 20)?,
+            },
+            _ => QueueSpec::Pie {
+                limit,
+                // include/net/pie.h pie_params_init / pie_vars_init
+                target_ns: time("pie_target", 15 * NS_PER_MS)?,
+                tupdate_ns: time("pie_tupdate", 15 * NS_PER_MS)?,
+                alpha: int("pie_alpha", 2, 0, 32)?,
+                beta: int("pie_beta", 20, 0, 32)?,
+                max_burst_ns: time("pie_max_burst", 150 * NS_PER_MS)?,
+            },
+        })
     }
 
     /// `loss = P`, `loss = { model = "bernoulli", p = P }` or a Gilbert-Elliott table.

@@ -99,6 +99,41 @@ pub enum QueueSpec {
         target_ns: Nanos,
         interval_ns: Nanos,
     },
+    /// fq_codel (Linux `sch_fq_codel.c`): flows hashed into `flows` queues served by deficit
+    /// round robin (`quantum` bytes per round, new flows first), CoDel in each; over the limit
+    /// (packets, or bytes of a `buffer` in bytes) the fattest queue loses half its backlog from
+    /// its head, at most 64 packets.
+    FqCodel {
+        limit: QueueLimit,
+        target_ns: Nanos,
+        interval_ns: Nanos,
+        flows: u32,
+        quantum: u32,
+    },
+    /// PIE (RFC 8033 as Linux `sch_pie.c` runs it): an enqueue-time random drop whose
+    /// probability a PI controller updates every `tupdate` from the queueing delay (timestamps:
+    /// Linux's default, no departure-rate estimator), with a burst allowance. `alpha` and
+    /// `beta` in Linux's units of 1/16 Hz.
+    Pie {
+        limit: QueueLimit,
+        target_ns: Nanos,
+        tupdate_ns: Nanos,
+        alpha: u32,
+        beta: u32,
+        max_burst_ns: Nanos,
+    },
+}
+
+impl QueueSpec {
+    /// The queue's limit, whatever the discipline.
+    pub fn limit(&self) -> QueueLimit {
+        match *self {
+            QueueSpec::DropTail { limit }
+            | QueueSpec::CoDel { limit, .. }
+            | QueueSpec::FqCodel { limit, .. }
+            | QueueSpec::Pie { limit, .. } => limit,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -28,6 +28,12 @@ impl Stream {
         self.rng.gen::<f64>()
     }
 
+    /// A uniform 64-bit draw.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.rng.gen()
+    }
+
     /// True with probability `p`.
     #[inline]
     pub fn chance(&mut self, p: f64) -> bool {

@@ -32,7 +32,8 @@ fn a_window_after_the_late_start_shows_the_fair_share() {
     // Counts cover the window only.
     let bytes: u64 = late.flows.iter().map(|f| f.bytes_delivered).sum();
     assert!((bytes as f64 * 8.0 / 15.0 / 1e6 - sum).abs() < 0.01);
-    assert!(late.links[0].utilization > 0.95 && late.links[0].utilization <= 1.0);
+    let u = late.links[0].utilization;
+    assert!(u > 0.95 && u <= 1.0, "utilization {u}");
 }
 
 #[test]

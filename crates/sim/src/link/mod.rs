@@ -10,8 +10,10 @@
 //! outstanding at a time. Packets leave through `LinkOutput`s pushed to a caller-owned buffer,
 //! so nothing allocates per packet.
 
+mod fq_codel;
 mod impairment;
 pub mod model;
+mod pie;
 pub mod queue;
 pub mod serializer;
 
@@ -108,7 +110,7 @@ impl Link {
         Link {
             name: spec.name.clone(),
             spec: spec.clone(),
-            queue: Queue::new(&spec.queue),
+            queue: Queue::new(&spec.queue, run_seed, &label("pie")),
             serializer,
             loss: Loss::new(spec.loss, Stream::new(run_seed, &label("loss"))),
             propagation: Propagation::new(
@@ -145,6 +147,7 @@ impl Link {
         now: Nanos,
         id: PacketId,
         bytes: u32,
+        flow: u32,
         out: &mut Vec<LinkOutput>,
     ) -> Option<Nanos> {
         self.stats.arrived_pkts += 1;
@@ -156,19 +159,19 @@ impl Link {
             });
             return None;
         }
-        if !self.queue.admits(bytes) {
-            self.stats.queue_drops += 1;
-            out.push(LinkOutput::Drop {
-                id,
-                reason: DropReason::QueueFull,
-            });
-            return None;
-        }
-        self.queue.push(QueuedPacket {
+        let p = QueuedPacket {
             id,
             bytes,
             enqueued_at: now,
-        });
+        };
+        if let Some(reason) = self
+            .queue
+            .enqueue(now, p, flow, out, &mut self.stats.queue_drops)
+        {
+            self.stats.queue_drops += 1;
+            out.push(LinkOutput::Drop { id, reason });
+            return None;
+        }
         if self.service_pending.is_some() {
             return None;
         }
@@ -353,7 +356,7 @@ impl LinkModel for Link {
 
     #[inline]
     fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
-        Link::offer(self, now, packet.id, packet.bytes, out)
+        Link::offer(self, now, packet.id, packet.bytes, packet.flow, out)
     }
 
     #[inline]

@@ -60,7 +60,7 @@ fn drive(link: &mut Link, arrivals: &[(Nanos, u32)]) -> Outcome {
     let mut res = Outcome::default();
     while let Some((now, ev)) = q.pop() {
         let next = match ev {
-            Ev::Arrive(id, bytes) => link.offer(now, id, bytes, &mut out),
+            Ev::Arrive(id, bytes) => link.offer(now, id, bytes, 0, &mut out),
             Ev::Service => link.service(now, &mut out),
         };
         if let Some(t) = next {
