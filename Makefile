@@ -53,6 +53,7 @@ sysdeps:
 	command -v cc >/dev/null 2>&1 || missing="$$missing build-essential"; \
 	command -v cargo >/dev/null 2>&1 || missing="$$missing cargo rustc"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	command -v tshark >/dev/null 2>&1 || missing="$$missing tshark"; \
 	if [ -n "$$missing" ]; then \
 		echo "rove: installing system packages:$$missing"; \
 		$(SUDO) apt-get update -qq; \

@@ -192,7 +192,7 @@ def _guarded(text: str, source: str, base_dir, ovr, seed, no_limit: bool) -> dic
 
 def run(scenario, out: str | _os.PathLike | None = None, seed: int | None = None,
         progress: bool = False, overrides=None, force: bool = False, no_limit: bool = False,
-        **kw_overrides) -> RunResult:
+        pcap: Iterable[str] = (), **kw_overrides) -> RunResult:
     """Run a scenario on the simulator and return its results.
 
     ``scenario`` is a path to a TOML file or a dict of the same shape. ``out``, if given, is a
@@ -202,7 +202,9 @@ def run(scenario, out: str | _os.PathLike | None = None, seed: int | None = None
     non-empty directory that does not hold rove results is never replaced
     (:class:`rove.outputs.OutputError`). A run estimated not to fit in memory, or sampled more
     often than every millisecond, is refused (:class:`rove.guards.LimitError`) unless
-    ``no_limit=True``. Any other keyword argument is an override with a dotted key, e.g.
+    ``no_limit=True``. ``pcap`` names links whose packets are written to ``out/LINK.pcap``
+    (needs ``out``; see :mod:`rove_world::pcap` in crates/world/src/pcap.rs). Any other keyword
+    argument is an override with a dotted key, e.g.
     ``rove.run("x.toml", **{"links.down.rate": "10Mbps", "duration": "5s"})``.
 
     Returns a :class:`RunResult` with ``.summary`` (dict), ``.timeseries`` and ``.queue``
@@ -213,13 +215,50 @@ def run(scenario, out: str | _os.PathLike | None = None, seed: int | None = None
     text, source, base_dir = _scenario_source(scenario)
     ovr = _overrides(overrides) + _overrides(kw_overrides)
     _guarded(text, source, base_dir, ovr, seed, no_limit)
+    pcap = list(pcap)
+    if pcap and out is None:
+        raise ValueError("pcap= needs out= (the captures are written into the results directory)")
     t0 = _time.perf_counter()
     sim = _core.Simulation(text, source, base_dir, ovr, seed)
-    name = _scenario_name(source)
-    drive(sim, progress=progress, desc=name)
-    raw = sim.finish()
-    wall_s = _time.perf_counter() - t0
-    return _result_from_native(raw, wall_s, out)
+    with _captures(sim, pcap, out) as files:
+        drive(sim, progress=progress, desc=_scenario_name(source))
+        raw = sim.finish()
+        wall_s = _time.perf_counter() - t0
+        return _result_from_native(raw, wall_s, out, files)
+
+
+class _captures:
+    """Packet captures of ``links`` staged beside ``out`` (removed if the run fails)."""
+
+    def __init__(self, sim, links, out):
+        self.sim, self.links, self.out, self.stage = sim, links, out, None
+
+    def __enter__(self) -> dict:
+        if not self.links:
+            return {}
+        import tempfile
+
+        from .outputs import remove_stale, staging_prefix
+
+        out = _Path(self.out)
+        parent = out.absolute().parent
+        parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(out)
+        self.stage = _Path(tempfile.mkdtemp(prefix=staging_prefix(out) + "pcap-", dir=parent))
+        files = {}
+        for link in dict.fromkeys(self.links):
+            name = _re.sub(r"[^A-Za-z0-9._-]", "_", link) + ".pcap"
+            try:
+                self.sim.capture_pcap(link, str(self.stage / name))
+            except ValueError as e:
+                _shutil.rmtree(self.stage, ignore_errors=True)  # __exit__ does not run
+                raise ScenarioError(f"--pcap {link}: {e}") from None
+            files[name] = self.stage / name
+        return files
+
+    def __exit__(self, *exc) -> None:
+        if self.stage is not None:
+            _shutil.rmtree(self.stage, ignore_errors=True)
 
 
 def sweep(path: str | _os.PathLike, out: str | _os.PathLike, jobs: int | None = None,
@@ -240,13 +279,14 @@ def _scenario_name(source: str) -> str:
     return _Path(source).stem if source != "<dict>" else "scenario"
 
 
-def _result_from_native(raw: Mapping[str, Any], wall_s: float, out) -> RunResult:
+def _result_from_native(raw: Mapping[str, Any], wall_s: float, out, files=None) -> RunResult:
     summary = summary_with_wall(raw["summary_json"], wall_s)
     ts = columns_to_table(raw["timeseries"], TIMESERIES_COLUMNS)
     q = columns_to_table(raw["queue"], QUEUE_COLUMNS)
     features = _features_table(raw.get("features") or [])
     extra = {FEATURES_FILE: features} if features is not None else None
-    written = write_results(out, summary, ts, q, extra=extra) if out is not None else None
+    written = (write_results(out, summary, ts, q, extra=extra, files=files)
+               if out is not None else None)
     return RunResult(summary, ts, q, out=written, features_table=features)
 
 

@@ -128,10 +128,14 @@ def _cmd_run(args) -> int:
         return _run_each(args, overrides)
     out = _check_out(args.out, "results", args.force)
     if args.backend == "kernel":
+        if args.pcap:
+            raise CliError("--pcap: the kernel backend does not write captures (run tcpdump in "
+                           "its namespaces, or capture on the simulator)")
         return _run_kernel(args, out, overrides)
     progress = (not args.quiet) and sys.stderr.isatty()
     result = rove.run(args.scenario, out=out, seed=args.seed, progress=progress,
-                      overrides=overrides, force=args.force, no_limit=args.no_limit)
+                      overrides=overrides, force=args.force, no_limit=args.no_limit,
+                      pcap=args.pcap or ())
     if not args.quiet:
         _print_run_summary(result.summary, out)
     return 0
@@ -421,6 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-limit", action="store_true",
                    help="run even if the estimated memory does not fit or sample_interval is "
                         "below 1 ms")
+    r.add_argument("--pcap", action="append", metavar="LINK",
+                   help="write the packets that cross LINK to DIR/LINK.pcap (headers only; "
+                        "Wireshark, tshark, tcptrace read it; repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     r.add_argument("--backend", choices=("sim", "kernel"), default="sim",
                    help="sim: the simulator (default); kernel: real Linux TCP in network "

@@ -304,11 +304,13 @@ def write_parquet(table: pa.Table, path: Path) -> None:
 
 
 def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
-                  queue: pa.Table, extra: Mapping[str, pa.Table] | None = None) -> Path:
+                  queue: pa.Table, extra: Mapping[str, pa.Table] | None = None,
+                  files: Mapping[str, Path] | None = None) -> Path:
     """Write a results directory atomically; return its path.
 
     ``extra`` maps further Parquet file names to tables (``features.parquet``, written when a
-    feature-recording controller ran). An existing results directory at ``out`` is replaced,
+    feature-recording controller ran); ``files`` maps further file names to files already
+    written elsewhere on the same file system (packet captures), moved in. An existing results directory at ``out`` is replaced,
     but only once the new one is complete; a directory that does not hold rove results (and is
     not empty) is never replaced, and neither is a file (:func:`rove.outputs.check_output_dir`
     is the policy; commands check it with ``force`` before they run).
@@ -326,7 +328,7 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
     except OSError as e:  # name the directory the user gave, not the hidden staging one
         raise ResultsError(f"{out}: cannot write the results directory: {e.strerror or e}") from None
     try:
-        _write_into(tmp, out, parent, summary, timeseries, queue, extra)
+        _write_into(tmp, out, parent, summary, timeseries, queue, extra, files or {})
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ResultsError(f"{out}: cannot write the results directory: {e.strerror or e}") from None
@@ -337,7 +339,8 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
 
 
 def _write_into(tmp: Path, out: Path, parent: Path, summary: dict, timeseries: pa.Table,
-                queue: pa.Table, extra: Mapping[str, pa.Table] | None) -> None:
+                queue: pa.Table, extra: Mapping[str, pa.Table] | None,
+                files: Mapping[str, Path]) -> None:
     """Fill the staging directory ``tmp`` and rename it to ``out`` (the previous ``out``, if
     any, is moved aside first and removed only once the new one is in place)."""
     (tmp / SUMMARY_FILE).write_text(summary_text(summary), encoding="utf-8")
@@ -346,7 +349,9 @@ def _write_into(tmp: Path, out: Path, parent: Path, summary: dict, timeseries: p
     extra = dict(extra or {})
     for name, table in extra.items():
         write_parquet(table, tmp / name)
-    for name in (TIMESERIES_FILE, QUEUE_FILE, SUMMARY_FILE, *extra):
+    for name, path in files.items():
+        os.replace(path, tmp / name)
+    for name in (TIMESERIES_FILE, QUEUE_FILE, SUMMARY_FILE, *extra, *files):
         _fsync_file(tmp / name)
     os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
     _fsync_dir(tmp)

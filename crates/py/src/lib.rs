@@ -160,6 +160,14 @@ impl Simulation {
         })
     }
 
+    /// Writes the packets that cross link `link` from now on to a pcap file at `path`
+    /// (`rove_world::pcap`); an unknown link is a ValueError naming the accepted ones.
+    fn capture_pcap(&mut self, link: &str, path: &str) -> PyResult<()> {
+        self.world
+            .add_capture(link, Path::new(path))
+            .map_err(PyValueError::new_err)
+    }
+
     /// Runs to the end if needed and returns the summary and the time series.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let duration = self.world.duration_ns();
@@ -173,6 +181,8 @@ impl Simulation {
         d.set_item("queue", link_columns(py, world)?)?;
         d.set_item("features", feature_columns(py, world)?)?;
         d.set_item("warnings", world.warnings.clone())?;
+        let captures = world.finish_captures().map_err(PyValueError::new_err)?;
+        d.set_item("captures", captures)?;
         Ok(d)
     }
 

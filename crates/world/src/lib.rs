@@ -8,6 +8,7 @@ pub mod datagram;
 pub mod element;
 pub mod estimate;
 pub mod observe;
+pub mod pcap;
 pub mod record;
 pub mod summary;
 pub mod transport;

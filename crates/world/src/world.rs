@@ -185,6 +185,16 @@ pub struct World {
     /// The counters when the measurement window opened and closed (`measure`); `None` while
     /// the run has not reached that time, and for an edge at the run's start or end.
     pub measure_marks: [Option<crate::window::Marks>; 2],
+    /// Packet captures (`--pcap LINK`): usually none.
+    captures: Vec<Capture>,
+}
+
+/// A pcap file of the packets that crossed one link (`crate::pcap`).
+struct Capture {
+    link: usize,
+    pcap: crate::pcap::Pcap,
+    /// The first write error; the capture stops there and `finish_captures` reports it.
+    error: Option<String>,
 }
 
 /// What one flow sees of the world while it handles one event.
@@ -365,6 +375,7 @@ impl World {
             controllers: Vec::new(),
             pending_actions: Vec::new(),
             measure_marks: [None, None],
+            captures: Vec::new(),
         };
         world.schedule_actions();
         for c in controllers {
@@ -592,6 +603,9 @@ impl World {
     #[inline]
     fn arrive(&mut self, id: PacketId) {
         let p = *self.arena.get(id);
+        if !self.captures.is_empty() {
+            self.capture(&p);
+        }
         let route = self.routes.get(p.route);
         let next = p.hop as usize + 1;
         if next < route.len() {
@@ -615,6 +629,65 @@ impl World {
         if p.direction == Direction::Ack && !self.ack_watch[p.flow as usize].is_empty() {
             self.count_ack(p.flow as usize);
         }
+    }
+
+    /// Writes `p`, which just crossed its current hop's link, to that link's captures.
+    #[cold]
+    fn capture(&mut self, p: &Packet) {
+        let link = self.routes.get(p.route)[p.hop as usize].link as usize;
+        let spec = &self.scenario.flows[p.flow as usize];
+        let info = crate::pcap::FlowInfo {
+            segments: rove_tcp::Segments {
+                size_bytes: spec.size_bytes,
+            },
+            udp: !matches!(spec.workload, rove_scenario::spec::Workload::Bulk),
+        };
+        for c in self
+            .captures
+            .iter_mut()
+            .filter(|c| c.link == link && c.error.is_none())
+        {
+            if let Err(e) = c.pcap.write(self.now, p, &info) {
+                c.error = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Writes the packets that cross link `name` from now on to a pcap file at `path`.
+    pub fn add_capture(&mut self, name: &str, path: &std::path::Path) -> Result<(), String> {
+        let Some(link) = self.links.iter().position(|l| l.name() == name) else {
+            let names: Vec<&str> = self.links.iter().map(|l| l.name()).collect();
+            return Err(format!(
+                "no link named {name:?}; accepted: {}",
+                names.join(", ")
+            ));
+        };
+        let pcap = crate::pcap::Pcap::create(path)
+            .map_err(|e| format!("{}: cannot create the capture: {e}", path.display()))?;
+        self.captures.push(Capture {
+            link,
+            pcap,
+            error: None,
+        });
+        Ok(())
+    }
+
+    /// Closes every capture; returns `(link name, packets written)` per capture, or the first
+    /// error a capture met.
+    pub fn finish_captures(&mut self) -> Result<Vec<(String, u64)>, String> {
+        let mut done = Vec::new();
+        for c in self.captures.drain(..) {
+            let name = self.links[c.link].name().to_string();
+            if let Some(e) = c.error {
+                return Err(format!("capture of link {name}: {e}"));
+            }
+            let n = c
+                .pcap
+                .finish()
+                .map_err(|e| format!("capture of link {name}: {e}"))?;
+            done.push((name, n));
+        }
+        Ok(done)
     }
 
     /// An ACK reached flow `flow`'s sender: runs the ACK-cadence controllers that are due.
