@@ -162,3 +162,12 @@ def test_mismatched_flows_exit_2_with_one_line_listing_them(two_runs, tmp_path):
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
     assert "flows differ" in res.stderr
     assert "bulk" in res.stderr and "short" in res.stderr and "other" in res.stderr
+
+
+def test_the_table_and_figures_name_the_directories(tmp_path):
+    from rove.compare import labels
+
+    assert labels(tmp_path / "cubic", tmp_path / "bbr") == ("cubic", "bbr")
+    # the same name in two places: the paths tell them apart
+    assert labels(tmp_path / "a" / "run", tmp_path / "b" / "run") == (
+        str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run"))

@@ -186,6 +186,15 @@ def format_table(rows: Sequence[Row], label_a: str = "A", label_b: str = "B") ->
     return "\n".join(out).rstrip() + "\n"
 
 
+def labels(dir_a, dir_b) -> tuple[str, str]:
+    """What the table and the figures call the two directories: their names, or their paths
+    where the names are the same (``a/run`` and ``b/run``)."""
+    a, b = Path(dir_a), Path(dir_b)
+    if a.name and b.name and a.name != b.name:
+        return a.name, b.name
+    return str(a), str(b)
+
+
 def _describe(result: RunResult, where: str) -> str:
     s = result.summary
     return (f"{where} ({s.get('backend', '?')} backend, scenario {s.get('scenario', '?')}, "
@@ -378,7 +387,9 @@ def compare(dir_a: str | os.PathLike, dir_b: str | os.PathLike,
     where_a, where_b = str(dir_a), str(dir_b)
     rows, notes = compare_summaries(ra.summary, rb.summary, where_a, where_b)
     header = [f"A = {_describe(ra, where_a)}", f"B = {_describe(rb, where_b)}"]
-    text = "\n".join(header) + "\n\n" + format_table(rows) + "".join(f"note: {n}\n" for n in notes)
+    label_a, label_b = labels(dir_a, dir_b)
+    text = ("\n".join(header) + "\n\n" + format_table(rows, label_a, label_b)
+            + "".join(f"note: {n}\n" for n in notes))
     files: list[Path] = []
     if out is not None:
         files = _write(Path(out), ra, rb, rows, notes, header)
@@ -392,7 +403,8 @@ def _write(out: Path, ra: RunResult, rb: RunResult, rows, notes, header) -> list
     flows = [str(f.get("name")) for f in ra.summary.get("flows", [])]
     links = [n for n in _names(ra.summary, "links") if n in set(_names(rb.summary, "links"))]
     sa, sb = _flow_series(ra), _flow_series(rb)
-    la, lb = (f"{k} ({r.summary.get('backend', '?')})" for k, r in (("A", ra), ("B", rb)))
+    la, lb = (f"{k} ({r.summary.get('backend', '?')})"
+              for k, r in zip(labels(ra.out, rb.out), (ra, rb)))
     figures = {}
     if flows:
         figures["goodput"] = lambda: _fig_per_flow(flows, sa, sb, la, lb, "Goodput over time",

@@ -386,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "write DIR/report.md and DIR/report.html. Resumes an existing DIR.")
     p.add_argument("-o", "--out", metavar="DIR", required=True, help="output directory")
     p.add_argument("--quick", action="store_true",
-                   help="short runs, small grids, one seed (a few minutes on two cores)")
+                   help="short runs, small grids, one seed (about 1.5 minutes on two cores)")
     p.add_argument("--only", action="append", metavar="EXP[,EXP...]",
                    help=f"run only these experiments ({', '.join(EXPERIMENT_IDS)})")
     p.add_argument("-j", "--jobs", type=_positive_int, default=DEFAULT_JOBS, metavar="N",
