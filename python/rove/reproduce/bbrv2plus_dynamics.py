@@ -12,7 +12,7 @@ from .bbrv2plus_common import (INF, THESIS_SCHEMES, Context, _bool_verdict, _plt
                                _unavailable_notes)
 from .document import Section, Table, fmt
 from .measures import queue_series
-from .verdicts import Claim, combine, is_number, judge_range, normalise_networks
+from .verdicts import Claim, combine, is_number, judge_less, judge_range, normalise_networks
 
 
 # --------------------------------------------------------------------------------------------
@@ -112,29 +112,37 @@ def analyse_responsiveness(ctx: Context, schedule: Sequence[float], period_s: fl
     u1, u2, up = val("bbr", "util_up"), val("bbr2", "util_up"), val("bbr2plus", "util_up")
     d1, d2, dp = (val(k, "delay_down_ms") for k in ("bbr", "bbr2", "bbr2plus"))
     q1, qp = val("bbr", "delay_up_ms"), val("bbr2plus", "delay_up_ms")
-    v = combine([_bool_verdict(None if u1 is None or u2 is None else u2 < u1),
-                 _bool_verdict(None if d1 is None or d2 is None else d2 > d1)])
+    # Every comparison over seeds, one margin for both sides (verdicts.judge_less).
+    seeds = lambda k, c: [rec[c] for rec in recs if rec["series"] == k]  # noqa: E731
+    vu, tu = judge_less(seeds("bbr2", "util_up"), seeds("bbr", "util_up"))
+    vd, td = judge_less(seeds("bbr", "delay_down_ms"), seeds("bbr2", "delay_down_ms"))
     s.claims.append(Claim("BBRv2 is less effective than BBR in terms of responsiveness to "
                           "bandwidth dynamics, resulting in the low utilization of bandwidth and "
                           "long queuing delay", "§4.3.5, Fig. 4.12",
-                          f"utilisation (up): BBR {fmt(u1, '.3f')}, BBRv2 {fmt(u2, '.3f')}; delay "
-                          f"(down): BBR {fmt(d1, '.1f')} ms, BBRv2 {fmt(d2, '.1f')} ms",
-                          "utilisation(BBRv2) < BBR's and delay(BBRv2) > BBR's; both for holds, one for partly", v))
-    v = combine([_bool_verdict(None if up is None or u1 is None else up >= u1 - 0.02),
-                 _bool_verdict(None if qp is None or q1 is None else qp < q1)])
+                          f"utilisation (up): BBR {fmt(u1, '.3f')}, BBRv2 {fmt(u2, '.3f')} ({tu}); "
+                          f"delay (down): BBR {fmt(d1, '.1f')} ms, BBRv2 {fmt(d2, '.1f')} ms ({td})",
+                          "utilisation(BBRv2) < BBR's and delay(BBRv2) > BBR's, each by more than "
+                          "the larger s.d. over seeds for holds (in that direction within it: "
+                          "partly); combined", combine([vu, vd])))
+    vu, tu = judge_less(seeds("bbr", "util_up"), seeds("bbr2plus", "util_up"), slack=0.02)
+    vq, tq = judge_less(seeds("bbr2plus", "delay_up_ms"), seeds("bbr", "delay_up_ms"))
     s.claims.append(Claim("BBRv2+ is capable of utilizing newly available bandwidth as quick as "
                           "BBR, while the delay information guided probing strategy reduces "
                           "queuing delay", "§4.5.1, Fig. 4.16a",
-                          f"utilisation (up): BBRv2+ {fmt(up, '.3f')}, BBR {fmt(u1, '.3f')}; delay "
-                          f"(up): BBRv2+ {fmt(qp, '.1f')} ms, BBR {fmt(q1, '.1f')} ms",
-                          "utilisation ≥ BBR's − 0.02 and delay < BBR's; both for holds, one for partly", v))
-    others = [x for x in (d1, d2) if x is not None]
+                          f"utilisation (up): BBRv2+ {fmt(up, '.3f')}, BBR {fmt(u1, '.3f')} ({tu}); "
+                          f"delay (up): BBRv2+ {fmt(qp, '.1f')} ms, BBR {fmt(q1, '.1f')} ms ({tq})",
+                          "utilisation(BBRv2+) ≥ BBR's − 0.02 and delay(BBRv2+) < BBR's, each "
+                          "beyond the larger s.d. over seeds for holds (within it: partly); "
+                          "combined", combine([vu, vq])))
+    v1, t1 = judge_less(seeds("bbr2plus", "delay_down_ms"), seeds("bbr", "delay_down_ms"))
+    v2, t2 = judge_less(seeds("bbr2plus", "delay_down_ms"), seeds("bbr2", "delay_down_ms"))
     s.claims.append(Claim("Compared with the results of BBR and BBRv2 in Figure 4.12, BBRv2+ "
                           "adapts its sending rate to the decreased bandwidth much faster, which "
                           "leads to lower queuing delay", "§4.5.1, Fig. 4.16b",
-                          f"delay (down): BBRv2+ {fmt(dp, '.1f')} ms vs BBR {fmt(d1, '.1f')}, "
-                          f"BBRv2 {fmt(d2, '.1f')} ms", "holds if below both",
-                          _bool_verdict(None if dp is None or not others else dp < min(others))))
+                          f"delay (down): BBRv2+ {fmt(dp, '.1f')} ms vs BBR {fmt(d1, '.1f')} ({t1}), "
+                          f"BBRv2 {fmt(d2, '.1f')} ms ({t2})",
+                          "below each beyond the larger s.d. over seeds for holds; combined",
+                          combine([v1, v2])))
     s.verdict = combine(c.verdict for c in s.claims)
     return s
 

@@ -11,7 +11,8 @@ import pandas as pd
 from .bbrv2plus_common import INF, LINK_MBPS, Context, _plt, _pm, _save, _unavailable_notes
 from .document import Section, Table, fmt
 from .measures import rate_mbps, size_bytes, time_ms
-from .verdicts import FAILS, Claim, combine, is_number, judge_fraction, judge_range
+from .verdicts import (FAILS, NOT_MEASURED, Claim, combine, is_number, judge_fraction, judge_near,
+                       judge_range)
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,21 +147,23 @@ def analyse_retrans(ctx: Context) -> Section:
         v1, share1 = judge_fraction(flags)
         gq = tput_gain(shallow, "bbr2plus", "bbr2")
         more = gq[gq["retrans_rate_a"] > gq["retrans_rate_b"] + 0.001]
-        tiny = gq["buffer_bdp"] <= 0.05
-        flags2 = [bool(r["retrans_rate_a"] > r["retrans_rate_b"] + 0.001) == bool(r["buffer_bdp"] <= 0.05)
-                  for _, r in gq.iterrows()]
-        v2, share2 = judge_fraction(flags2)
+        tiny = gq["buffer_bdp"] <= SHALLOW_BDP
+        v2, (share_tiny, share_rest) = judge_shallow_pattern(
+            gq["retrans_rate_a"], gq["retrans_rate_b"], gq["buffer_bdp"])
         s.claims.append(Claim(
             "when the buffer is extremely shallow (e.g. 0.02 × BDP when the bandwidth is 500 Mbps "
             "and the RTT is 75 ms), BBRv2+ incurs more retransmissions than BBRv2 ... However, "
             "compared with the results of BBR in Figure 4.7a, BBRv2+ reduces retransmissions "
             "significantly", "§4.5.6, Fig. 4.22",
             f"BBRv2+ below BBR at {fmt(share1 and 100 * share1, '.0f')} % of the points where BBR "
-            f"retransmits > 0.1 %; BBRv2+ above BBRv2 (+0.1 pt) at {len(more)} points, "
-            f"{int((more['buffer_bdp'] <= 0.05).sum())} of them at ≤ 0.05 BDP "
-            f"({int(tiny.sum())} points are that shallow)",
-            "both: BBRv2+ < BBR at ≥ 80 % of points (≥ 50 % partly); and 'BBRv2+ > BBRv2' "
-            "coincides with 'buffer ≤ 0.05 BDP' at ≥ 80 % of points (≥ 50 % partly)",
+            f"retransmits > 0.1 %; BBRv2+ above BBRv2 (+0.1 pt) at {len(more)} points: "
+            f"{fmt(share_tiny and 100 * share_tiny, '.0f')} % of the {int(tiny.sum())} points at "
+            f"≤ {SHALLOW_BDP:g} BDP, and not above at {fmt(share_rest and 100 * share_rest, '.0f')} % "
+            f"of the {int((~tiny).sum())} others",
+            f"three parts, each ≥ 80 % holds (≥ 50 % partly), all combined: BBRv2+ < BBR where BBR "
+            f"retransmits; BBRv2+ > BBRv2 at the points ≤ {SHALLOW_BDP:g} BDP; not > at the "
+            f"others (judged apart, so agreement on the deep points cannot carry the shallow "
+            f"claim)",
             combine([v1, v2])))
     s.verdict = combine(c.verdict for c in s.claims)
     return s
@@ -273,6 +276,27 @@ def analyse_loss(ctx: Context) -> Section:
     return s
 
 
+# Fig. 4.22's "extremely shallow" buffers: the thesis names 0.02 × BDP; [GAP] the grid's
+# points up to 0.05 × BDP count as that shallow.
+SHALLOW_BDP = 0.05
+
+
+def judge_shallow_pattern(rate_plus, rate_v2, buffer_bdp, threshold: float = 0.001):
+    """"BBRv2+ retransmits more than BBRv2 only at extremely shallow buffers", judged on the
+    shallow points and on the others separately: the share of shallow points where BBRv2+ is
+    above BBRv2 by more than ``threshold``, and the share of the other points where it is not,
+    each ≥ 80 % for holds (≥ 50 % partly), combined. Returns the verdict and the two shares."""
+    shallow, rest = [], []
+    for a, b, bdp in zip(rate_plus, rate_v2, buffer_bdp):
+        if not (is_number(a) and is_number(b) and is_number(bdp)):
+            continue
+        more = a > b + threshold
+        (shallow if bdp <= SHALLOW_BDP else rest).append(more)
+    v_s, share_s = judge_fraction(shallow)
+    v_r, share_r = judge_fraction([not m for m in rest])
+    return combine([v_s, v_r]), (share_s, share_r)
+
+
 def jitter_onset(curve: pd.DataFrame, series: str, drop: float = 0.8) -> float | None:
     """The smallest jitter (ms) at which ``series``' goodput is below ``drop`` × its goodput
     without jitter; ``None`` if it never is (or there is no jitter-free point)."""
@@ -284,6 +308,25 @@ def jitter_onset(curve: pd.DataFrame, series: str, drop: float = 0.8) -> float |
         if x > 0 and is_number(t) and t < drop * t0:
             return float(x)
     return None
+
+
+# §4.3.6: "starts when the average jitter reaches the path RTT (i.e. 40 ms)".
+JITTER_ONSET_MS = 40.0
+
+
+def grid_step(xs, at: float) -> float | None:
+    """How precisely the grid ``xs`` can place an onset near ``at``: the gap of the grid
+    interval holding ``at``, or, when ``at`` is a grid value, the larger of its two gaps."""
+    xs = sorted(set(float(x) for x in xs))
+    below = [x for x in xs if x <= at]
+    above = [x for x in xs if x >= at]
+    if not below or not above:
+        return None
+    lo, hi = below[-1], above[0]
+    if lo < hi:
+        return hi - lo
+    gaps = [at - x for x in below[-2:-1]] + [x - at for x in above[1:2]]
+    return max(gaps) if gaps else None
 
 
 def analyse_jitter(ctx: Context) -> Section:
@@ -321,14 +364,16 @@ def analyse_jitter(ctx: Context) -> Section:
                           f"goodput / CUBIC's at J = {fmt(xmax, 'g')} ms: " + ", ".join(meas),
                           "each ≤ 0.7 holds (≤ 0.9 partly); both must hold", combine(vs)))
     vs, meas = [], []
+    step = grid_step(xs, JITTER_ONSET_MS)
     for k in ("bbr", "bbr2"):
         on = jitter_onset(curve, k)
         meas.append(f"{labels.get(k, k)} {fmt(on, 'g')} ms" if on is not None else f"{labels.get(k, k)} none")
-        vs.append(judge_range(on, (20, 60), (0, INF)) if on is not None else FAILS)
+        vs.append(judge_near(on, JITTER_ONSET_MS, step) if step is not None else NOT_MEASURED)
     s.claims.append(Claim("the significant throughput degradation starts when the average jitter "
                           "reaches the path RTT (i.e. 40 ms)", "§4.3.6, Fig. 4.13",
                           "first J with goodput < 0.8 × goodput at J = 0: " + ", ".join(meas),
-                          "onset in 20–60 ms holds; an onset elsewhere partly; none fails",
+                          f"onset within one grid step ({fmt(step, 'g')} ms) of 40 ms holds, within "
+                          f"two partly; elsewhere or none fails; both algorithms combined",
                           combine(vs)))
     t0 = _at(curve, "bbr2plus", 0.0)
     ts = [_at(curve, "bbr2plus", x) for x in xs]

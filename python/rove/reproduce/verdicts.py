@@ -20,8 +20,8 @@ NOT_AVAILABLE = "not available in this build"
 
 __all__ = [
     "HOLDS", "PARTLY", "FAILS", "NOT_MEASURED", "NOT_AVAILABLE", "Claim",
-    "jain_index", "judge_range", "judge_fraction", "combine", "normalise_networks",
-    "is_number",
+    "jain_index", "judge_range", "judge_fraction", "judge_near", "judge_less", "combine",
+    "normalise_networks", "is_number",
 ]
 
 
@@ -79,16 +79,63 @@ def judge_fraction(flags: Sequence[bool | None], holds_at: float = 0.8,
 
 def combine(verdicts: Iterable[str]) -> str:
     """One verdict for several: all hold -> holds; none holds or is partial -> does not hold;
-    otherwise partly. Verdicts that were not measured (or not available) are left out; if
-    nothing was measured the result is :data:`NOT_MEASURED`."""
+    otherwise partly. A verdict that was not measured (or not available) never counts as
+    support: with it, "all hold" becomes partly (the rest is unknown), and nothing else
+    changes; if nothing was measured the result is :data:`NOT_MEASURED`."""
+    verdicts = list(verdicts)
     vs = [v for v in verdicts if v in (HOLDS, PARTLY, FAILS)]
     if not vs:
         return NOT_MEASURED
-    if all(v == HOLDS for v in vs):
-        return HOLDS
     if all(v == FAILS for v in vs):
         return FAILS
+    if all(v == HOLDS for v in vs) and len(vs) == len(verdicts):
+        return HOLDS
     return PARTLY
+
+
+def judge_near(value, target: float, step: float) -> str:
+    """For a claim "X happens at about ``target``" measured on a grid of spacing ``step``:
+    :data:`HOLDS` within one grid step of the target, :data:`PARTLY` within two, else
+    :data:`FAILS`; :data:`FAILS` when it never happens (``value`` None)."""
+    if value is None:
+        return FAILS
+    if not is_number(value):
+        return NOT_MEASURED
+    off = abs(float(value) - target)
+    if off <= step + 1e-12:
+        return HOLDS
+    if off <= 2 * step + 1e-12:
+        return PARTLY
+    return FAILS
+
+
+def _mean_sd(xs: Sequence[float]) -> tuple[float, float]:
+    m = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+    return m, sd
+
+
+def judge_less(a: Sequence[float], b: Sequence[float], slack: float = 0.0,
+               min_seeds: int = 2) -> tuple[str, str]:
+    """Whether ``a`` < ``b`` (plus ``slack``: "a is not above b by more than slack"), judged
+    over seeds with one margin for both sides: the larger of the two samples' standard
+    deviations. :data:`HOLDS` when ``mean(b) + slack − mean(a)`` exceeds the margin;
+    :data:`PARTLY` when it is positive but within the margin (the right direction, not
+    separable from the noise); :data:`FAILS` otherwise; :data:`NOT_MEASURED` with fewer than
+    ``min_seeds`` values on a side. Returns the verdict and the numbers as text."""
+    a = [float(x) for x in a if is_number(x)]
+    b = [float(x) for x in b if is_number(x)]
+    if len(a) < min_seeds or len(b) < min_seeds:
+        return NOT_MEASURED, f"needs {min_seeds} seeds a side, has {len(a)} and {len(b)}"
+    (ma, sa), (mb, sb) = _mean_sd(a), _mean_sd(b)
+    margin = max(sa, sb)
+    d = mb + slack - ma
+    text = f"difference {d:.3g}, margin (larger s.d. over {min(len(a), len(b))}+ seeds) {margin:.3g}"
+    if d > margin:
+        return HOLDS, text
+    if d > 0:
+        return PARTLY, text
+    return FAILS, text
 
 
 @dataclass
