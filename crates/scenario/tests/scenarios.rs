@@ -1051,7 +1051,7 @@ fn bad_queues() {
     assert_error(
         &with_down("rate = \"5Mbps\"\nqueue = \"red\""),
         "links.down.queue",
-        "accepted: droptail, codel",
+        "accepted: droptail, codel, fq_codel, pie",
     );
     assert_error(
         &with_down("rate = \"5Mbps\"\nbuffer = \"0pkt\""),
@@ -1066,7 +1066,51 @@ fn bad_queues() {
     assert_error(
         &with_down("rate = \"5Mbps\"\ncodel_target = \"1ms\""),
         "links.down.codel_target",
-        "only to queue = \"codel\"",
+        "does not apply to queue = \"droptail\"",
+    );
+    assert_error(
+        &with_down("rate = \"5Mbps\"\nqueue = \"codel\"\npie_target = \"10ms\""),
+        "links.down.pie_target",
+        "does not apply to queue = \"codel\"",
+    );
+    assert_error(
+        &with_down("rate = \"5Mbps\"\nqueue = \"fq_codel\"\nfq_quantum = 100"),
+        "links.down.fq_quantum",
+        "accepted: 256 to 1048576",
+    );
+    assert_error(
+        &with_down("rate = \"5Mbps\"\nqueue = \"pie\"\npie_alpha = 1.5"),
+        "links.down.pie_alpha",
+        "accepted: 0 to 32",
+    );
+}
+
+#[test]
+fn fq_codel_and_pie_take_linux_defaults() {
+    let s = parse_ok(&with_down("rate = \"5Mbps\"\nqueue = \"fq_codel\""));
+    assert_eq!(
+        s.links[0].queue,
+        QueueSpec::FqCodel {
+            limit: QueueLimit::Packets(10240),
+            target_ns: 5 * NS_PER_MS,
+            interval_ns: 100 * NS_PER_MS,
+            flows: 1024,
+            quantum: 1514
+        }
+    );
+    let s = parse_ok(&with_down(
+        "rate = \"5Mbps\"\nqueue = \"pie\"\nbuffer = \"200pkt\"\npie_target = \"20ms\"",
+    ));
+    assert_eq!(
+        s.links[0].queue,
+        QueueSpec::Pie {
+            limit: QueueLimit::Packets(200),
+            target_ns: 20 * NS_PER_MS,
+            tupdate_ns: 15 * NS_PER_MS,
+            alpha: 2,
+            beta: 20,
+            max_burst_ns: 150 * NS_PER_MS
+        }
     );
 }
 
