@@ -121,6 +121,22 @@ def run_kernel(scenario: str | os.PathLike, out: str | os.PathLike, seed: int | 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
+# What the kernel backend cannot measure: the payload that reached the receiver in any order
+# (its senders see acknowledgments, not arrivals) and a link's offered capacity over time (the
+# emulator does not report it). Written as nulls, not zeros, so both backends have one schema.
+SIMULATOR_ONLY_COLUMNS = {"bytes_received": "uint64", "capacity_bytes": "float64"}
+
+
+def _with_nulls(table, order: Sequence[str]):
+    """``table`` with a null column for each simulator-only column of ``order``, in place."""
+    import pyarrow as pa
+
+    for name, kind in SIMULATOR_ONLY_COLUMNS.items():
+        if name in order and name not in table.column_names:
+            at = sum(1 for c in order[:order.index(name)] if c in table.column_names)
+            table = table.add_column(at, name, pa.nulls(table.num_rows, pa.type_for_alias(kind)))
+    return table
+
 
 def _die_with_parent(parent_pid: int):
     """A ``preexec_fn`` that has the child receive SIGTERM when this process dies (even by
@@ -286,6 +302,8 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
 
     ts_columns: dict[str, Any] = {}
     for name in TIMESERIES_COLUMNS:
+        if name in SIMULATOR_ONLY_COLUMNS:
+            continue
         v = ts_cols[name]
         if name in ("flow", "cc", "ca_state", "cc_state"):
             ts_columns[name] = v
@@ -297,7 +315,7 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             ts_columns[name] = _col("<i4", v)
         else:
             ts_columns[name] = _col("<f8", v)
-    timeseries = columns_to_table(ts_columns, TIMESERIES_COLUMNS)
+    timeseries = _with_nulls(columns_to_table(ts_columns, TIMESERIES_COLUMNS), TIMESERIES_COLUMNS)
 
     # ---- links: the emulator's samples
     q_rows = [r for r in _read_jsonl(raw / "emu" / "queue.jsonl") if r["time_s"] <= duration + eps]
@@ -319,7 +337,7 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         q_columns[name] = _col(dtype, [r[name] for r in q_rows])
     q_columns["sojourn_ms"] = ("list<f8>", np.asarray(offsets, dtype="<u8").tobytes(),
                                np.asarray(values, dtype="<f8").tobytes())
-    queue = columns_to_table(q_columns, QUEUE_COLUMNS)
+    queue = _with_nulls(columns_to_table(q_columns, QUEUE_COLUMNS), QUEUE_COLUMNS)
 
     links_out = []
     for link in emu["links"]:

@@ -225,8 +225,8 @@ def _plot_capacity(ax, result, links: Sequence[str]) -> int:
     """The offered capacity of ``links`` over time (from ``capacity_bytes``); returns how many
     lines were drawn (none for results without the column, e.g. the kernel backend's)."""
     q = result.queue
-    if "capacity_bytes" not in q or q.empty:
-        return 0
+    if "capacity_bytes" not in q or q.empty or not q["capacity_bytes"].notna().any():
+        return 0  # the kernel backend writes the column as nulls
     drawn = 0
     for name in links[:4]:
         g = q[q["link"].astype(str) == name]
@@ -241,7 +241,8 @@ def _plot_capacity(ax, result, links: Sequence[str]) -> int:
 
 def _fig_throughput(result, flows, colors, by_flow):
     plt = _pyplot()
-    has_arrivals = "bytes_received" in result.timeseries
+    ts = result.timeseries
+    has_arrivals = "bytes_received" in ts and bool(ts["bytes_received"].notna().any())
     fig, axes = plt.subplots(2 if has_arrivals else 1, 1, figsize=(10, 7.4 if has_arrivals else 4.2),
                              sharex=True, squeeze=False)
     columns = [("bytes_delivered", "goodput (in order)")]
