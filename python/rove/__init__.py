@@ -110,7 +110,7 @@ def _plain(value):
     return value
 
 
-_BARE_KEY = _re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = _re.compile(r"[A-Za-z0-9_-]+")  # fullmatch: "$" would accept a trailing newline
 
 
 def _toml_string(text: str) -> str:
@@ -120,7 +120,7 @@ def _toml_string(text: str) -> str:
 
 
 def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else _toml_string(key)
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
 
 
 def toml_literal(value: Any) -> str:
