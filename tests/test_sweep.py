@@ -348,9 +348,14 @@ def test_out_that_is_not_a_sweep_directory(sweep_dir):
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 
 
-@pytest.mark.skipif(HAVE_RAY, reason="ray is installed")
-def test_ray_missing_is_a_clear_error(sweep_dir):
-    r = run_cli("sweep", sweep_dir, "-o", sweep_dir.parent / "out", "--ray", "local")
+def test_ray_missing_is_a_clear_error(sweep_dir, tmp_path):
+    # Runs whether or not ray is installed: a stand-in package that fails to import shadows it.
+    blocker = tmp_path / "no-ray" / "ray"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('ray is blocked for this test')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(blocker.parent)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    r = run_cli("sweep", sweep_dir, "-o", sweep_dir.parent / "out", "--ray", "local", env=env)
     assert r.returncode == 2
     assert "install ray to use --ray" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (sweep_dir.parent / "out").exists()

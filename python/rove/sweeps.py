@@ -174,12 +174,7 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
                              f"seeds = [...] or repetitions = N")
         if k in _RESERVED or k.startswith("link_"):
             raise SweepError(f"{path}: grid.\"{k}\": clashes with a column of {SUMMARY_TABLE}")
-        seen = set()
-        for x in v:
-            ident = json.dumps(x, sort_keys=True, default=str)
-            if ident in seen:
-                raise SweepError(f"{path}: grid.\"{k}\": value {x!r} is listed twice")
-            seen.add(ident)
+        _no_repeats(v, f"{path}: grid.\"{k}\"")
     fixed_raw = doc.get("fixed", {})
     if not isinstance(fixed_raw, Mapping):
         raise SweepError(f"{path}: fixed: expected a table of KEY = value, got {fixed_raw!r}")
@@ -205,6 +200,16 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
         base = _base_seed(path, scenario, fixed)
         seeds = [base + i for i in range(reps)]
     return SweepSpec(path=path, scenario=scenario, grid=grid, fixed=fixed, seeds=seeds)
+
+
+def _no_repeats(values: Sequence, where: str) -> None:
+    """A grid key's values must differ (each is a point)."""
+    seen = set()
+    for x in values:
+        ident = json.dumps(x, sort_keys=True, default=str)
+        if ident in seen:
+            raise SweepError(f"{where}: value {x!r} is listed twice")
+        seen.add(ident)
 
 
 def _base_seed(path: Path, scenario: Path, fixed: Mapping[str, Any]) -> int:
@@ -457,12 +462,7 @@ def each_spec(scenario: str | os.PathLike, each: Sequence[tuple[str, list]],
             raise SweepError(f"--each {key}: given twice; list all its values in one --each")
         if not values:
             raise SweepError(f"--each {key}: no values; write --each {key}=A,B")
-        seen = set()
-        for v in values:
-            ident = json.dumps(v, sort_keys=True, default=str)
-            if ident in seen:
-                raise SweepError(f"--each {key}: value {v!r} is listed twice")
-            seen.add(ident)
+        _no_repeats(values, f"--each {key}")
         grid[key] = list(values)
     fixed_map = dict(fixed)
     for k in fixed_map:

@@ -146,15 +146,6 @@ const LINK_KEYS: &[&str] = &[
     "delay",
     "queue",
     "buffer",
-    "codel_target",
-    "codel_interval",
-    "fq_flows",
-    "fq_quantum",
-    "pie_target",
-    "pie_tupdate",
-    "pie_alpha",
-    "pie_beta",
-    "pie_max_burst",
     "loss",
     "jitter",
     "jitter_distribution",
@@ -815,7 +806,7 @@ impl<'a> Validator<'a> {
                 ),
             ));
         };
-        self.keys(t, &path, LINK_KEYS)?;
+        self.keys(t, &path, &[LINK_KEYS, QUEUE_PARAM_KEYS].concat())?;
         let kind = self
             .get(t, &path, "kind", read_string)?
             .unwrap_or_else(|| DEFAULT_LINK_KIND.to_string());
