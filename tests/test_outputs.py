@@ -217,3 +217,19 @@ def test_check_output_dir_modifies_nothing(tmp_path):
     with pytest.raises(OutputError):
         check_output_dir(d)
     assert _tree(d) == {"f": hashlib.sha256(b"1").hexdigest()}
+
+
+def test_a_reproduction_writes_only_into_its_own_or_a_new_directory(tmp_path):
+    mine = tmp_path / "thesis"
+    mine.mkdir()
+    (mine / "chapter4.tex").write_text("precious\n")
+    line = _one_line_exit_2(run_cli("reproduce", "bbrv2plus", "--quick", "--only", "loss",
+                                    "-o", mine))
+    assert "not the output of a reproduction" in line
+    assert sorted(p.name for p in mine.iterdir()) == ["chapter4.tex"]
+    from rove.outputs import check_study_dir, mark_study_dir
+
+    out = tmp_path / "study"
+    mark_study_dir(out, "bbrv2plus")  # what a first run leaves even if it is interrupted
+    (out / "loss").mkdir()
+    assert check_study_dir(out) == out  # resumed, not refused

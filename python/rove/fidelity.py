@@ -599,9 +599,12 @@ def _main(parser_class, argv: list[str]) -> int:
     args = p.parse_args(argv)
     if args.duration is not None and not (args.duration > 0 and math.isfinite(args.duration)):
         p.error(f"--duration: expected seconds > 0, got {args.duration}")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        p.error(f"{out}: exists and is not a directory")
+    from .outputs import OutputError, check_study_dir, mark_study_dir
+
+    try:
+        out = check_study_dir(args.out)
+    except OutputError as e:
+        p.error(str(e))
     traces = Path(args.traces) if args.traces else default_traces_dir()
     if args.traces and not traces.is_dir():
         p.error(f"--traces {traces}: no such directory")
@@ -613,7 +616,7 @@ def _main(parser_class, argv: list[str]) -> int:
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     log(f"fidelity: {len(exps)} scenarios -> {out}; kernel backend: "
         f"{'yes' if kernel else 'NO: ' + status}")
-    out.mkdir(parents=True, exist_ok=True)
+    mark_study_dir(out, "fidelity")
     outcomes = run_all(exps, out, kernel, log)
     report = write_report(out, outcomes, status, args.quick)
     print(f"fidelity report: {report}")

@@ -22,8 +22,8 @@ import shutil
 import stat
 from pathlib import Path
 
-__all__ = ["OutputError", "MAX_INPUT_BYTES", "KINDS", "check_output_dir", "staging_prefix",
-           "remove_stale", "check_input_file"]
+__all__ = ["OutputError", "MAX_INPUT_BYTES", "KINDS", "check_output_dir", "check_study_dir",
+           "mark_study_dir", "staging_prefix", "remove_stale", "check_input_file"]
 
 # A scenario or sweep file is a few kB; 4 MiB leaves room for generated ones (thousands of flows)
 # while refusing a file that is obviously not a scenario before reading it into memory.
@@ -82,6 +82,41 @@ def check_output_dir(out: str | os.PathLike, kind: str = "results", force: bool 
         raise OutputError(f"{out}: already holds rove {kind} from an earlier run; add --force "
                           f"to replace them, or choose another directory")
     return out
+
+
+# Files by which a reproduction's directory is recognised (resumed, never replaced): the marker
+# every study writes first (so an interrupted first run is recognised too), and the files of
+# directories written before the marker existed.
+STUDY_MARKER = ".rove-study"
+STUDY_MARKERS = (STUDY_MARKER, "reproduce-log.json", "report.md")
+
+
+def mark_study_dir(out: Path, study: str) -> None:
+    """Create ``out`` and mark it as a reproduction's output (see :func:`check_study_dir`)."""
+    out.mkdir(parents=True, exist_ok=True)
+    marker = out / STUDY_MARKER
+    if not marker.is_file():
+        marker.write_text(study + "\n", encoding="utf-8")
+
+
+def check_study_dir(out: str | os.PathLike, option: str = "-o") -> Path:
+    """A reproduction writes into ``out`` and resumes what is there: accept a new or empty
+    directory, or one a reproduction wrote (it holds one of :data:`STUDY_MARKERS`); refuse any
+    other, untouched."""
+    if os.fspath(out) == "":
+        raise OutputError(f"{option}: empty path; name a directory to write")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: exists and is not a directory ({option} names the output "
+                          f"directory)")
+    if not out.is_dir() or not any(out.iterdir()):
+        return out
+    if any((out / m).is_file() for m in STUDY_MARKERS):
+        return out
+    shown = ", ".join(sorted(p.name for p in out.iterdir())[:3])
+    raise OutputError(f"{out}: exists and is not the output of a reproduction (it holds {shown}, "
+                      f"...; one holds {' or '.join(STUDY_MARKERS)}); rove will not write into "
+                      f"it: choose a new or empty directory")
 
 
 def staging_prefix(out: Path, what: str = "partial") -> str:

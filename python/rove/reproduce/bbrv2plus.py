@@ -401,12 +401,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     selected = _parse_only(args.only)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{out}: exists and is not a directory (-o names the output directory)")
+    from ..outputs import OutputError, check_study_dir, mark_study_dir
+
+    try:
+        out = check_study_dir(args.out)
+    except OutputError as e:
+        raise CliError(str(e)) from None
     if not SWEEPS.is_dir():
         raise CliError(f"{SWEEPS}: not found; rove reproduce needs a source checkout of rove")
-    out.mkdir(parents=True, exist_ok=True)
+    mark_study_dir(out, "bbrv2plus")
     log = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     started = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     t_all = time.perf_counter()
