@@ -63,8 +63,8 @@ def test_rows_hold_hand_computed_ratios():
                   [{"name": "down", "utilization": 0.9, "mean_queue_delay_ms": 15.0,
                     "p95_queue_delay_ms": 30.0, "drops": 0},
                    {"name": "extra", "utilization": 0.1}])
-    rows, notes = compare_summaries(sa, sb)
-    got = {(r.name, r.metric): r.ratio for r in rows}
+    rows, notes = compare_summaries([sa, sb], ["A", "B"])
+    got = {(r.name, r.metric): r.ratios[0] for r in rows}
     assert got[("f", "goodput_mbps")] == pytest.approx(1.125)
     assert got[("f", "mean_rtt_ms")] == pytest.approx(1.1)
     assert got[("f", "p95_rtt_ms")] == pytest.approx(0.9)
@@ -74,23 +74,23 @@ def test_rows_hold_hand_computed_ratios():
     assert got[("down", "drops")] == 1.0
     assert not any(r.name == "extra" for r in rows)
     assert notes == ["links only in B (not compared): extra"]
-    table = format_table(rows)
-    assert "1.125" in table and "0.500" in table
+    table = format_table(rows, ["A", "B"])
+    assert "1.125" in table and "0.500" in table and "B/A" in table
 
 
 def test_flows_are_matched_by_name_not_position():
     fa = [{"name": "x", "goodput_mbps": 1.0}, {"name": "y", "goodput_mbps": 4.0}]
     fb = [{"name": "y", "goodput_mbps": 2.0}, {"name": "x", "goodput_mbps": 3.0}]
-    rows, _ = compare_summaries(_summary(fa), _summary(fb))
-    got = {(r.name, r.metric): r.ratio for r in rows}
+    rows, _ = compare_summaries([_summary(fa), _summary(fb)], ["A", "B"])
+    got = {(r.name, r.metric): r.ratios[0] for r in rows}
     assert got[("x", "goodput_mbps")] == pytest.approx(3.0)
     assert got[("y", "goodput_mbps")] == pytest.approx(0.5)
 
 
 def test_different_flow_names_are_an_error_naming_them():
     with pytest.raises(CompareError) as e:
-        compare_summaries(_summary([{"name": "a"}, {"name": "b"}]),
-                          _summary([{"name": "a"}, {"name": "c"}]), "dirA", "dirB")
+        compare_summaries([_summary([{"name": "a"}, {"name": "b"}]),
+                           _summary([{"name": "a"}, {"name": "c"}])], ["dirA", "dirB"])
     msg = str(e.value)
     assert "only in dirA: b" in msg and "only in dirB: c" in msg and "\n" not in msg
 
@@ -102,7 +102,7 @@ def test_cli_prints_both_runs_and_their_ratios(two_runs):
     res = run_cli("compare", a, b)
     assert res.returncode == 0, res.stderr
     out = res.stdout
-    assert f"A = {a} (sim backend" in out and f"B = {b} (sim backend" in out
+    assert f"{a.name} = {a} (sim backend" in out and f"{b.name} = {b} (sim backend" in out
     for f in ("bulk", "short"):
         fa = next(x for x in sa["flows"] if x["name"] == f)
         fb = next(x for x in sb["flows"] if x["name"] == f)
@@ -140,7 +140,7 @@ def test_cli_out_writes_figures_and_documents(two_runs, tmp_path):
 
 def test_api_returns_the_rows(two_runs):
     a, b = two_runs
-    c = compare(a, b)
+    c = compare([a, b])
     assert c.files == []
     assert {(r.kind, r.name) for r in c.rows} >= {("flow", "bulk"), ("link", "down")}
 
@@ -167,7 +167,27 @@ def test_mismatched_flows_exit_2_with_one_line_listing_them(two_runs, tmp_path):
 def test_the_table_and_figures_name_the_directories(tmp_path):
     from rove.compare import labels
 
-    assert labels(tmp_path / "cubic", tmp_path / "bbr") == ("cubic", "bbr")
+    assert labels(tmp_path / "cubic", tmp_path / "bbr") == ["cubic", "bbr"]
     # the same name in two places: the paths tell them apart
-    assert labels(tmp_path / "a" / "run", tmp_path / "b" / "run") == (
-        str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run"))
+    assert labels(tmp_path / "a" / "run", tmp_path / "b" / "run") == [
+        str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run")]
+
+
+def test_three_directories_each_against_the_first(two_runs, tmp_path):
+    a, b = two_runs
+    c = tmp_path / "third"
+    rove.run(dict(SCENARIO, seed=99), out=c)
+    sc = [json.loads((d / "summary.json").read_text()) for d in (a, b, c)]
+    res = run_cli("compare", a, b, c, "-o", tmp_path / "cmp3")
+    assert res.returncode == 0, res.stderr
+    head = next(ln for ln in res.stdout.splitlines() if ln.startswith("flow "))
+    assert head.split() == ["flow", "metric", a.name, b.name, "third", f"{b.name}/{a.name}",
+                            f"third/{a.name}"]
+    line = next(ln for ln in res.stdout.splitlines() if ln.split()[:1] == ["bulk"])
+    g = [next(f for f in s["flows"] if f["name"] == "bulk")["goodput_mbps"] for s in sc]
+    assert line.split()[-2:] == [f"{g[1] / g[0]:.3f}", f"{g[2] / g[0]:.3f}"]
+    doc = json.loads((tmp_path / "cmp3" / "compare.json").read_text())
+    assert doc["names"] == [a.name, b.name, "third"]
+    row = next(r for r in doc["rows"] if r["name"] == "bulk" and r["metric"] == "goodput_mbps")
+    assert row["values"] == pytest.approx(g) and len(row["ratios"]) == 2
+    assert run_cli("compare", a).returncode == 2  # one directory is not a comparison

@@ -5,7 +5,7 @@
     rove report DIR
     rove trace synth KIND -o FILE [--duration 60s] [--seed N] [--param KEY=VALUE ...]
     rove sweep SWEEP.toml -o DIR [--jobs N] [--ray ADDRESS|local] [--quiet]
-    rove compare DIR_A DIR_B [-o OUT]
+    rove compare DIR_A DIR_B [DIR ...] [-o OUT]
 
 Bad input of any kind (scenario errors, missing files, a directory that holds no results, a bad
 option value) prints one line ``rove: error: ...`` on stderr and exits with status 2, never a
@@ -373,12 +373,13 @@ def _cmd_compare(args) -> int:
 
 
 def _add_compare_parser(sub) -> None:
-    c = sub.add_parser("compare", help="two results directories side by side, with ratios",
-                       description="Print per flow and per link the results of DIR_A and DIR_B "
-                                   "side by side with their ratio B/A; with -o, also draw them "
-                                   "over each other (PNGs) and write compare.md/.html/.json.")
-    c.add_argument("dir_a", metavar="DIR_A", help="results directory (A)")
-    c.add_argument("dir_b", metavar="DIR_B", help="results directory (B)")
+    c = sub.add_parser("compare", help="results directories side by side, with ratios",
+                       description="Print per flow and per link the results of two or more "
+                                   "directories side by side, named after them, with each one's "
+                                   "ratio to the first's; with -o, also draw them over each "
+                                   "other (PNGs) and write compare.md/.html/.json.")
+    c.add_argument("dirs", metavar="DIR", nargs="+",
+                   help="results directories (at least two; ratios are to the first)")
     c.add_argument("-o", "--out", metavar="OUT", help="directory for figures and documents")
     c.add_argument("--force", action="store_true",
                    help="replace an earlier comparison in OUT")

@@ -1,19 +1,22 @@
-"""``rove compare DIR_A DIR_B [-o OUT]``: two results directories side by side.
+"""``rove compare DIR_A DIR_B [DIR_C ...] [-o OUT]``: results directories side by side.
 
 Typical use is the simulator against the kernel backend on the same scenario, but any two
 results directories work (two seeds, two algorithms, two queue settings): both backends write the
 same schema (:mod:`rove.results`).
 
-Flows are matched by name (both directories must hold the same flow names; otherwise a one-line
-error lists them); links are matched by name too, and a link present on one side only is listed
-but not compared. For each flow: goodput, mean and p95 RTT, retransmission rate and flow
-completion time; for each link: utilization, mean and p95 queueing delay and drops — A, B and
-the ratio **B/A** (1.0 when both are 0; ``inf`` when only A is 0; empty when a value is missing).
+The directories are named by their names (their paths where names repeat). Flows are matched
+by name (every directory must hold the same flow names; otherwise a one-line error lists them);
+links are matched by name too, and a link missing from a directory is listed but not compared.
+For each flow: goodput, mean and p95 RTT, retransmission rate and flow completion time; for
+each link: utilization, mean and p95 queueing delay and drops — the value in each directory and
+its ratio to the first directory's (1.0 when both are 0; ``inf`` when only the first is 0;
+empty when a value is missing).
 
 With ``-o OUT``, OUT also gets:
 
-- ``goodput.png``, ``cwnd.png``, ``rtt.png``: per flow, A (solid) and B (dashed) over time;
-- ``queue_sojourn_cdf.png``: per link, the CDF of every packet's queueing delay, A and B;
+- ``goodput.png``, ``cwnd.png``, ``rtt.png``: per flow, each directory over time (the first
+  solid, then dashed, dotted, dash-dotted);
+- ``queue_sojourn_cdf.png``: per link, the CDF of every packet's queueing delay, per directory;
 - ``compare.md``, ``compare.html`` (figures embedded) and ``compare.json`` (the table's rows).
 """
 
@@ -64,9 +67,8 @@ class Row:
     kind: str  # "flow" or "link"
     name: str
     metric: str  # summary key
-    a: float | None
-    b: float | None
-    ratio: float | None  # b / a
+    values: list  # one per directory (None where missing)
+    ratios: list  # values[k] / values[0], k = 1, 2, ...
 
 
 def _number(v: Any) -> float | None:
@@ -89,51 +91,52 @@ def _names(summary: dict, key: str) -> list[str]:
     return [str(x.get("name")) for x in summary.get(key, [])]
 
 
-def compare_summaries(sa: dict, sb: dict, where_a: str = "A", where_b: str = "B") -> tuple[list[Row], list[str]]:
-    """The rows of the comparison and notes (links present on one side only).
+def compare_summaries(summaries: Sequence[dict], wheres: Sequence[str]) -> tuple[list[Row], list[str]]:
+    """The rows of the comparison and notes (links missing somewhere, algorithms that differ).
 
-    Raises :class:`CompareError` when the flow names differ.
+    Raises :class:`CompareError` when the flow names differ between directories.
     """
-    fa, fb = _names(sa, "flows"), _names(sb, "flows")
-    if sorted(fa) != sorted(fb):
-        only_a = sorted(set(fa) - set(fb))
-        only_b = sorted(set(fb) - set(fa))
-        detail = []
-        if only_a:
-            detail.append(f"only in {where_a}: {', '.join(only_a)}")
-        if only_b:
-            detail.append(f"only in {where_b}: {', '.join(only_b)}")
-        if not detail:
-            detail.append("a flow name is repeated")
-        raise CompareError(
-            f"flows differ ({'; '.join(detail)}); {where_a} has [{', '.join(fa)}], {where_b} has "
-            f"[{', '.join(fb)}] (flows are matched by name)")
+    names = [_names(s, "flows") for s in summaries]
+    for s_names, where in zip(names[1:], wheres[1:]):
+        if sorted(s_names) != sorted(names[0]):
+            only_a = sorted(set(names[0]) - set(s_names))
+            only_b = sorted(set(s_names) - set(names[0]))
+            detail = []
+            if only_a:
+                detail.append(f"only in {wheres[0]}: {', '.join(only_a)}")
+            if only_b:
+                detail.append(f"only in {where}: {', '.join(only_b)}")
+            if not detail:
+                detail.append("a flow name is repeated")
+            raise CompareError(
+                f"flows differ ({'; '.join(detail)}); {wheres[0]} has [{', '.join(names[0])}], "
+                f"{where} has [{', '.join(s_names)}] (flows are matched by name)")
+    flows = [{str(f.get("name")): f for f in s.get("flows", [])} for s in summaries]
+    links = [{str(x.get("name")): x for x in s.get("links", [])} for s in summaries]
     rows: list[Row] = []
-    by_b = {str(f.get("name")): f for f in sb.get("flows", [])}
-    for f in sa.get("flows", []):
-        g = by_b[str(f.get("name"))]
+    for f in summaries[0].get("flows", []):
+        name = str(f.get("name"))
         for key, _ in FLOW_METRICS:
-            a, b = _number(f.get(key)), _number(g.get(key))
-            rows.append(Row("flow", str(f.get("name")), key, a, b, ratio(a, b)))
-    la, lb = _names(sa, "links"), _names(sb, "links")
-    links_b = {str(x.get("name")): x for x in sb.get("links", [])}
-    for link in sa.get("links", []):
-        other = links_b.get(str(link.get("name")))
-        if other is None:
-            continue
+            rows.append(_row("flow", name, key, [_number(d[name].get(key)) for d in flows]))
+    shared = [n for n in _names(summaries[0], "links") if all(n in d for d in links)]
+    for name in shared:
         for key, _ in LINK_METRICS:
-            a, b = _number(link.get(key)), _number(other.get(key))
-            rows.append(Row("link", str(link.get("name")), key, a, b, ratio(a, b)))
+            rows.append(_row("link", name, key, [_number(d[name].get(key)) for d in links]))
     notes = []
-    for f in sa.get("flows", []):
-        ca, cb = f.get("cc"), by_b[str(f.get("name"))].get("cc")
-        if ca != cb:
-            notes.append(f"flow {f.get('name')}: cc {ca} in {where_a}, {cb} in {where_b}")
-    if set(la) - set(lb):
-        notes.append(f"links only in {where_a} (not compared): {', '.join(sorted(set(la) - set(lb)))}")
-    if set(lb) - set(la):
-        notes.append(f"links only in {where_b} (not compared): {', '.join(sorted(set(lb) - set(la)))}")
+    for f in summaries[0].get("flows", []):
+        name = str(f.get("name"))
+        ccs = [d[name].get("cc") for d in flows]
+        if len(set(map(str, ccs))) > 1:
+            notes.append(f"flow {name}: cc " + ", ".join(f"{c} in {w}" for c, w in zip(ccs, wheres)))
+    for d, where in zip(links, wheres):
+        alone = sorted(set(d) - set(shared))
+        if alone:
+            notes.append(f"links only in {where} (not compared): {', '.join(alone)}")
     return rows, notes
+
+
+def _row(kind: str, name: str, key: str, values: list) -> Row:
+    return Row(kind, name, key, values, [ratio(values[0], v) for v in values[1:]])
 
 
 def _fmt(v: float | None) -> str:
@@ -163,36 +166,43 @@ def _table_cells(rows: Sequence[Row]) -> list[list[str]]:
     for r in rows:
         who = (r.kind, r.name)
         cells.append([r.name if who != previous else "", _LABELS.get(r.metric, r.metric),
-                      _fmt(r.a), _fmt(r.b), _fmt_ratio(r.ratio)])
+                      *map(_fmt, r.values), *map(_fmt_ratio, r.ratios)])
         previous = who
     return cells
 
 
-def format_table(rows: Sequence[Row], label_a: str = "A", label_b: str = "B") -> str:
-    """Flows, then links: name, metric, A, B, B/A in aligned columns."""
+def _heads(names: Sequence[str]) -> list[str]:
+    """The value and ratio columns' titles: each directory, then each one over the first."""
+    return list(names) + [f"{n}/{names[0]}" for n in names[1:]]
+
+
+def format_table(rows: Sequence[Row], names: Sequence[str]) -> str:
+    """Flows, then links: name, metric, each directory's value, ratios to the first."""
     out = []
-    for kind, title in (("flow", "flow"), ("link", "link")):
+    for kind in ("flow", "link"):
         part = [r for r in rows if r.kind == kind]
         if not part:
             continue
-        head = [title, "metric", label_a, label_b, "B/A"]
+        head = [kind, "metric", *_heads(names)]
         body = _table_cells(part)
-        widths = [max(len(c[i]) for c in [head] + body) for i in range(5)]
+        widths = [max(len(c[i]) for c in [head] + body) for i in range(len(head))]
         line = lambda c: "  ".join(  # noqa: E731
-            c[i].ljust(widths[i]) if i < 2 else c[i].rjust(widths[i]) for i in range(5)).rstrip()
+            c[i].ljust(widths[i]) if i < 2 else c[i].rjust(widths[i])
+            for i in range(len(head))).rstrip()
         out.append(line(head))
         out.extend(line(c) for c in body)
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 
-def labels(dir_a, dir_b) -> tuple[str, str]:
-    """What the table and the figures call the two directories: their names, or their paths
-    where the names are the same (``a/run`` and ``b/run``)."""
-    a, b = Path(dir_a), Path(dir_b)
-    if a.name and b.name and a.name != b.name:
-        return a.name, b.name
-    return str(a), str(b)
+def labels(*dirs) -> list[str]:
+    """What the table and the figures call the directories: their names, or their paths where
+    a name repeats (``a/run`` and ``b/run``)."""
+    paths = [Path(d) for d in dirs]
+    names = [p.name for p in paths]
+    if all(names) and len(set(names)) == len(names):
+        return names
+    return [str(p) for p in paths]
 
 
 def _describe(result: RunResult, where: str) -> str:
@@ -227,13 +237,17 @@ def _goodput(g) -> tuple[np.ndarray, np.ndarray]:
     return flow_throughput(g["time_s"].to_numpy(), g[col].to_numpy(), _THROUGHPUT_WINDOW_S)
 
 
-def _fig_per_flow(flows, sa, sb, label_a, label_b, what, ylabel, series):
+_STYLES = ("-", "--", ":", "-.")
+
+
+def _fig_per_flow(flows, series_by_dir, names, what, ylabel, series):
     plt = _pyplot()
     shown = flows[:_MAX_PANELS]
     fig, axes = plt.subplots(len(shown), 1, figsize=(10, 1.3 + 2.4 * len(shown)), sharex=True,
                              squeeze=False)
     for ax, name in zip(axes[:, 0], shown):
-        for data, label, style in ((sa, label_a, "-"), (sb, label_b, "--")):
+        for k, (data, label) in enumerate(zip(series_by_dir, names)):
+            style = _STYLES[k % len(_STYLES)]
             g = data.get(name)
             if g is None or g.empty:
                 continue
@@ -273,13 +287,14 @@ def _sojourns(result: RunResult, link: str) -> np.ndarray:
     return np.sort(np.concatenate(flat).astype(float)) if flat else np.array([])
 
 
-def _fig_sojourn_cdf(links, ra, rb, label_a, label_b):
+def _fig_sojourn_cdf(links, results, names):
     plt = _pyplot()
     shown = links[:_MAX_PANELS] or ["(none)"]
     fig, axes = plt.subplots(len(shown), 1, figsize=(8, 1.3 + 2.6 * len(shown)), squeeze=False)
     for ax, name in zip(axes[:, 0], shown):
         drawn = 0
-        for r, label, style in ((ra, label_a, "-"), (rb, label_b, "--")):
+        for k, (r, label) in enumerate(zip(results, names)):
+            style = _STYLES[k % len(_STYLES)]
             x = _sojourns(r, name) if links else np.array([])
             if x.size == 0:
                 continue
@@ -315,21 +330,24 @@ def _save(fig, path: Path) -> None:
 # Documents
 
 _FIGURES = (
-    ("goodput", "Goodput over time", "Goodput (100 ms windows) of each flow; A solid, B dashed."),
-    ("cwnd", "Congestion window over time", "cwnd (packets) of each flow; A solid, B dashed."),
-    ("rtt", "RTT over time", "Smoothed RTT (srtt) of each flow; A solid, B dashed."),
+    ("goodput", "Goodput over time", "Goodput (100 ms windows) of each flow, per directory."),
+    ("cwnd", "Congestion window over time", "cwnd (packets) of each flow, per directory."),
+    ("rtt", "RTT over time", "Smoothed RTT (srtt) of each flow, per directory."),
     ("queue_sojourn_cdf", "Queueing delay CDF", "Every packet's sojourn time at each link."),
 )
 
 
-def _markdown(header: list[str], rows: Sequence[Row], notes: list[str], images: list[str]) -> str:
-    parts = ["# rove compare", ""] + [f"- {h}" for h in header] + ["", "Ratio: B/A.", ""]
+def _markdown(header: list[str], names: Sequence[str], rows: Sequence[Row], notes: list[str],
+              images: list[str]) -> str:
+    parts = ["# rove compare", ""] + [f"- {h}" for h in header] + [
+        "", f"Ratios: each directory's value over {names[0]}'s.", ""]
     for kind in ("flow", "link"):
         part = [r for r in rows if r.kind == kind]
         if not part:
             continue
-        parts.append(f"| {kind} | metric | A | B | B/A |")
-        parts.append("|---|---|---:|---:|---:|")
+        heads = _heads(names)
+        parts.append("| " + " | ".join([kind, "metric", *heads]) + " |")
+        parts.append("|---|---|" + "---:|" * len(heads))
         parts.extend("| " + " | ".join(c) + " |" for c in _table_cells(part))
         parts.append("")
     parts.extend(f"Note: {n}" for n in notes)
@@ -339,20 +357,20 @@ def _markdown(header: list[str], rows: Sequence[Row], notes: list[str], images: 
     return "\n".join(parts) + "\n"
 
 
-def _html(header: list[str], rows: Sequence[Row], notes: list[str], out: Path,
-          images: list[str]) -> str:
+def _html(header: list[str], names: Sequence[str], rows: Sequence[Row], notes: list[str],
+          out: Path, images: list[str]) -> str:
     from .report import _CSS
 
     esc = html.escape
     parts = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
              "<title>rove compare</title>", f"<style>{_CSS}</style></head><body>",
              "<h1>rove compare</h1>", "<ul>" + "".join(f"<li>{esc(h)}</li>" for h in header)
-             + "</ul>", "<p>Ratio: B/A.</p>"]
+             + "</ul>", f"<p>Ratios: each directory's value over {esc(names[0])}'s.</p>"]
     for kind in ("flow", "link"):
         part = [r for r in rows if r.kind == kind]
         if not part:
             continue
-        head = "".join(f"<th>{h}</th>" for h in (kind, "metric", "A", "B", "B/A"))
+        head = "".join(f"<th>{esc(h)}</th>" for h in (kind, "metric", *_heads(names)))
         body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>"
                        for cells in _table_cells(part))
         parts.append(f"<h2>{kind.capitalize()}s</h2><table><thead><tr>{head}</tr></thead>"
@@ -380,50 +398,53 @@ class Comparison:
     files: list[Path]
 
 
-def compare(dir_a: str | os.PathLike, dir_b: str | os.PathLike,
-            out: str | os.PathLike | None = None) -> Comparison:
-    """Compare two results directories; with ``out``, also write figures and documents there."""
-    ra, rb = read_results(dir_a), read_results(dir_b)
-    where_a, where_b = str(dir_a), str(dir_b)
-    rows, notes = compare_summaries(ra.summary, rb.summary, where_a, where_b)
-    header = [f"A = {_describe(ra, where_a)}", f"B = {_describe(rb, where_b)}"]
-    label_a, label_b = labels(dir_a, dir_b)
-    text = ("\n".join(header) + "\n\n" + format_table(rows, label_a, label_b)
+def compare(dirs: Sequence[str | os.PathLike], out: str | os.PathLike | None = None) -> Comparison:
+    """Compare results directories (at least two); with ``out``, also write figures and
+    documents there."""
+    if len(dirs) < 2:
+        raise CompareError("compare needs at least two results directories")
+    results = [read_results(d) for d in dirs]
+    wheres = [str(d) for d in dirs]
+    rows, notes = compare_summaries([r.summary for r in results], wheres)
+    names = labels(*dirs)
+    header = [f"{n} = {_describe(r, w)}" for n, r, w in zip(names, results, wheres)]
+    text = ("\n".join(header) + "\n\n" + format_table(rows, names)
             + "".join(f"note: {n}\n" for n in notes))
     files: list[Path] = []
     if out is not None:
-        files = _write(Path(out), ra, rb, rows, notes, header)
+        files = _write(Path(out), results, names, rows, notes, header)
     return Comparison(rows, notes, header, text, files)
 
 
-def _write(out: Path, ra: RunResult, rb: RunResult, rows, notes, header) -> list[Path]:
+def _write(out: Path, results: Sequence[RunResult], names: Sequence[str], rows, notes,
+           header) -> list[Path]:
     if out.exists() and not out.is_dir():
         raise CompareError(f"{out}: exists and is not a directory (-o names a directory)")
     out.mkdir(parents=True, exist_ok=True)
-    flows = [str(f.get("name")) for f in ra.summary.get("flows", [])]
-    links = [n for n in _names(ra.summary, "links") if n in set(_names(rb.summary, "links"))]
-    sa, sb = _flow_series(ra), _flow_series(rb)
-    la, lb = (f"{k} ({r.summary.get('backend', '?')})"
-              for k, r in zip(labels(ra.out, rb.out), (ra, rb)))
+    flows = [str(f.get("name")) for f in results[0].summary.get("flows", [])]
+    links = [n for n in _names(results[0].summary, "links")
+             if all(n in set(_names(r.summary, "links")) for r in results)]
+    series = [_flow_series(r) for r in results]
+    shown = [f"{n} ({r.summary.get('backend', '?')})" for n, r in zip(names, results)]
     figures = {}
     if flows:
-        figures["goodput"] = lambda: _fig_per_flow(flows, sa, sb, la, lb, "Goodput over time",
+        figures["goodput"] = lambda: _fig_per_flow(flows, series, shown, "Goodput over time",
                                                    "goodput (Mbit/s)", _goodput)
-        figures["cwnd"] = lambda: _fig_per_flow(flows, sa, sb, la, lb, "cwnd over time",
+        figures["cwnd"] = lambda: _fig_per_flow(flows, series, shown, "cwnd over time",
                                                 "cwnd (packets)", _column_series("cwnd_pkts"))
-        figures["rtt"] = lambda: _fig_per_flow(flows, sa, sb, la, lb, "RTT (srtt) over time",
+        figures["rtt"] = lambda: _fig_per_flow(flows, series, shown, "RTT (srtt) over time",
                                                "srtt (ms)", _column_series("srtt_ms"))
-    figures["queue_sojourn_cdf"] = lambda: _fig_sojourn_cdf(links, ra, rb, la, lb)
+    figures["queue_sojourn_cdf"] = lambda: _fig_sojourn_cdf(links, results, shown)
     written: list[Path] = []
     for key, make in figures.items():
         path = out / f"{key}.png"
         _save(make(), path)
         written.append(path)
-    names = [p.name for p in written]
+    images = [p.name for p in written]
     docs = {
-        "compare.md": _markdown(header, rows, notes, names),
-        "compare.html": _html(header, rows, notes, out, names),
-        "compare.json": json.dumps({"a": header[0], "b": header[1], "notes": notes,
+        "compare.md": _markdown(header, names, rows, notes, images),
+        "compare.html": _html(header, names, rows, notes, out, images),
+        "compare.json": json.dumps({"dirs": header, "names": list(names), "notes": notes,
                                     "rows": [_row_json(r) for r in rows]}, indent=2) + "\n",
     }
     for name, text in docs.items():
@@ -434,16 +455,15 @@ def _write(out: Path, ra: RunResult, rb: RunResult, rows, notes, header) -> list
 
 def _row_json(r: Row) -> dict:
     d = asdict(r)
-    if d["ratio"] is not None and math.isinf(d["ratio"]):
-        d["ratio"] = "inf"  # JSON has no infinity
+    d["ratios"] = ["inf" if x is not None and math.isinf(x) else x for x in d["ratios"]]  # JSON has no infinity
     return d
 
 
 def run_cli(args) -> int:
-    """``rove compare`` (argparse namespace with ``dir_a``, ``dir_b``, ``out``, ``force``)."""
+    """``rove compare`` (argparse namespace with ``dirs``, ``out``, ``force``)."""
     if args.out is not None:
         check_output_dir(args.out, "compare", force=args.force)
-    result = compare(args.dir_a, args.dir_b, args.out)
+    result = compare(args.dirs, args.out)
     print(result.text, end="")
     if result.files:
         html_path = next(p for p in result.files if p.name == "compare.html")

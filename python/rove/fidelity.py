@@ -218,7 +218,7 @@ def _overlay(run_dir: Path) -> str | None:
     from .compare import compare
 
     try:
-        compare(run_dir / "sim", run_dir / "kernel", out=run_dir / "compare")
+        compare([run_dir / "sim", run_dir / "kernel"], out=run_dir / "compare")
     except Exception as e:  # noqa: BLE001 - a figure must not end the whole report
         return f"{type(e).__name__}: {' '.join(str(e).split())}"
     return None
