@@ -20,27 +20,9 @@ import pytest
 import rove
 from rove.outputs import MAX_INPUT_BYTES, OutputError, check_output_dir, remove_stale
 
-from conftest import run_cli
+from conftest import SMALL_SCENARIO, run_cli
 
-SCENARIO = """
-name = "small"
-duration = "1s"
-seed = 1
-
-[links.down]
-rate = "10Mbps"
-delay = "10ms"
-
-[links.up]
-rate = "10Mbps"
-delay = "10ms"
-
-[[flows]]
-name = "f"
-cc = "reno"
-path = ["down"]
-ack_path = ["up"]
-"""
+SCENARIO = SMALL_SCENARIO
 
 
 def _tree(d: Path) -> dict[str, str]:
