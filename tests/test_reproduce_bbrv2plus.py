@@ -337,6 +337,9 @@ def test_end_to_end_quick_only_responsiveness(tmp_path, capsys):
     # three claims is "not measured"
     assert "margin (larger s.d. over 2+ seeds)" in md
     assert md.count("needs 2 seeds") == 0
+    from rove.reproduce.document import check_json
+
+    assert check_json((out / "report.json").read_text(encoding="utf-8")) == []
     assert (out / "responsiveness-timeline.png").stat().st_size > 1000
     assert "responsiveness-timeline.png" in html and "<table>" in html
     # Only what was asked for ran; the sweeps are ordinary (resumable) sweep directories.
@@ -392,3 +395,26 @@ def test_loss_verdicts_from_hand_made_numbers(tmp_path):
     assert v == [HOLDS, PARTLY, HOLDS, HOLDS, HOLDS]
     assert sec.verdict == PARTLY
     assert (tmp_path / "loss-goodput.png").is_file()
+
+
+def test_report_json_holds_each_claim_and_counts_per_verdict():
+    from rove.reproduce.document import Document, Section, check_json, to_json
+    from rove.reproduce.verdicts import Claim
+    import json
+
+    s1 = Section("1. a", claims=[Claim("q1", "§1", "m", "c", HOLDS),
+                                 Claim("q2", "§2", "m", "c", NOT_MEASURED)], verdict=PARTLY)
+    s2 = Section("2. b", verdict=NOT_MEASURED, error="ValueError: boom")
+    data = json.loads(to_json(Document("t", sections=[s1, s2])))
+    assert data["sections"][0]["counts"][HOLDS] == 1
+    assert data["sections"][0]["counts"][NOT_MEASURED] == 1
+    assert data["counts"][HOLDS] == 1 and data["sections"][1]["error"] == "ValueError: boom"
+    assert data["sections"][0]["claims"][0] == {"statement": "q1", "where": "§1",
+                                                "measured": "m", "criterion": "c",
+                                                "verdict": HOLDS, "notes": []}
+    assert check_json(to_json(Document("t", sections=[s1]))) == []
+    assert check_json(to_json(Document("t", sections=[s1, s2]))) == [
+        "2. b: crashed: ValueError: boom"]
+    bad = Section("3. c", claims=[Claim("", "§3", "m", "", "sort of")])
+    assert len(check_json(to_json(Document("t", sections=[bad])))) == 3
+    assert check_json("{") and check_json("{}") == ["no section"]

@@ -384,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _Parser(prog="rove reproduce bbrv2plus",
                 description="Run the experiments of seed 000's chapter 4 (BBRv2 and BBRv2+) and "
-                            "write DIR/report.md and DIR/report.html. Resumes an existing DIR.")
+                            "write DIR/report.md, DIR/report.html and DIR/report.json. Resumes an existing DIR.")
     p.add_argument("-o", "--out", metavar="DIR", required=True, help="output directory")
     p.add_argument("--quick", action="store_true",
                    help="short runs, small grids, one seed (about 1.5 minutes on two cores)")
@@ -427,9 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if os.environ.get("ROVE_DEBUG"):
                 raise
             status = 1
-            section = Section(exp.title, verdict=NOT_MEASURED,
-                              paragraphs=[f"**This experiment failed:** {type(e).__name__}: "
-                                          f"{' '.join(str(e).split())}"])
+            why = f"{type(e).__name__}: {' '.join(str(e).split())}"
+            section = Section(exp.title, verdict=NOT_MEASURED, error=why,
+                              paragraphs=[f"**This experiment failed:** {why}"])
         wall = time.perf_counter() - t0
         done.append((exp, section, wall))
         log(f"{exp.id}: {section.verdict} ({wall:.0f} s)")

@@ -9,6 +9,7 @@ they always say the same thing.
 from __future__ import annotations
 
 import html
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -43,6 +44,7 @@ class Section:
     claims: list[Claim] = field(default_factory=list)
     verdict: str = NOT_MEASURED
     notes: list[str] = field(default_factory=list)            # [GAP]s and caveats
+    error: str | None = None                                  # the experiment crashed: why
 
 
 @dataclass
@@ -160,12 +162,64 @@ def to_html(doc: Document) -> str:
     return "\n".join(out) + "\n"
 
 
+VERDICTS = (HOLDS, PARTLY, FAILS, NOT_MEASURED, NOT_AVAILABLE)
+
+
+def _counts(claims: Sequence[Claim]) -> dict[str, int]:
+    return {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
+
+
+def to_json(doc: Document) -> str:
+    """The report as data (``report.json``): per section its verdict, its claims' counts per
+    verdict and, per claim, the source's statement and where it is printed, what was measured,
+    the criterion and the verdict; a section whose experiment crashed carries ``error``."""
+    sections = []
+    for s in doc.sections:
+        sections.append({
+            "title": s.title,
+            "verdict": s.verdict,
+            "counts": _counts(s.claims),
+            "error": s.error,
+            "claims": [{"statement": c.quote, "where": c.where, "measured": c.measured,
+                        "criterion": c.criterion, "verdict": c.verdict, "notes": list(c.notes)}
+                       for c in s.claims],
+            "notes": list(s.notes),
+        })
+    every = [c for s in doc.sections for c in s.claims]
+    return json.dumps({"title": doc.title, "counts": _counts(every), "sections": sections},
+                      indent=2, ensure_ascii=False) + "\n"
+
+
+def check_json(text: str) -> list[str]:
+    """What is wrong with a ``report.json`` (empty when nothing): not JSON, a section that
+    crashed, a claim without a known verdict or without its statement, criterion or source."""
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        return [f"not JSON: {e}"]
+    problems = []
+    for s in data.get("sections", []):
+        if s.get("error"):
+            problems.append(f"{s.get('title')}: crashed: {s['error']}")
+        for c in s.get("claims", []):
+            if c.get("verdict") not in VERDICTS:
+                problems.append(f"{s.get('title')}: claim with verdict {c.get('verdict')!r}")
+            for key in ("statement", "where", "criterion"):
+                if not c.get(key):
+                    problems.append(f"{s.get('title')}: claim without its {key}")
+    if not data.get("sections"):
+        problems.append("no section")
+    return problems
+
+
 def write(doc: Document, directory: Path) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``report.html`` into ``directory``, each atomically."""
+    """Write ``report.md``, ``report.html`` and ``report.json`` into ``directory``, each
+    atomically; return the first two."""
     from ..results import write_bytes_atomically
 
     directory = Path(directory)
     md, ht = directory / "report.md", directory / "report.html"
     write_bytes_atomically(md, to_markdown(doc).encode("utf-8"))
     write_bytes_atomically(ht, to_html(doc).encode("utf-8"))
+    write_bytes_atomically(directory / "report.json", to_json(doc).encode("utf-8"))
     return md, ht
