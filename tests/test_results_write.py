@@ -167,3 +167,15 @@ def test_read_results_errors(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ResultsError, match="missing summary.json"):
         read_results(tmp_path / "empty")
+
+
+def test_metrics_hand_computed():
+    from rove.metrics import jain_index, percentile
+
+    # nearest rank: the smallest value with at least q of the values at or below it
+    assert percentile([5, 1, 4, 2, 3], 0.95) == 5
+    assert percentile([5, 1, 4, 2, 3], 0.4) == 2
+    assert percentile(list(range(1, 101)), 0.95) == 95
+    assert percentile([], 0.5) is None
+    assert jain_index([30, 10]) == 0.8  # (40)^2 / (2 * 1000)
+    assert jain_index([0, 0]) is None

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .metrics import jain_index, percentile
 from .outputs import remove_stale, staging_prefix
 from .results import (
     QUEUE_COLUMNS,
@@ -199,15 +200,6 @@ def _read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
-def _percentile(values: Sequence[float], q: float) -> float | None:
-    """Nearest rank, as the simulator's summary (crates/world/src/summary.rs)."""
-    if len(values) == 0:
-        return None
-    v = np.sort(np.asarray(values, dtype=float))
-    rank = min(max(math.ceil(q * len(v)), 1), len(v)) - 1
-    return float(v[rank])
-
-
 def _num(x, default=0.0) -> float:
     return default if x is None else float(x)
 
@@ -350,14 +342,13 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             "name": name,
             "utilization": departed / cap if cap > 0 else 0.0,
             "mean_queue_delay_ms": float(np.mean(soj)) if soj else None,
-            "p95_queue_delay_ms": _percentile(soj, 0.95),
+            "p95_queue_delay_ms": percentile(soj, 0.95),
             "drops": last.get("drops", 0),
             "queue_drops": last.get("queue_drops", 0),
             "loss_drops": last.get("loss_drops", 0),
         })
 
     goodputs = [f["goodput_mbps"] for f in flows_out]
-    sq = sum(g * g for g in goodputs)
     summary = {
         "scenario": run["scenario"],
         "backend": "kernel",
@@ -368,7 +359,7 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         "events": sum(int(l.get("arrived_pkts", 0)) for l in emu["links"]),
         "flows": flows_out,
         "links": links_out,
-        "jain_index": (sum(goodputs) ** 2 / (len(goodputs) * sq)) if goodputs and sq > 0 else None,
+        "jain_index": jain_index(goodputs),
         "emulator": {k: emu.get(k) for k in ("cpu_s", "cpu_fraction", "lateness_p99_us",
                                               "lateness_max_us", "write_p99_us", "write_max_us",
                                               "unclassified_pkts",
@@ -439,7 +430,7 @@ def _multipath_summary(f: dict, flow: dict, emu_subflows: list, rtts: dict, firs
             "throughput_mbps": got * 8 / active / 1e6,
             "share": got / received if received else 0.0,
             "mean_rtt_ms": float(np.mean(r)) if r is not None and len(r) else None,
-            "p95_rtt_ms": _percentile(r, 0.95) if r is not None and len(r) else None,
+            "p95_rtt_ms": percentile(r, 0.95) if r is not None and len(r) else None,
             "retrans_rate": retrans / segs if segs else 0.0,
             "segs_sent": segs,
             "failures": None,
@@ -513,7 +504,7 @@ def _flow_summary(f: dict, samples: list, final: dict | None, counters: dict, la
         # Payload the emulator delivered to the receiver side, duplicates included.
         "throughput_mbps": int(counters.get("payload_bytes_out") or 0) * 8 / active / 1e6,
         "mean_rtt_ms": float(np.mean(rtts)) if len(rtts) else None,
-        "p95_rtt_ms": _percentile(rtts, 0.95),
+        "p95_rtt_ms": percentile(rtts, 0.95),
         "retrans_rate": retrans / segs if segs else 0.0,
         "fct_s": fct,
         **_completion(f.get("size_bytes"), acked),

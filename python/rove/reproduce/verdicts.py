@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from ..metrics import jain_index  # noqa: F401  (re-exported: the studies' Jain's index)
+
 HOLDS = "holds"
 PARTLY = "partly"
 FAILS = "does not hold"
@@ -33,18 +35,6 @@ def is_number(x) -> bool:
         return math.isfinite(float(x))
     except (TypeError, ValueError):
         return False
-
-
-def jain_index(values: Iterable[float]) -> float | None:
-    """Jain's fairness index ``(sum x)^2 / (n * sum x^2)``; the thesis's Eq. for two flows,
-    ``F = (T1 + T2)^2 / (2 (T1^2 + T2^2))``. ``None`` for no values or when all are zero."""
-    xs = [float(v) for v in values]
-    if not xs:
-        return None
-    sq = sum(x * x for x in xs)
-    if sq == 0.0:
-        return None
-    return sum(xs) ** 2 / (len(xs) * sq)
 
 
 def judge_range(value, holds: tuple[float, float], partly: tuple[float, float] | None = None) -> str:
