@@ -34,9 +34,25 @@ pub fn skip() -> bool {
     match skip_reason() {
         Some(r) => {
             eprintln!("SKIPPED: {r}");
+            record("skipped", &r);
             true
         }
         None => false,
+    }
+}
+
+/// Appends one line to `target/emu-accuracy.log`: `measured WHAT`, `busy WHAT` or `skipped
+/// WHY`. cargo hides a passing test's output, so `.ci/run` reads this file and fails when no
+/// timing measurement at all succeeded (every test skipped or too busy).
+pub fn record(outcome: &str, what: &str) {
+    use std::io::Write;
+    let path = repo_root().join("target").join("emu-accuracy.log");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{outcome} {what}");
     }
 }
 
@@ -337,6 +353,7 @@ pub fn measure_timed<T: std::fmt::Debug>(
     for attempt in 1..=3 {
         let (value, lateness_us) = measure();
         if ok(&value) {
+            record("measured", what);
             return Some(value);
         }
         eprintln!("{what}: attempt {attempt}: {value:?} misses the bound (machine busy: {lateness_us} us at p99)");
@@ -346,12 +363,19 @@ pub fn measure_timed<T: std::fmt::Debug>(
     }
     if quiet_failure.is_none() {
         eprintln!("SKIPPED timing bound of {what}: the machine was too busy in every attempt (real-time threads late by >= {BUSY_LATENESS_US} us at p99)");
+        record("busy", what);
+    } else {
+        record("measured", what); // measured, and out of bounds: the caller's assert fails
     }
     quiet_failure
 }
 
+/// The emulator's p99 lateness; a summary without it is a bug of the emulator, not a busy
+/// machine (it used to count as busy, so the test could not fail).
 pub fn lateness_us(summary: &serde_json::Value) -> f64 {
-    summary["lateness_p99_us"].as_f64().unwrap_or(f64::MAX)
+    summary["lateness_p99_us"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("emu_summary.json has no lateness_p99_us: {summary}"))
 }
 
 /// Nearest-rank percentile.
