@@ -158,6 +158,9 @@ def _run_each(args, overrides) -> int:
     if args.backend != "sim":
         raise CliError("--each runs on the simulator only (use one run per value with "
                        "--backend kernel)")
+    if args.pcap:
+        raise CliError("--pcap captures one run; with --each, capture the value you want with "
+                       "a run of its own")
     each = [(k, _each_values(v)) for k, v in (_split_assignment("--each", i) for i in args.each)]
     spec = each_spec(args.scenario, each, fixed=overrides, seed=args.seed)
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
