@@ -55,9 +55,19 @@ def test_run_dict_returns_contract_frames(dict_run):
     assert set(r.timeseries["flow"].astype(str)) == {"bulk"}
     assert set(r.queue["link"].astype(str)) == {"down", "up"}
     assert (np.diff(r.timeseries["bytes_delivered"].to_numpy().astype(np.int64)) >= 0).all()
-    sojourn = r.queue["sojourn_ms"]
-    assert all(isinstance(v, np.ndarray) for v in sojourn)
-    assert sum(len(v) for v in sojourn) > 0
+    q = r.queue
+    assert q["sojourn_count"].sum() > 0
+    # A row's mean and maximum are NaN exactly when no packet left the queue since the last one.
+    empty = q["sojourn_count"] == 0
+    assert (q["sojourn_mean_ms"].isna() == empty).all() and (q["sojourn_max_ms"].isna() == empty).all()
+    assert (q["sojourn_max_ms"][~empty] >= q["sojourn_mean_ms"][~empty]).all()
+    # The summary's distribution covers the same packets: its maximum is the rows' largest.
+    for link in r.summary["links"]:
+        rows = q[q["link"].astype(str) == link["name"]]
+        if rows["sojourn_count"].sum():
+            assert link["max_queue_delay_ms"] == rows["sojourn_max_ms"].max()
+            pct = link["queue_delay_percentiles_ms"]
+            assert len(pct) == 101 and pct == sorted(pct) and pct[-1] == link["max_queue_delay_ms"]
 
 
 def test_run_dict_summary_keys_and_order(dict_run):

@@ -4,6 +4,7 @@ simulator's results schema, with hand-computed figures. Needs no root."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,10 @@ def _write_raw(raw: Path, *, samples=True, rtt=True) -> None:
             json.dumps(lines1[0]) + '\n{"final": true, "fct_s": 0.998, "bytes_acked": 1000000}\n')
     emu = {
         "links": [
-            {"name": "down", "arrived_pkts": 100, "departed_bytes": 1, "capacity_bytes": 5_000_000.0},
+            {"name": "down", "arrived_pkts": 100, "departed_bytes": 1, "capacity_bytes": 5_000_000.0,
+             # the emulator's histogram over the duration (what the simulator's summary reports)
+             "mean_queue_delay_ms": 2.5, "p95_queue_delay_ms": 4.0, "p99_queue_delay_ms": 4.0,
+             "max_queue_delay_ms": 4.0, "queue_delay_percentiles_ms": [1.0] * 26 + [4.0] * 75},
             {"name": "up", "arrived_pkts": 50, "departed_bytes": 1, "capacity_bytes": 5_000_000.0},
         ],
         "flows": [{"name": "bulk", "data_segs_in": 300, "payload_bytes_out": 2_500_000},
@@ -57,7 +61,9 @@ def _write_raw(raw: Path, *, samples=True, rtt=True) -> None:
                                    (2.01, "down", 4_100_000, [99.0])):  # past the end: ignored
         rows.append({"time_s": t, "link": link, "backlog_bytes": 3000, "backlog_pkts": 2,
                      "drops": 5, "queue_drops": 4, "loss_drops": 1, "departed_bytes": departed,
-                     "sojourn_ms": soj})
+                     "sojourn_count": len(soj),
+                     "sojourn_mean_ms": sum(soj) / len(soj) if soj else None,
+                     "sojourn_max_ms": max(soj) if soj else None})
     (raw / "emu" / "queue.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     if rtt:
         (raw / "emu" / "rtt.csv").write_text("flow,time_s,rtt_ms\n0,0.5,40\n0,1.0,60\n1,0.9,45\n0,2.5,999\n")
@@ -91,7 +97,10 @@ def test_summary_figures(tmp_path):
     assert ts.num_rows == 4  # three bulk samples within the run, one sized
     assert ts.column("time_s").to_pylist()[0] == pytest.approx(0.501)
     assert q.num_rows == 4
-    assert q.column("sojourn_ms").to_pylist()[0] == [1.0, 2.0, 3.0]
+    assert q.column("sojourn_count").to_pylist() == [3, 0, 1, 1]
+    assert q.column("sojourn_mean_ms").to_pylist()[0] == 2.0
+    assert math.isnan(q.column("sojourn_max_ms").to_pylist()[1])  # nothing left the queue
+    assert down["queue_delay_percentiles_ms"][50] == 4.0
 
 
 def test_srtt_fallback_without_rtt_samples(tmp_path):

@@ -38,14 +38,14 @@ def fake_finish(n_samples=50, flows=("a", "b"), links=("down", "up")):
     qt = np.repeat(np.arange(1, n_samples + 1) * 0.01, len(links))
     m = len(qt)
     counts = rng.integers(0, 5, size=m)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype("<u8")
+    means = np.where(counts > 0, rng.exponential(5, m), np.nan)
     q = {
         "time_s": f8(qt), "link": [links[i % len(links)] for i in range(m)],
         "backlog_bytes": u8(np.zeros(m)), "backlog_pkts": u4(np.zeros(m)), "drops": u8(np.zeros(m)),
         "queue_drops": u8(np.zeros(m)), "loss_drops": u8(np.zeros(m)),
         "departed_bytes": u8(np.arange(m) * 1500),
         "capacity_bytes": ("<f8", (np.arange(m) * 1500.0).astype("<f8").tobytes()),
-        "sojourn_ms": ("list<f8>", offsets.tobytes(), rng.exponential(5, int(offsets[-1])).tobytes()),
+        "sojourn_count": u8(counts), "sojourn_mean_ms": f8(means), "sojourn_max_ms": f8(2 * means),
     }
     summary = {"scenario": "fake", "backend": "sim", "duration_s": n_samples / 100, "seed": 1,
                "events": 123,
@@ -73,9 +73,9 @@ def test_columns_to_table_types():
     assert pa.types.is_dictionary(ts.schema.field("flow").type)
     assert ts.schema.field("cwnd_pkts").type == pa.uint32()
     assert ts.schema.field("bytes_acked").type == pa.uint64()
-    assert pa.types.is_list(q.schema.field("sojourn_ms").type)
-    lengths = [len(x) for x in q.column("sojourn_ms").to_pylist()]
-    assert lengths == counts.tolist()
+    assert q.schema.field("sojourn_count").type == pa.uint64()
+    assert q.column("sojourn_count").to_pylist() == counts.tolist()
+    assert q.schema.field("sojourn_mean_ms").type == pa.float64()
     assert list(summary) == ["scenario", "backend", "duration_s", "seed", "wall_s", "events",
                              "flows", "links", "jain_index"]
 
@@ -102,7 +102,8 @@ def test_results_round_trip(tmp_path):
     back = read_results(tmp_path / "r")
     assert back.summary == summary
     assert list(back.timeseries.columns) == list(TIMESERIES_COLUMNS)
-    assert [len(v) for v in back.queue["sojourn_ms"]] == counts.tolist()
+    assert back.queue["sojourn_count"].tolist() == counts.tolist()
+    assert (back.queue["sojourn_mean_ms"].isna() == (counts == 0)).all()
 
 
 def test_replacing_keeps_old_results_until_new_are_complete(tmp_path, monkeypatch):

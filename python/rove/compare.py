@@ -16,7 +16,8 @@ With ``-o OUT``, OUT also gets:
 
 - ``goodput.png``, ``cwnd.png``, ``rtt.png``: per flow, each directory over time (the first
   solid, then dashed, dotted, dash-dotted);
-- ``queue_sojourn_cdf.png``: per link, the CDF of every packet's queueing delay, per directory;
+- ``queue_sojourn_cdf.png``: per link, the CDF of the packets' queueing delay (the summary's
+  percentiles), per directory;
 - ``compare.md``, ``compare.html`` (figures embedded) and ``compare.json`` (the table's rows).
 """
 
@@ -275,16 +276,12 @@ def _column_series(column: str):
     return series
 
 
-def _sojourns(result: RunResult, link: str) -> np.ndarray:
-    import pyarrow.compute as pc
-
-    table = result.queue_table
-    if table.num_rows == 0 or "sojourn_ms" not in table.column_names:
-        return np.array([])
-    mask = pc.equal(pc.cast(table.column("link"), "string"), link)
-    col = table.filter(mask).column("sojourn_ms")
-    flat = [pc.list_flatten(c).to_numpy(zero_copy_only=False) for c in col.chunks]
-    return np.sort(np.concatenate(flat).astype(float)) if flat else np.array([])
+def _sojourn_percentiles(result: RunResult, link: str) -> np.ndarray:
+    """The link's 0th..100th queueing-delay percentiles from its summary (empty if none)."""
+    for lk in result.summary.get("links", []):
+        if str(lk.get("name")) == link:
+            return np.asarray(lk.get("queue_delay_percentiles_ms") or [], dtype=float)
+    return np.array([])
 
 
 def _fig_sojourn_cdf(links, results, names):
@@ -295,11 +292,10 @@ def _fig_sojourn_cdf(links, results, names):
         drawn = 0
         for k, (r, label) in enumerate(zip(results, names)):
             style = _STYLES[k % len(_STYLES)]
-            x = _sojourns(r, name) if links else np.array([])
+            x = _sojourn_percentiles(r, name) if links else np.array([])
             if x.size == 0:
                 continue
-            ax.plot(x, np.arange(1, x.size + 1) / x.size, ls=style, lw=1.2,
-                    label=f"{label} ({x.size:,} packets)")
+            ax.plot(x, np.linspace(0.0, 1.0, x.size), ls=style, lw=1.2, label=label)
             drawn += 1
         ax.set_xlabel("queueing delay (ms)")
         ax.set_ylabel("CDF")
@@ -333,7 +329,9 @@ _FIGURES = (
     ("goodput", "Goodput over time", "Goodput (100 ms windows) of each flow, per directory."),
     ("cwnd", "Congestion window over time", "cwnd (packets) of each flow, per directory."),
     ("rtt", "RTT over time", "Smoothed RTT (srtt) of each flow, per directory."),
-    ("queue_sojourn_cdf", "Queueing delay CDF", "Every packet's sojourn time at each link."),
+    ("queue_sojourn_cdf", "Queueing delay CDF",
+     "The distribution of the packets' sojourn time at each link (its percentiles, from the "
+     "summary)."),
 )
 
 

@@ -38,6 +38,7 @@ from .metrics import jain_index, percentile
 from .outputs import remove_stale, staging_prefix
 from .results import (
     QUEUE_COLUMNS,
+    QUEUE_DELAY_KEYS,
     TIMESERIES_COLUMNS,
     ResultsError,
     RunResult,
@@ -311,38 +312,31 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
 
     # ---- links: the emulator's samples
     q_rows = [r for r in _read_jsonl(raw / "emu" / "queue.jsonl") if r["time_s"] <= duration + eps]
-    sojourn_by_link: dict[str, list] = {name: [] for name in run["links"]}
-    last_row: dict[str, dict] = {}
-    offsets = [0]
-    values: list[float] = []
-    for r in q_rows:
-        values.extend(r["sojourn_ms"])
-        offsets.append(len(values))
-        sojourn_by_link.setdefault(r["link"], []).extend(r["sojourn_ms"])
-        last_row[r["link"]] = r
+    last_row: dict[str, dict] = {r["link"]: r for r in q_rows}
     q_columns: dict[str, Any] = {
         "time_s": _col("<f8", [r["time_s"] for r in q_rows]),
         "link": [r["link"] for r in q_rows],
     }
     for name, dtype in (("backlog_bytes", "<u8"), ("backlog_pkts", "<u4"), ("drops", "<u8"),
-                        ("queue_drops", "<u8"), ("loss_drops", "<u8"), ("departed_bytes", "<u8")):
+                        ("queue_drops", "<u8"), ("loss_drops", "<u8"), ("departed_bytes", "<u8"),
+                        ("sojourn_count", "<u8")):
         q_columns[name] = _col(dtype, [r[name] for r in q_rows])
-    q_columns["sojourn_ms"] = ("list<f8>", np.asarray(offsets, dtype="<u8").tobytes(),
-                               np.asarray(values, dtype="<f8").tobytes())
+    for name in ("sojourn_mean_ms", "sojourn_max_ms"):
+        q_columns[name] = _col("<f8", [math.nan if r[name] is None else r[name] for r in q_rows])
     queue = _with_nulls(columns_to_table(q_columns, QUEUE_COLUMNS), QUEUE_COLUMNS)
 
     links_out = []
     for link in emu["links"]:
         name = link["name"]
         last = last_row.get(name, {})
-        soj = sojourn_by_link.get(name, [])
         cap = float(link.get("capacity_bytes") or 0.0)
         departed = last.get("departed_bytes", 0)
         links_out.append({
             "name": name,
             "utilization": departed / cap if cap > 0 else 0.0,
-            "mean_queue_delay_ms": float(np.mean(soj)) if soj else None,
-            "p95_queue_delay_ms": percentile(soj, 0.95),
+            # The emulator's histogram of the link's sojourns over the duration: the same code
+            # (rove_sim::link::QueueDelaySummary) as the simulator's summary.
+            **{k: link.get(k) for k in QUEUE_DELAY_KEYS},
             "drops": last.get("drops", 0),
             "queue_drops": last.get("queue_drops", 0),
             "loss_drops": last.get("loss_drops", 0),

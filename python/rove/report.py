@@ -118,27 +118,17 @@ def flow_throughput(time_s: np.ndarray, bytes_cum: np.ndarray,
 
 
 def queue_delay_per_sample(queue_table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of the queue table: (number of sojourn samples, mean ms, max ms); NaN if none."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+    """Per row of the queue table: (packets that left the queue since the previous row, their
+    mean and their largest queueing delay in ms; NaN when none left)."""
     n = queue_table.num_rows
-    if n == 0 or "sojourn_ms" not in queue_table.column_names:
+    if n == 0 or "sojourn_count" not in queue_table.column_names:
         return np.zeros(n, dtype=np.int64), np.full(n, np.nan), np.full(n, np.nan)
-    col = queue_table.column("sojourn_ms").combine_chunks()
-    if isinstance(col, pa.ChunkedArray):  # empty chunked array on some versions
-        col = pa.concat_arrays(col.chunks) if col.num_chunks else pa.array([], col.type)
-    counts = pc.fill_null(pc.list_value_length(col), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    flat = pc.list_flatten(col).to_numpy(zero_copy_only=False).astype(float)
-    mean = np.full(n, np.nan)
-    mx = np.full(n, np.nan)
-    nonempty = counts > 0
-    if flat.size:
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        sums = np.add.reduceat(flat, starts[nonempty])
-        mean[nonempty] = sums / counts[nonempty]
-        mx[nonempty] = np.maximum.reduceat(flat, starts[nonempty])
-    return counts, mean, mx
+
+    def col(name):
+        return queue_table.column(name).to_numpy()
+
+    return (col("sojourn_count").astype(np.int64), col("sojourn_mean_ms").astype(float),
+            col("sojourn_max_ms").astype(float))
 
 
 _MAX_FLOW_COLORS = 10

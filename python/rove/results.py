@@ -7,8 +7,10 @@ A results directory holds three files whose names and keys are an interface (DES
 - ``timeseries.parquet``: one row per flow per sample time; a multipath flow adds one row per
   subflow (column ``subflow`` = 0, 1, ...; -1 on every flow's own row) and its reordering-buffer
   occupancy (``ofo_bytes``) on its own row.
-- ``queue.parquet``: one row per link per sample time, with the per-packet sojourn times of the
-  packets that left the queue since the previous sample as a list column.
+- ``queue.parquet``: one row per link per sample time, with the packets that left the queue
+  since the previous sample (``sojourn_count``) and their mean and largest queueing delay
+  (``sojourn_mean_ms``, ``sojourn_max_ms``; NaN when none left). The whole run's distribution is
+  in ``summary.json`` (``queue_delay_percentiles_ms`` per link): nothing is kept per packet.
 
 Writing is atomic: the files go into a hidden temporary directory next to the destination, are
 fsynced, and the directory is renamed into place only when all three are complete. An existing
@@ -40,6 +42,7 @@ __all__ = [
     "QUEUE_FILE",
     "TIMESERIES_COLUMNS",
     "QUEUE_COLUMNS",
+    "QUEUE_DELAY_KEYS",
     "ResultsError",
     "RunResult",
     "columns_to_table",
@@ -61,7 +64,13 @@ TIMESERIES_COLUMNS = (
 )
 QUEUE_COLUMNS = (
     "time_s", "link", "backlog_bytes", "backlog_pkts", "drops", "queue_drops", "loss_drops",
-    "departed_bytes", "capacity_bytes", "sojourn_ms",
+    "departed_bytes", "capacity_bytes", "sojourn_count", "sojourn_mean_ms", "sojourn_max_ms",
+)
+
+# The summary's per-link queueing-delay keys (rove_sim::link::QueueDelaySummary, on both backends).
+QUEUE_DELAY_KEYS = (
+    "mean_queue_delay_ms", "p95_queue_delay_ms", "p99_queue_delay_ms", "max_queue_delay_ms",
+    "queue_delay_percentiles_ms",
 )
 
 # Fixed Parquet settings: the same data must give the same bytes on every run and machine.
@@ -83,8 +92,7 @@ class RunResult:
     """What :func:`rove.run` returns.
 
     ``summary`` is the parsed ``summary.json`` (a dict), ``timeseries`` and ``queue`` are pandas
-    DataFrames with the columns of the results schema (``queue.sojourn_ms`` holds one numpy array
-    per row), and ``out`` is the results directory written, or ``None``. The DataFrames are made
+    DataFrames with the columns of the results schema, and ``out`` is the results directory written, or ``None``. The DataFrames are made
     on first use from the Arrow tables (``timeseries_table``, ``queue_table``).
     """
 
@@ -194,26 +202,14 @@ def _dictionary_array(values: list) -> pa.Array:
 def _column_to_array(name: str, value: Any) -> pa.Array:
     """One column of the engine's ``finish()`` output as an Arrow array.
 
-    Accepted shapes (the native contract): ``list[str]`` (dictionary-encoded here),
-    ``(dtype, bytes)`` for a numeric column, and ``("list<f8>", offsets_bytes, values_bytes)``
-    for a list column with ``<u8`` offsets (``n_rows + 1`` of them).
+    Accepted shapes (the native contract): ``list[str]`` (dictionary-encoded here) and
+    ``(dtype, bytes)`` for a numeric column.
     """
     if isinstance(value, list):
         return _dictionary_array(value)
     if isinstance(value, tuple) and len(value) == 2:
         dtype, data = value
         return _from_numpy(np.frombuffer(data, dtype=np.dtype(dtype)))
-    if isinstance(value, tuple) and len(value) == 3:
-        kind, offsets_bytes, values_bytes = value
-        if not (isinstance(kind, str) and kind.startswith("list<") and kind.endswith(">")):
-            raise TypeError(f"column {name!r}: unknown list kind {kind!r}")
-        values = _from_numpy(np.frombuffer(values_bytes, dtype=np.dtype(kind[5:-1])))
-        offsets = np.frombuffer(offsets_bytes, dtype=np.dtype("<u8"))
-        if len(offsets) == 0:
-            offsets = np.zeros(1, dtype=np.uint64)
-        if offsets[-1] < 2**31:
-            return pa.ListArray.from_arrays(_from_numpy(offsets.astype(np.int32)), values)
-        return pa.LargeListArray.from_arrays(_from_numpy(offsets.astype(np.int64)), values)
     raise TypeError(f"column {name!r}: unexpected value of type {type(value).__name__}")
 
 

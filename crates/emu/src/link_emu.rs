@@ -181,7 +181,7 @@ impl Emulator {
                 ack_path: r.ack_path.iter().map(|&i| i as u32).collect(),
             })
             .collect();
-        let rec = Recorder::create(&opts.out_dir)?;
+        let rec = Recorder::create(&opts.out_dir, scenario.duration_ns)?;
         let mut emu = Emulator {
             // Counters and RTT trackers per route (a multipath flow's subflows apart).
             flows: vec![FlowCounters::default(); routes.len()],
@@ -491,7 +491,8 @@ impl Emulator {
             links: self
                 .links
                 .iter()
-                .map(|l| LinkTotals {
+                .enumerate()
+                .map(|(i, l)| LinkTotals {
                     name: l.name().to_string(),
                     arrived_pkts: l.stats().arrived_pkts,
                     departed_pkts: l.stats().departed_pkts,
@@ -501,6 +502,7 @@ impl Emulator {
                     queue_drops: l.stats().queue_drops,
                     loss_drops: l.stats().loss_drops,
                     backlog_pkts_at_end: l.backlog_packets(),
+                    queue_delay: self.rec.queue_delay(i),
                 })
                 .collect(),
             flows: self

@@ -428,19 +428,19 @@ fn link_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
         "capacity_bytes",
         numeric(py, s.capacity_bytes.iter().copied()),
     )?;
-    // The list column: row i holds the sojourns recorded between samples i-1 and i.
-    let mut offsets: Vec<u64> = Vec::with_capacity(s.link.len() + 1);
-    let mut values: Vec<f64> = Vec::new();
-    offsets.push(0);
-    for i in 0..s.link.len() {
-        let samples =
-            &world.links[s.link[i] as usize].stats().sojourn_ns[s.sojourn_from[i]..s.sojourn_to[i]];
-        values.extend(samples.iter().map(|&ns| ns_to_ms(ns)));
-        offsets.push(values.len() as u64);
-    }
-    let (_, off) = numeric(py, offsets.into_iter());
-    let (_, val) = numeric(py, values.into_iter());
-    d.set_item("sojourn_ms", ("list<f8>", off, val))?;
+    // The packets that left the queue between samples i-1 and i.
+    d.set_item(
+        "sojourn_count",
+        numeric(py, s.sojourn_count.iter().copied()),
+    )?;
+    d.set_item(
+        "sojourn_mean_ms",
+        numeric(py, s.sojourn_mean_ms.iter().copied()),
+    )?;
+    d.set_item(
+        "sojourn_max_ms",
+        numeric(py, s.sojourn_max_ms.iter().copied()),
+    )?;
     Ok(d)
 }
 

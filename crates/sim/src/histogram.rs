@@ -171,6 +171,11 @@ impl Histogram {
         self.count == 0
     }
 
+    /// The exact sum of the samples.
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+
     /// The exact mean, `None` when empty.
     pub fn mean(&self) -> Option<f64> {
         (self.count > 0).then(|| self.sum as f64 / self.count as f64)
@@ -204,6 +209,16 @@ impl Histogram {
             }
         }
         Some(self.max)
+    }
+
+    /// The 0th (the minimum), 1st, ..., 100th nearest-rank percentiles; empty when empty.
+    pub fn percentiles(&self) -> Vec<Nanos> {
+        if self.count == 0 {
+            return Vec::new();
+        }
+        let mut out = vec![self.min];
+        out.extend((1..=100).map(|i| self.quantile(i as f64 / 100.0).unwrap_or(self.max)));
+        out
     }
 
     /// Adds `other`'s samples (same relative error).

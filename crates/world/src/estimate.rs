@@ -21,10 +21,11 @@ pub const BYTES_PER_FLOW_AT_END: u64 = 24 * 1024;
 /// One time-series row: ~20 columns of 8 bytes in the engine, once more as the Python bytes and
 /// Arrow buffers written to Parquet.
 pub const BYTES_PER_SERIES_ROW: u64 = 2 * 20 * 8;
-/// One queue row without its sojourn list, in the engine and in Python.
-pub const BYTES_PER_QUEUE_ROW: u64 = 2 * 10 * 8;
-/// One sojourn time (an f64 per packet that left a queue), in the engine and in Python.
-pub const BYTES_PER_SOJOURN: u64 = 2 * 8;
+/// One queue row (12 columns of 8 bytes), in the engine and in Python.
+pub const BYTES_PER_QUEUE_ROW: u64 = 2 * 12 * 8;
+/// A link's queueing-delay histogram at its largest (37 KiB, rove_sim::histogram) and the
+/// copies a measurement window keeps.
+pub const BYTES_PER_LINK: u64 = 3 * 37 * 1024;
 /// Events per packet per link crossed (offer/service/arrival); measured 1.7 on the 10-flow
 /// dumbbell (1.28 M events for 0.75 M link crossings).
 pub const EVENTS_PER_CROSSING: f64 = 2.0;
@@ -143,7 +144,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let queue_bytes = samples
         .saturating_mul(s.links.len() as u64)
         .saturating_mul(BYTES_PER_QUEUE_ROW)
-        .saturating_add((crossings * BYTES_PER_SOJOURN as f64) as u64);
+        .saturating_add((s.links.len() as u64).saturating_mul(BYTES_PER_LINK));
     Estimate {
         flows,
         subflows,

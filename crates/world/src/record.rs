@@ -1,6 +1,6 @@
 //! Time series, sampled every `sample_interval` of simulated time: per flow (TCP_INFO-like
-//! fields) and per link (backlog, drops, and the sojourn of every packet dequeued since the
-//! previous sample). Columns are kept as vectors (struct of arrays) and handed out as-is.
+//! fields) and per link (backlog, drops, and the count, mean and maximum sojourn of the packets
+//! dequeued since the previous sample). Columns are kept as vectors (struct of arrays) and handed out as-is.
 //!
 //! Flow rows come in scenario order; `flow` is the scenario's flow index. A multipath flow has
 //! one connection row (`subflow` = -1, like every single-path row) followed by one row per
@@ -88,28 +88,34 @@ pub struct LinkSeries {
     /// Bytes the link could have carried since the start of the run (its offered capacity,
     /// outages excluded): its rate is the capacity line of a trace-driven link.
     pub capacity_bytes: Vec<f64>,
-    /// Row i's sojourn samples are `link.stats.sojourn_ns[sojourn_from[i]..sojourn_to[i]]`.
-    pub sojourn_from: Vec<usize>,
-    pub sojourn_to: Vec<usize>,
+    /// The packets that left the queue since the previous row: how many, and their mean and
+    /// largest queueing delay (NaN when none left).
+    pub sojourn_count: Vec<u64>,
+    pub sojourn_mean_ms: Vec<f64>,
+    pub sojourn_max_ms: Vec<f64>,
 }
 
 pub struct Recorder {
     pub flows: FlowSeries,
     pub links: LinkSeries,
-    /// Per link: how many sojourn samples the previous row covered.
-    sojourn_seen: Vec<usize>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Recorder {
-    pub fn new(n_links: usize) -> Self {
+    pub fn new() -> Self {
         Recorder {
             flows: FlowSeries::default(),
             links: LinkSeries::default(),
-            sojourn_seen: vec![0; n_links],
         }
     }
 
-    pub fn sample(&mut self, now: Nanos, flows: &[Flow], links: &[AnyLink]) {
+    /// One row per flow (and subflow) and per link; takes each link's sojourn interval.
+    pub fn sample(&mut self, now: Nanos, flows: &[Flow], links: &mut [AnyLink]) {
         let t = now as f64 / NS_PER_S as f64;
         for (k, f) in flows.iter().enumerate() {
             let k = k as u32;
@@ -139,21 +145,24 @@ impl Recorder {
                 }
             }
         }
-        for (i, l) in links.iter().enumerate() {
+        for (i, l) in links.iter_mut().enumerate() {
             let s = &mut self.links;
-            let stats = l.stats();
+            let (backlog_bytes, backlog_pkts) = (l.backlog_bytes(), l.backlog_packets() as u32);
+            let capacity = l.capacity_bytes(now);
+            let stats = l.stats_mut();
+            let soj = stats.sojourn.take_interval();
             s.time_s.push(t);
             s.link.push(i as u32);
-            s.backlog_bytes.push(l.backlog_bytes());
-            s.backlog_pkts.push(l.backlog_packets() as u32);
+            s.backlog_bytes.push(backlog_bytes);
+            s.backlog_pkts.push(backlog_pkts);
             s.drops.push(stats.drops());
             s.queue_drops.push(stats.queue_drops);
             s.loss_drops.push(stats.loss_drops);
             s.departed_bytes.push(stats.departed_bytes);
-            s.capacity_bytes.push(l.capacity_bytes(now));
-            s.sojourn_from.push(self.sojourn_seen[i]);
-            s.sojourn_to.push(stats.sojourn_ns.len());
-            self.sojourn_seen[i] = stats.sojourn_ns.len();
+            s.capacity_bytes.push(capacity);
+            s.sojourn_count.push(soj.count);
+            s.sojourn_mean_ms.push(soj.mean_ms().unwrap_or(f64::NAN));
+            s.sojourn_max_ms.push(soj.max_ms().unwrap_or(f64::NAN));
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::world::{Flow, World};
 use rove_mp::Connection;
 use rove_scenario::spec::Workload;
 use rove_sim::histogram::Histogram;
+use rove_sim::link::QueueDelaySummary;
 use rove_sim::{Nanos, NS_PER_S};
 use rove_tcp::sender::TcpSender;
 use serde::Serialize;
@@ -129,29 +130,11 @@ pub struct LinkSummary {
     pub name: String,
     /// Bytes that left the link over the bytes it could have carried (outages excluded).
     pub utilization: f64,
-    pub mean_queue_delay_ms: Option<f64>,
-    pub p95_queue_delay_ms: Option<f64>,
+    #[serde(flatten)]
+    pub queue_delay: QueueDelaySummary,
     pub drops: u64,
     pub queue_drops: u64,
     pub loss_drops: u64,
-}
-
-/// Nearest-rank percentile (the smallest value with at least `q` of the samples at or below it).
-pub fn percentile(samples: &[Nanos], q: f64) -> Option<Nanos> {
-    if samples.is_empty() {
-        return None;
-    }
-    let mut v = samples.to_vec();
-    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-    let (_, x, _) = v.select_nth_unstable(rank);
-    Some(*x)
-}
-
-pub fn mean(samples: &[Nanos]) -> Option<f64> {
-    if samples.is_empty() {
-        return None;
-    }
-    Some(samples.iter().map(|&x| x as f64).sum::<f64>() / samples.len() as f64)
 }
 
 /// Jain's index (Σx)² / (n·Σx²).
@@ -273,7 +256,7 @@ pub fn summarize(world: &World) -> Summary {
                     0.0
                 };
             let (s, e) = (&span.start.links[i], &span.end.links[i]);
-            let soj = &l.stats().sojourn_ns[s.sojourn_len..e.sojourn_len];
+            let soj = e.sojourn.since(&s.sojourn);
             LinkSummary {
                 name: l.name().to_string(),
                 utilization: if capacity > 0.0 {
@@ -281,8 +264,7 @@ pub fn summarize(world: &World) -> Summary {
                 } else {
                     0.0
                 },
-                mean_queue_delay_ms: mean(soj).map(|m| m / 1e6),
-                p95_queue_delay_ms: percentile(soj, 0.95).map(ns_to_ms),
+                queue_delay: QueueDelaySummary::of(&soj),
                 drops: e.drops - s.drops,
                 queue_drops: e.queue_drops - s.queue_drops,
                 loss_drops: e.loss_drops - s.loss_drops,
@@ -490,14 +472,5 @@ mod tests {
         assert_eq!(jain_index(&[10.0, 0.0]), Some(0.5));
         assert_eq!(jain_index(&[1.0, 2.0, 3.0]), Some(36.0 / 42.0));
         assert_eq!(jain_index(&[0.0, 0.0]), None);
-    }
-
-    #[test]
-    fn nearest_rank_percentile() {
-        let xs: Vec<u64> = (1..=100).collect();
-        assert_eq!(percentile(&xs, 0.95), Some(95));
-        assert_eq!(percentile(&[7], 0.95), Some(7));
-        assert_eq!(percentile(&[3, 1, 2], 0.5), Some(2));
-        assert_eq!(percentile(&[], 0.5), None);
     }
 }

@@ -1,8 +1,7 @@
 //! Measurement windows (`measure = ["10s", "60s"]`): every summary metric is computed over the
 //! window only, from two marks of the world's counters, one when the window opens and one when
-//! it closes. A mark holds counters, copies of the (bounded) histograms and the lengths of the
-//! per-packet sojourn vectors, so a window's counts and distributions are differences and its
-//! sojourns a slice: nothing is recomputed and nothing extra is kept per packet.
+//! it closes. A mark holds counters and copies of the (bounded) histograms, so a window's counts
+//! and distributions are differences: nothing is recomputed and nothing is kept per packet.
 
 use crate::transport::Transport;
 use crate::world::World;
@@ -44,11 +43,12 @@ impl FlowMark {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LinkMark {
     /// Bytes serialized so far: departed, less the part of the packet on the wire not sent yet.
     pub sent_bytes: f64,
-    pub sojourn_len: usize,
+    /// The queueing-delay histogram so far.
+    pub sojourn: Histogram,
     pub drops: u64,
     pub queue_drops: u64,
     pub loss_drops: u64,
@@ -117,7 +117,7 @@ impl Marks {
                 let s = l.stats();
                 LinkMark {
                     sent_bytes: s.departed_bytes as f64 - l.unsent_bytes(world.now()),
-                    sojourn_len: s.sojourn_ns.len(),
+                    sojourn: s.sojourn.all.clone(),
                     drops: s.drops(),
                     queue_drops: s.queue_drops,
                     loss_drops: s.loss_drops,

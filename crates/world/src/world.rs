@@ -354,7 +354,7 @@ impl World {
         for (i, f) in flows.iter().enumerate() {
             queue.push(f.start_ns, Event::Start(i as u32));
         }
-        let recorder = Recorder::new(links.len());
+        let recorder = Recorder::new();
         let flows_len = flows.len();
         let first_sample = scenario.sample_interval_ns;
         queue.push(first_sample, Event::Sample);
@@ -518,7 +518,7 @@ impl World {
             }
             Event::Start(flow) => self.with_flow(flow, |t, net| t.start(net)),
             Event::Sample => {
-                self.recorder.sample(now, &self.flows, &self.links);
+                self.recorder.sample(now, &self.flows, &mut self.links);
                 let next = now + self.scenario.sample_interval_ns;
                 if next <= self.scenario.duration_ns {
                     self.queue.push(next, Event::Sample);

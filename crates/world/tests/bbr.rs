@@ -237,10 +237,10 @@ fn one_bbr_flow_with_a_deep_buffer_keeps_queueing_delay_under_one_rtprop_at_over
     // Buffer 5000 packets: ~150 BDP. A loss-based flow would fill it (6 s of queue).
     let (_, s) = run(&one_flow("60s", "5000pkt", ""));
     let link = &s.links[0];
-    let delay = link.mean_queue_delay_ms.unwrap();
+    let delay = link.queue_delay.mean_queue_delay_ms.unwrap();
     println!(
         "mean queueing delay {delay:.2} ms (p95 {:.2} ms), utilization {:.4}, goodput {:.3} Mbit/s, drops {}",
-        link.p95_queue_delay_ms.unwrap(),
+        link.queue_delay.p95_queue_delay_ms.unwrap(),
         link.utilization,
         s.flows[0].goodput_mbps,
         link.drops

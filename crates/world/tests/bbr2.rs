@@ -41,12 +41,12 @@ cc_params = {{ {cc_params} }}
 fn one_bbr2_flow_with_a_deep_buffer_uses_over_90_percent_with_queueing_under_one_rtprop() {
     let (_, s) = run(&one_flow("60s", "5000pkt", 0.0, ""));
     let link = &s.links[0];
-    let delay = link.mean_queue_delay_ms.unwrap();
+    let delay = link.queue_delay.mean_queue_delay_ms.unwrap();
     println!(
         "bbr2 deep buffer: utilization {:.4}, goodput {:.3} Mbit/s, mean queueing delay {delay:.2} ms (p95 {:.2} ms), drops {}, retrans {:.4}",
         link.utilization,
         s.flows[0].goodput_mbps,
-        link.p95_queue_delay_ms.unwrap(),
+        link.queue_delay.p95_queue_delay_ms.unwrap(),
         link.drops,
         s.flows[0].retrans_rate
     );

@@ -21,16 +21,13 @@ fn rate_drop(cc: &str, cc_params: &str) -> String {
 /// Mean sojourn (queueing delay) at the bottleneck of the packets dequeued in [from, to) s, ms.
 fn mean_queue_delay_ms(w: &World, from: f64, to: f64) -> f64 {
     let l = &w.recorder.links;
-    let soj = &w.links[0].stats().sojourn_ns;
-    let (mut sum, mut n) = (0.0, 0usize);
+    let (mut sum, mut n) = (0.0, 0u64);
     for i in 0..l.time_s.len() {
-        if l.link[i] != 0 || l.time_s[i] <= from || l.time_s[i] > to {
+        if l.link[i] != 0 || l.time_s[i] <= from || l.time_s[i] > to || l.sojourn_count[i] == 0 {
             continue;
         }
-        for &s in &soj[l.sojourn_from[i]..l.sojourn_to[i]] {
-            sum += s as f64 / 1e6;
-            n += 1;
-        }
+        sum += l.sojourn_mean_ms[i] * l.sojourn_count[i] as f64;
+        n += l.sojourn_count[i];
     }
     assert!(n > 0, "no packets dequeued in [{from}, {to})");
     sum / n as f64

@@ -53,8 +53,8 @@ fn pie_holds_the_queueing_delay_near_its_target() {
     let (_, tail) = run(&bottleneck("droptail", "1000pkt", "40s", window, &flows));
     let (_, pie) = run(&bottleneck("pie", "1000pkt", "40s", window, &flows));
     let (d_tail, d_pie) = (
-        tail.links[0].mean_queue_delay_ms.unwrap(),
-        pie.links[0].mean_queue_delay_ms.unwrap(),
+        tail.links[0].queue_delay.mean_queue_delay_ms.unwrap(),
+        pie.links[0].queue_delay.mean_queue_delay_ms.unwrap(),
     );
     assert!(d_tail > 200.0, "DropTail mean queueing delay {d_tail} ms");
     // The controller's target is 15 ms; RFC 8033's evaluation shows the mean within a few ms

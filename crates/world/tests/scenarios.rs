@@ -72,8 +72,8 @@ fn codel_holds_a_reno_flows_queue_near_its_5ms_target() {
     let deep = "rate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"5000pkt\"";
     let (_, fifo) = run(&single("60s", deep, ""));
     let (_, codel) = run(&single("60s", &format!("{deep}\nqueue = \"codel\""), ""));
-    let d_fifo = fifo.links[0].mean_queue_delay_ms.unwrap();
-    let d_codel = codel.links[0].mean_queue_delay_ms.unwrap();
+    let d_fifo = fifo.links[0].queue_delay.mean_queue_delay_ms.unwrap();
+    let d_codel = codel.links[0].queue_delay.mean_queue_delay_ms.unwrap();
     assert!(d_codel < 10.0, "CoDel mean sojourn {d_codel} ms");
     assert!(
         d_fifo > 10.0 * d_codel,
@@ -238,13 +238,34 @@ fn time_series_are_sampled_every_interval_for_every_flow_and_link() {
     assert_eq!(w.recorder.links.time_s.len(), 200);
     assert_eq!(w.recorder.flows.time_s[0], 0.01);
     assert_eq!(*w.recorder.flows.time_s.last().unwrap(), 1.0);
-    // Every sojourn sample of the bottleneck is in exactly one row.
+    // Every packet that left the bottleneck's queue is counted in exactly one row, and the rows'
+    // means and maxima add up to the run's.
     let rows = &w.recorder.links;
-    let covered: usize = (0..rows.link.len())
+    let mine: Vec<usize> = (0..rows.link.len())
         .filter(|&i| rows.link[i] == 0)
-        .map(|i| rows.sojourn_to[i] - rows.sojourn_from[i])
+        .collect();
+    let covered: u64 = mine.iter().map(|&i| rows.sojourn_count[i]).sum();
+    let all = &w.links[0].stats().sojourn.all;
+    assert!(covered > 0);
+    assert_eq!(covered, all.count());
+    let sum_ms: f64 = mine
+        .iter()
+        .filter(|&&i| rows.sojourn_count[i] > 0)
+        .map(|&i| rows.sojourn_mean_ms[i] * rows.sojourn_count[i] as f64)
         .sum();
-    assert_eq!(covered, w.links[0].stats().sojourn_ns.len());
+    let exact_ms = all.sum() as f64 / 1e6;
+    assert!(
+        (sum_ms - exact_ms).abs() <= 1e-9 * exact_ms.max(1.0),
+        "{sum_ms} vs {exact_ms}"
+    );
+    let max_ms = mine
+        .iter()
+        .map(|&i| rows.sojourn_max_ms[i])
+        .fold(0.0, f64::max);
+    assert_eq!(max_ms, all.max().unwrap() as f64 / 1e6);
+    assert!(mine
+        .iter()
+        .all(|&i| (rows.sojourn_count[i] == 0) == rows.sojourn_mean_ms[i].is_nan()));
 }
 
 #[test]

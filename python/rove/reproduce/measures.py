@@ -71,7 +71,6 @@ def queue_series(run_dir: Path, link: str) -> pd.DataFrame:
     the previous sample)."""
     t = pq.read_table(Path(run_dir) / "queue.parquet").to_pandas()
     t = t[t["link"].astype(str) == link].sort_values("time_s").reset_index(drop=True)
-    soj = t["sojourn_ms"]
-    t["sojourn_sum_ms"] = [float(np.sum(x)) if x is not None else 0.0 for x in soj]
-    t["sojourn_n"] = [len(x) if x is not None else 0 for x in soj]
+    t["sojourn_n"] = t["sojourn_count"].astype(np.int64)
+    t["sojourn_sum_ms"] = (t["sojourn_mean_ms"] * t["sojourn_n"]).where(t["sojourn_n"] > 0, 0.0)
     return t[["time_s", "backlog_bytes", "departed_bytes", "sojourn_sum_ms", "sojourn_n"]]

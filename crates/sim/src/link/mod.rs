@@ -17,6 +17,7 @@ mod pie;
 pub mod queue;
 pub mod serializer;
 
+use crate::histogram::Histogram;
 use crate::packet::PacketId;
 use crate::rng::Stream;
 use crate::Nanos;
@@ -52,8 +53,78 @@ pub struct LinkStats {
     pub departed_pkts: u64,
     pub loss_drops: u64,
     pub queue_drops: u64,
-    /// Sojourn time of every packet that left the queue, in order of departure.
-    pub sojourn_ns: Vec<Nanos>,
+    /// Sojourn time of the packets that left the queue.
+    pub sojourn: SojournStats,
+}
+
+/// The queueing delays of the packets that left a queue, in bounded memory: a histogram over the
+/// whole run (the summary's mean and percentiles, and the windows' differences), and the count,
+/// sum and maximum since the recorder's previous sample (one row of `queue.parquet`).
+#[derive(Debug, Default, Clone)]
+pub struct SojournStats {
+    pub all: Histogram,
+    interval: SojournInterval,
+}
+
+/// The sojourns recorded between two samples.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SojournInterval {
+    pub count: u64,
+    pub sum_ns: u128,
+    pub max_ns: Nanos,
+}
+
+impl SojournInterval {
+    /// The mean sojourn in ms, `None` when nothing left the queue.
+    pub fn mean_ms(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum_ns as f64 / self.count as f64 / 1e6)
+    }
+
+    pub fn max_ms(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.max_ns as f64 / 1e6)
+    }
+}
+
+/// A queue's delays as the results report them (`summary.json`'s link keys, on both backends).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct QueueDelaySummary {
+    pub mean_queue_delay_ms: Option<f64>,
+    pub p95_queue_delay_ms: Option<f64>,
+    pub p99_queue_delay_ms: Option<f64>,
+    pub max_queue_delay_ms: Option<f64>,
+    /// The 0th (minimum), 1st, ..., 100th percentile (nearest rank, within the histogram's
+    /// relative error): the distribution in 101 numbers, for CDF plots; empty when no packet
+    /// left the queue.
+    pub queue_delay_percentiles_ms: Vec<f64>,
+}
+
+impl QueueDelaySummary {
+    pub fn of(h: &Histogram) -> Self {
+        let ms = |ns: Nanos| ns as f64 / 1e6;
+        QueueDelaySummary {
+            mean_queue_delay_ms: h.mean().map(|m| m / 1e6),
+            p95_queue_delay_ms: h.quantile(0.95).map(ms),
+            p99_queue_delay_ms: h.quantile(0.99).map(ms),
+            max_queue_delay_ms: h.max().map(ms),
+            queue_delay_percentiles_ms: h.percentiles().into_iter().map(ms).collect(),
+        }
+    }
+}
+
+impl SojournStats {
+    #[inline]
+    pub fn record(&mut self, ns: Nanos) {
+        self.all.record(ns);
+        let i = &mut self.interval;
+        i.count += 1;
+        i.sum_ns += ns as u128;
+        i.max_ns = i.max_ns.max(ns);
+    }
+
+    /// The sojourns since the previous call (or the start), and a new interval from now.
+    pub fn take_interval(&mut self) -> SojournInterval {
+        std::mem::take(&mut self.interval)
+    }
 }
 
 impl LinkStats {
@@ -243,7 +314,7 @@ impl Link {
                 Some(s) => s,
                 None => match self.queue.dequeue(now, out, &mut self.stats.queue_drops) {
                     Some(p) => {
-                        self.stats.sojourn_ns.push(now - p.enqueued_at);
+                        self.stats.sojourn.record(now - p.enqueued_at);
                         (p, p.bytes)
                     }
                     None => break, // unused bytes of this opportunity are lost
@@ -266,7 +337,7 @@ impl Link {
     fn record_departure(&mut self, now: Nanos, p: &QueuedPacket) {
         self.stats.departed_bytes += p.bytes as u64;
         self.stats.departed_pkts += 1;
-        self.stats.sojourn_ns.push(now - p.enqueued_at);
+        self.stats.sojourn.record(now - p.enqueued_at);
     }
 
     /// The earliest time at or after `now` the serializer can act: after the packet being

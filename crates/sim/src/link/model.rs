@@ -55,7 +55,7 @@ pub trait LinkModel: Send + Sync {
 
     fn stats(&self) -> &LinkStats;
 
-    /// For a driver that consumes samples as it goes (the emulator empties `sojourn_ns`).
+    /// For a driver that consumes samples as it goes (the recorders take the sojourn interval).
     fn stats_mut(&mut self) -> &mut LinkStats;
 
     fn backlog_bytes(&self) -> u64;
