@@ -10,6 +10,7 @@
 //! any other driver.
 
 pub mod cc;
+pub mod kernel;
 pub mod minmax;
 pub mod rcvbuf;
 pub mod receiver;

@@ -75,7 +75,7 @@
 //!
 //! As in the kernel: bandwidth in packets per microsecond scaled by 2^24 (`BW_SCALE`), gains
 //! scaled by 256 (`BBR_SCALE`, so `BBR_UNIT` is 1.0), min_rtt in microseconds, timestamps
-//! `tp->tcp_mstamp`-like in microseconds and `tcp_jiffies32`-like in milliseconds (HZ = 1000),
+//! `tp->tcp_mstamp`-like in microseconds and `tcp_jiffies32` of the kernel profile (HZ = 250),
 //! derived from the simulator's nanosecond clock. So cwnd and pacing figures match the kernel's
 //! to the packet and the byte.
 //!
@@ -211,8 +211,8 @@ const TSO_SEGS_MAX: u32 = 0x7F;
 /// USEC_PER_SEC, USEC_PER_MSEC.
 const USEC_PER_SEC: u64 = 1_000_000;
 pub(super) const USEC_PER_MSEC: u64 = 1_000;
-/// HZ = 1000: one jiffy is one millisecond.
-pub(super) const HZ: u32 = 1000;
+/// CONFIG_HZ of the kernel modelled (crate::kernel): 250, one jiffy every 4 ms.
+pub(super) use crate::kernel::HZ;
 
 /// The gains are 10-bit fields of struct bbr (pacing_gain:10, cwnd_gain:10): < 4.0.
 pub(super) const GAIN_FIELD_MAX: u32 = (1 << 10) - 1;
@@ -369,11 +369,8 @@ pub(super) fn integer(
 // ---------------------------------------------------------------------------------------------
 // Clocks, as the kernel sees them
 
-/// tcp_jiffies32 at HZ = 1000: milliseconds, wrapping.
-#[inline]
-pub(super) fn jiffies(now: Nanos) -> u32 {
-    (now / 1_000_000) as u32
-}
+/// tcp_jiffies32 of the kernel modelled (crate::kernel: HZ = 250, from INITIAL_JIFFIES).
+pub(super) use crate::kernel::{jiffies, msecs_to_jiffies};
 
 /// A tcp_mstamp-like timestamp: microseconds.
 #[inline]
@@ -958,7 +955,8 @@ impl Bbr {
             tp.app_limited = (tp.delivered + tp.packets_in_flight() as u64).max(1);
             // Hold the minimum inflight for max(probe_rtt_mode_ms, one round).
             if self.probe_rtt_done_stamp == 0 && tp.packets_in_flight() <= CWND_MIN_TARGET {
-                self.probe_rtt_done_stamp = now.wrapping_add(self.p.probe_rtt_mode_ms);
+                self.probe_rtt_done_stamp =
+                    now.wrapping_add(msecs_to_jiffies(self.p.probe_rtt_mode_ms));
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tp.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
@@ -1615,8 +1613,9 @@ mod tests {
                 },
             );
         }
-        // tcp_jiffies32 must be after min_rtt_stamp + 10 s: the first ACK at 10_001 ms.
-        assert_eq!(tp.now, 10_001_000_000);
+        // tcp_jiffies32 must be after min_rtt_stamp + 10 s (2500 jiffies of 4 ms, stamped in the
+        // jiffy of time 0): the first ACK in jiffy 2501, at 10_004 ms.
+        assert_eq!(tp.now, 10_004_000_000);
         assert_eq!(tp.snd_cwnd, 4);
         assert_eq!(b.prior_cwnd, 74);
         assert_eq!((b.pacing_gain(), b.cwnd_gain()), (BBR_UNIT, BBR_UNIT));
@@ -1649,9 +1648,10 @@ mod tests {
             },
         );
         let at_four = jiffies(tp.now);
-        assert_eq!(b.probe_rtt_done_stamp, at_four + 200);
+        // msecs_to_jiffies(200) = 50 jiffies at HZ = 250.
+        assert_eq!(b.probe_rtt_done_stamp, at_four + 50);
         // A round passes soon, but the mode holds for 200 ms: it ends on the first ACK after
-        // done_stamp (tcp_jiffies32 strictly after it).
+        // done_stamp (tcp_jiffies32 strictly after it), 51 jiffies on.
         let mut rounds = 0;
         while b.mode(&tp) == "probe_rtt" {
             rounds += 1;
@@ -1669,11 +1669,11 @@ mod tests {
                 assert_eq!(tp.snd_cwnd, 4);
             }
         }
-        assert_eq!(jiffies(tp.now), at_four + 201);
+        assert_eq!(jiffies(tp.now), at_four + 51);
         // Back to PROBE_BW with the saved cwnd, and the min_rtt clock restarted.
         assert_eq!(b.mode(&tp), "probe_bw");
         assert!(tp.snd_cwnd >= 74, "cwnd restored: {}", tp.snd_cwnd);
-        assert_eq!(b.min_rtt_stamp, at_four + 201);
+        assert_eq!(b.min_rtt_stamp, at_four + 51);
     }
 
     #[test]
@@ -1738,7 +1738,8 @@ mod tests {
         assert_eq!(b.mode(&tp), "startup");
         let mut b = bbr("");
         let mut tp = established(&mut b, 0);
-        for _ in 0..10_001 {
+        // The min_rtt filter expires in the jiffy after 10 s (HZ = 250: at 10_004 ms).
+        for _ in 0..10_004 {
             ack(
                 &mut b,
                 &mut tp,

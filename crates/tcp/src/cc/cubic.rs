@@ -73,7 +73,7 @@
 //! The kernel keeps epoch times in jiffies (`tcp_jiffies32`) and HyStart times in microseconds
 //! (`tcp_mstamp`), both as wrapping u32. Here both are derived from `tp.now` (ns): jiffies =
 //! `now·HZ/10⁹` plus Linux's `INITIAL_JIFFIES` (−300 s), microseconds = `now/1000`, truncated to
-//! u32 exactly like the kernel's fields. HZ defaults to 250 (Debian's CONFIG_HZ, and this project's machines') and is a parameter (`hz`), since it is
+//! u32 exactly like the kernel's fields. HZ defaults to the kernel profile's ([`crate::kernel::HZ`], 250) and is a parameter (`hz`), since it is
 //! a kernel build option (100/250/300/1000) and changes CUBIC's time granularity (epoch times,
 //! the HZ/32 hold-off, the rounding of delay_min to jiffies). To compare with a particular
 //! kernel, set it to that kernel's CONFIG_HZ (`hz = 250` on many distribution kernels).
@@ -149,7 +149,7 @@ impl Default for CubicParams {
             hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
             hystart_low_window: 16,
             hystart_ack_delta_us: 2000,
-            hz: 250, // CONFIG_HZ of Debian kernels and of this project's machines (/proc/config.gz)
+            hz: crate::kernel::HZ,
             gso_max_size: 65536,
         }
     }
@@ -227,7 +227,7 @@ impl CubicParams {
                 "bytes; 0 = no GSO",
             )?,
         };
-        if ![100, 250, 300, 1000].contains(&p.hz) {
+        if !crate::kernel::HZ_CHOICES.contains(&p.hz) {
             return Err(ParamError {
                 key: "hz".into(),
                 message: format!(
@@ -351,13 +351,12 @@ impl Cubic {
     /// tcp_jiffies32 at `now_ns`: jiffies since boot, starting from INITIAL_JIFFIES (−300 s) as in
     /// the kernel, as a wrapping u32.
     fn jiffies(&self, now_ns: u64) -> u32 {
-        let since_boot = (now_ns as u128 * self.p.hz as u128 / 1_000_000_000) as u32;
-        since_boot.wrapping_add((self.p.hz * 300).wrapping_neg())
+        crate::kernel::jiffies_at(now_ns, self.p.hz)
     }
 
     /// usecs_to_jiffies: rounds up.
     fn usecs_to_jiffies(&self, us: u32) -> u64 {
-        (us as u64 * self.p.hz as u64).div_ceil(1_000_000)
+        crate::kernel::usecs_to_jiffies_at(us, self.p.hz)
     }
 
     /// bictcp_clock_us: tcp_mstamp in µs, truncated to u32.

@@ -127,11 +127,11 @@
 //!   kernel computes in u64 are computed in u128 and saturated.
 
 use super::bbr::{
-    after, bad, bdp, bw_to_pacing_rate, integer, interval_us, jiffies, min_tso_segs, mstamp_us,
-    us_delta, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_GAIN, CWND_MIN_TARGET, DRAIN_GAIN,
-    EXTRA_ACKED_GAIN, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS, GAIN_FIELD_MAX,
-    GSO_LEGACY_MAX_SIZE, HIGH_GAIN, HZ, MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PACING_SHIFT,
-    PROBE_RTT_MODE_MS, USEC_PER_MSEC,
+    after, bad, bdp, bw_to_pacing_rate, integer, interval_us, jiffies, min_tso_segs,
+    msecs_to_jiffies, mstamp_us, us_delta, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_GAIN,
+    CWND_MIN_TARGET, DRAIN_GAIN, EXTRA_ACKED_GAIN, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS,
+    GAIN_FIELD_MAX, GSO_LEGACY_MAX_SIZE, HIGH_GAIN, HZ, MAX_TCP_HEADER, MIN_RTT_WIN_SEC,
+    PACING_SHIFT, PROBE_RTT_MODE_MS, USEC_PER_MSEC,
 };
 use super::bbr_model::{AckAggregation, FullPipe};
 use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
@@ -1106,7 +1106,7 @@ impl Bbr2 {
         let probe_rtt_expired = after(
             now,
             self.probe_rtt_min_stamp
-                .wrapping_add(self.p.probe_rtt_win_ms),
+                .wrapping_add(msecs_to_jiffies(self.p.probe_rtt_win_ms)),
         );
         if rs.rtt_ns >= 0 {
             let rtt = (rs.rtt_ns as u64 / 1000).min(u32::MAX as u64) as u32;
@@ -1138,7 +1138,8 @@ impl Bbr2 {
         if self.mode == Mode::ProbeRtt {
             tp.app_limited = (tp.delivered + tp.packets_in_flight() as u64).max(1);
             if self.probe_rtt_done_stamp == 0 && tp.packets_in_flight() <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp = now.wrapping_add(self.p.probe_rtt_mode_ms);
+                self.probe_rtt_done_stamp =
+                    now.wrapping_add(msecs_to_jiffies(self.p.probe_rtt_mode_ms));
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tp.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
