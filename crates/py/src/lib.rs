@@ -7,7 +7,6 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use rove_scenario::{trace, ParseOptions, ScenarioError as CoreError};
-use rove_world::record::ns_to_ms;
 use rove_world::{load, summarize, World};
 use std::path::Path;
 

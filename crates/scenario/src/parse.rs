@@ -154,6 +154,7 @@ const LINK_KEYS: &[&str] = &[
     "rate_cycle",
     "outages",
     "kind",
+    "ports",
 ];
 const FLOW_KEYS: &[&str] = &[
     "name",
@@ -826,7 +827,48 @@ impl<'a> Validator<'a> {
             loss: self.loss(t, &path)?,
             jitter: self.jitter(t, &path)?,
             outages: self.outages(t, &path)?,
+            ports: self.ports(t, &path)?,
         })
+    }
+
+    /// `ports = ["a", "b"]`: named destinations of the link, each with its own queue.
+    fn ports(&self, t: &Table, path: &str) -> Res<Vec<String>> {
+        let key = join(path, "ports");
+        let looks_like = r#"an array of port names like ["ue1", "ue2"]"#;
+        let items = match t.get("ports") {
+            None => return Ok(Vec::new()),
+            Some(Value::Array(items)) if !items.is_empty() => items,
+            Some(other) => {
+                return Err(self.err(
+                    &key,
+                    format!("expected {looks_like}, got {}", describe(other)),
+                ))
+            }
+        };
+        if items.len() > u16::MAX as usize {
+            return Err(self.err(&key, format!("at most {} ports", u16::MAX)));
+        }
+        let mut names: Vec<String> = Vec::with_capacity(items.len());
+        for (j, item) in items.iter().enumerate() {
+            let item_path = index(&key, j);
+            let name = match item {
+                Value::String(n) if !n.is_empty() && !n.contains(':') => n.clone(),
+                _ => {
+                    return Err(self.err(
+                        item_path,
+                        format!(
+                            "expected a port name (non-empty, without ':'), got {}",
+                            describe(item)
+                        ),
+                    ))
+                }
+            };
+            if names.contains(&name) {
+                return Err(self.err(item_path, format!("port {name:?} appears twice")));
+            }
+            names.push(name);
+        }
+        Ok(names)
     }
 
     /// Exactly one of `rate` (with optional `rate_steps`), `rate_cycle` and `trace`.

@@ -63,6 +63,9 @@ pub struct LinkSpec {
     pub jitter: Option<JitterSpec>,
     /// Scheduled outages: the link sends nothing in `[start, end)`; its queue still fills.
     pub outages: Vec<Outage>,
+    /// Named destinations (key `ports`), each with a queue of its own; a path names one as
+    /// `"LINK:PORT"`. Empty: one queue for every packet.
+    pub ports: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

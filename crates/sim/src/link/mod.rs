@@ -14,6 +14,7 @@ mod fq_codel;
 mod impairment;
 pub mod model;
 mod pie;
+pub mod ports;
 pub mod queue;
 pub mod serializer;
 
@@ -181,7 +182,11 @@ impl Link {
         Link {
             name: spec.name.clone(),
             spec: spec.clone(),
-            queue: Queue::new(&spec.queue, run_seed, &label("pie")),
+            queue: if spec.ports.is_empty() {
+                Queue::new(&spec.queue, run_seed, &label("pie"))
+            } else {
+                Queue::with_ports(&spec.queue, spec.ports.len(), run_seed, &label("pie"))
+            },
             serializer,
             loss: Loss::new(spec.loss, Stream::new(run_seed, &label("loss"))),
             propagation: Propagation::new(
@@ -213,14 +218,13 @@ impl Link {
     /// Offers a packet to the link at `now`. Drops are pushed to `out`. Returns the time at which
     /// the driver must call `service`, when the link was idle and now has work.
     #[inline]
-    pub fn offer(
-        &mut self,
-        now: Nanos,
-        id: PacketId,
-        bytes: u32,
-        flow: u32,
-        out: &mut Vec<LinkOutput>,
-    ) -> Option<Nanos> {
+    pub fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+        let Offer {
+            id,
+            bytes,
+            port,
+            flow,
+        } = packet;
         self.stats.arrived_pkts += 1;
         if self.loss.drops_next() {
             self.stats.loss_drops += 1;
@@ -235,9 +239,9 @@ impl Link {
             bytes,
             enqueued_at: now,
         };
-        if let Some(reason) = self
-            .queue
-            .enqueue(now, p, flow, out, &mut self.stats.queue_drops)
+        if let Some(reason) =
+            self.queue
+                .enqueue(now, p, flow, port, out, &mut self.stats.queue_drops)
         {
             self.stats.queue_drops += 1;
             out.push(LinkOutput::Drop { id, reason });
@@ -425,9 +429,21 @@ impl LinkModel for Link {
         "p2p"
     }
 
+    fn port(&self, name: &str) -> Option<u16> {
+        self.spec
+            .ports
+            .iter()
+            .position(|p| p == name)
+            .map(|i| i as u16)
+    }
+
+    fn port_names(&self) -> Vec<String> {
+        self.spec.ports.clone()
+    }
+
     #[inline]
     fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
-        Link::offer(self, now, packet.id, packet.bytes, packet.flow, out)
+        Link::offer(self, now, packet, out)
     }
 
     #[inline]

@@ -1,11 +1,13 @@
 //! Queue disciplines: DropTail (a limit in packets or bytes), CoDel (RFC 8289), fq_codel
-//! (`fq_codel.rs`) and PIE (`pie.rs`).
+//! (`fq_codel.rs`) and PIE (`pie.rs`); and a link's ports (`ports.rs`), one such queue per
+//! destination served in deficit round robin.
 //!
 //! "Dequeue" means the packet leaves the queue for the serializer; its sojourn time is measured
 //! from enqueue to that moment, as CoDel measures it and as Linux qdiscs report it.
 
 use super::fq_codel::FqCodel;
 use super::pie::{Pie, PieParams};
+use super::ports::PortQueues;
 use super::{DropReason, LinkOutput};
 use crate::packet::PacketId;
 use crate::rng::Stream;
@@ -69,6 +71,8 @@ enum Discipline {
     Fifo(Option<CoDel>),
     FqCodel(Box<FqCodel>),
     Pie(Box<Pie>),
+    /// One queue of the link's discipline per port.
+    Ports(Box<PortQueues>),
 }
 
 /// Whether a packet of `bytes` fits in `fifo` under `limit`.
@@ -134,8 +138,18 @@ impl Queue {
                 Stream::new(run_seed, label),
             ))),
         };
+        Self::with_discipline(discipline, limit)
+    }
+
+    /// A queue per port (`ports` of them, each `spec`), served in deficit round robin.
+    pub fn with_ports(spec: &QueueSpec, ports: usize, run_seed: u64, label: &str) -> Self {
+        let discipline = Discipline::Ports(Box::new(PortQueues::new(spec, ports, run_seed, label)));
+        Self::with_discipline(discipline, spec.limit())
+    }
+
+    fn with_discipline(discipline: Discipline, limit: QueueLimit) -> Self {
         let capacity = match (&discipline, limit) {
-            (Discipline::FqCodel(_), _) => 0,
+            (Discipline::FqCodel(_) | Discipline::Ports(_), _) => 0,
             (_, QueueLimit::Packets(n)) => (n as usize).min(1 << 16),
             (_, QueueLimit::Bytes(b)) => ((b / 1500) as usize).min(1 << 16),
         };
@@ -146,15 +160,17 @@ impl Queue {
         }
     }
 
-    /// Offers `p` (of connection `flow`) to the queue at `now`. Returns `Some(reason)` when the
-    /// queue refuses it (the caller reports the drop); packets the discipline drops instead
-    /// (fq_codel's fattest flow) are pushed to `out` and counted in `drops`.
+    /// Offers `p` (of connection `flow`, for `port`) to the queue at `now`. Returns
+    /// `Some(reason)` when the queue refuses it (the caller reports the drop); packets the
+    /// discipline drops instead (fq_codel's fattest flow) are pushed to `out` and counted in
+    /// `drops`.
     #[inline]
     pub fn enqueue(
         &mut self,
         now: Nanos,
         p: QueuedPacket,
         flow: u32,
+        port: u16,
         out: &mut Vec<LinkOutput>,
         drops: &mut u64,
     ) -> Option<DropReason> {
@@ -166,7 +182,7 @@ impl Queue {
             self.fifo.push(p);
             return None;
         }
-        self.enqueue_other(now, p, flow, out, drops)
+        self.enqueue_other(now, p, flow, port, out, drops)
     }
 
     #[inline(never)]
@@ -175,6 +191,7 @@ impl Queue {
         now: Nanos,
         p: QueuedPacket,
         flow: u32,
+        port: u16,
         out: &mut Vec<LinkOutput>,
         drops: &mut u64,
     ) -> Option<DropReason> {
@@ -184,6 +201,7 @@ impl Queue {
                 fq.enqueue(p, flow, out, drops);
                 None
             }
+            Discipline::Ports(ports) => ports.enqueue(now, p, flow, port, out, drops),
             Discipline::Pie(pie) => {
                 pie.catch_up(now, self.fifo.bytes);
                 // sch_pie.c pie_qdisc_enqueue: the limit first, then the early drop
@@ -227,6 +245,7 @@ impl Queue {
             Discipline::Fifo(None) => unreachable!("dequeued inline"),
             Discipline::Fifo(Some(codel)) => codel.dequeue(now, &mut self.fifo, out, aqm_drops),
             Discipline::FqCodel(fq) => fq.dequeue(now, out, aqm_drops),
+            Discipline::Ports(ports) => ports.dequeue(now, out, aqm_drops),
             Discipline::Pie(pie) => {
                 pie.catch_up(now, self.fifo.bytes);
                 let p = self.fifo.pop()?;
@@ -243,6 +262,7 @@ impl Queue {
     pub fn len_packets(&self) -> usize {
         match &self.discipline {
             Discipline::FqCodel(fq) => fq.len_packets(),
+            Discipline::Ports(ports) => ports.len_packets(),
             _ => self.fifo.packets.len(),
         }
     }
@@ -250,6 +270,7 @@ impl Queue {
     pub fn len_bytes(&self) -> u64 {
         match &self.discipline {
             Discipline::FqCodel(fq) => fq.len_bytes(),
+            Discipline::Ports(ports) => ports.len_bytes(),
             _ => self.fifo.bytes,
         }
     }

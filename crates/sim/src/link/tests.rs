@@ -22,6 +22,7 @@ fn rate_link(rate_bps: u64, delay_ns: Nanos, limit: QueueLimit) -> LinkSpec {
         loss: LossSpec::None,
         jitter: None,
         outages: vec![],
+        ports: vec![],
     }
 }
 
@@ -60,7 +61,16 @@ fn drive(link: &mut Link, arrivals: &[(Nanos, u32)]) -> Outcome {
     let mut res = Outcome::default();
     while let Some((now, ev)) = q.pop() {
         let next = match ev {
-            Ev::Arrive(id, bytes) => link.offer(now, id, bytes, 0, &mut out),
+            Ev::Arrive(id, bytes) => link.offer(
+                now,
+                Offer {
+                    id,
+                    bytes,
+                    port: 0,
+                    flow: 0,
+                },
+                &mut out,
+            ),
             Ev::Service => link.service(now, &mut out),
         };
         if let Some(t) = next {
