@@ -213,6 +213,7 @@ fn the_demo_parses() {
             rcv_truesize: 2304,
             multipath: None,
             workload: Workload::Bulk,
+            slow_start_after_idle: true,
         }
     );
     assert_eq!(s.flows[1].start_ns, 5 * NS_PER_S);
@@ -1486,12 +1487,12 @@ fn unresponsive_workloads_parse_and_reject_tcp_keys() {
         (
             "workload = \"cbr\"\nrate = \"1Mbps\"\non = \"1s\"\npath = [\"down\"]",
             "flows[0].on",
-            "belong to workload = \"onoff\"",
+            "\"on\" belongs to workload = \"onoff\", not \"cbr\"",
         ),
         (
             "rate = \"1Mbps\"\nPATHS",
             "flows[0].rate",
-            "belongs to an unresponsive source",
+            "\"rate\" belongs to workload = \"cbr\", \"poisson\" or \"onoff\", not \"bulk\"",
         ),
         (
             "workload = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"10B\"\npath = [\"down\"]",
