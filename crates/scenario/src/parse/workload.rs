@@ -229,17 +229,18 @@ impl Validator<'_> {
         let mean_ns = self
             .get(t, path, "think", read_time)?
             .unwrap_or(DEFAULT_THINK_NS);
-        let think =
-            match self.get(t, path, "think_dist", read_string)?.as_deref() {
-                None | Some("fixed") => ThinkTime::Fixed(mean_ns),
-                Some("exponential") => ThinkTime::Exponential(mean_ns),
-                Some(other) => return Err(self.err(
+        let think = match self.get(t, path, "think_dist", read_string)?.as_deref() {
+            None | Some("fixed") => ThinkTime::Fixed(mean_ns),
+            Some("exponential") => ThinkTime::Exponential(mean_ns),
+            Some(other) => {
+                return Err(self.err(
                     join(path, "think_dist"),
                     format!(
                         "unknown think-time distribution {other:?}; accepted: fixed, exponential"
                     ),
-                )),
-            };
+                ))
+            }
+        };
         Ok(RequestSpec {
             sizes,
             think,
