@@ -216,7 +216,7 @@ def _print_run_summary(summary: dict, out: Path) -> None:
     width = max([len(str(f.get("name", ""))) for f in flows] + [4])
     cc_width = max([len(str(f.get("cc", ""))) for f in flows] + [6])
     for f in flows:
-        if f.get("workload") is not None:  # an unresponsive source: no RTT, no retransmissions
+        if f.get("sent_pkts") is not None:  # an unresponsive source: no RTT, no retransmissions
             print(f"  {str(f.get('name')):<{width}}  {str(f.get('cc')):<{cc_width}}"
                   f"  goodput {_fmt(f.get('goodput_mbps'), '8.3f')} Mbps"
                   f"  OWD mean {_fmt(f.get('owd_mean_ms'), '7.1f')} ms"
@@ -228,6 +228,14 @@ def _print_run_summary(summary: dict, out: Path) -> None:
                 f"  RTT mean {_fmt(f.get('mean_rtt_ms'), '7.1f')} ms"
                 f"  p95 {_fmt(f.get('p95_rtt_ms'), '7.1f')} ms"
                 f"  retrans {_fmt(_pct(f.get('retrans_rate')), '6.2f')} %")
+        if f.get("workload") == "video":
+            line += (f"  video: {_fmt(f.get('frames_delivered'), ',')}/{_fmt(f.get('frames_sent'), ',')} frames,"
+                     f" delay p50 {_fmt(f.get('frame_delay_p50_ms'), '.1f')} ms"
+                     f" p95 {_fmt(f.get('frame_delay_p95_ms'), '.1f')} ms,"
+                     f" deadline misses {_fmt(_pct(f.get('deadline_miss_ratio')), '.1f')} %")
+        elif f.get("workload") == "requests":
+            line += (f"  requests: {_fmt(f.get('transfers_completed'), ',')}/{_fmt(f.get('transfers_started'), ',')} done,"
+                     f" fct mean {_fmt(f.get('fct_mean_s'), '.3f')} s p95 {_fmt(f.get('fct_p95_s'), '.3f')} s")
         if f.get("fct_s") is not None:
             line += f"  fct {_fmt(f.get('fct_s'), '.3f')} s"
         elif f.get("completed") is False:

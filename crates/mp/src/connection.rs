@@ -11,7 +11,17 @@ use rove_sim::Nanos;
 use rove_tcp::cc::{CongestionControl, CouplingHandle};
 use rove_tcp::receiver::TcpReceiver;
 use rove_tcp::sender::TcpSender;
-use rove_tcp::{Segments, Timer};
+use rove_tcp::{segment_payloads, Segments, Timer};
+
+/// What the connection sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionData {
+    /// A bulk transfer of `size_bytes` (`None`: unlimited), written at the start.
+    Bulk { size_bytes: Option<u64> },
+    /// What an application writes over time ([`Connection::write`]); the subflows do at each
+    /// hand-over what tcp_sendmsg does at a write (`TcpSender::set_app_writes`).
+    AppWrites { slow_start_after_idle: bool },
+}
 
 /// What a connection is built from.
 pub struct ConnectionConfig {
@@ -20,8 +30,7 @@ pub struct ConnectionConfig {
     /// The handle the subflows' coupled algorithms share, if they are coupled.
     pub coupling: Option<CouplingHandle>,
     pub scheduler: Box<dyn Scheduler>,
-    /// Bytes to transfer, `None` for unlimited.
-    pub size_bytes: Option<u64>,
+    pub data: ConnectionData,
     /// The connection-level receive window, bytes.
     pub rwnd_bytes: u64,
     pub start_ns: Nanos,
@@ -50,6 +59,8 @@ pub struct Connection {
     /// Per subflow: time it last penalised the others (tp->mptcp->last_rbuf_opti).
     last_rbuf_opti: Vec<Option<Nanos>>,
     rwnd_bytes: u64,
+    /// `Some(slow_start_after_idle)` when an application writes over time.
+    app_writes: Option<bool>,
     /// Scratch: the scheduler's view of the subflows.
     infos: Vec<SubflowInfo>,
 }
@@ -61,21 +72,25 @@ impl Connection {
             "1 to 8 subflows"
         );
         let n = config.ccs.len();
-        // Subflow receivers advertise the connection's window; a subflow's own byte count is
-        // not the application's (the connection's reordering buffer is).
+        let (data, app_writes) = match config.data {
+            ConnectionData::Bulk { size_bytes } => {
+                (DataSender::new(size_bytes, config.rwnd_bytes), None)
+            }
+            ConnectionData::AppWrites {
+                slow_start_after_idle,
+            } => (
+                DataSender::app_written(config.rwnd_bytes),
+                Some(slow_start_after_idle),
+            ),
+        };
         let subflows = config
             .ccs
             .into_iter()
-            .map(|cc| {
-                Subflow::new(
-                    TcpSender::new_fed(cc),
-                    TcpReceiver::new(Segments { size_bytes: None }, config.rwnd_bytes),
-                )
-            })
+            .map(|cc| new_subflow(cc, config.rwnd_bytes, app_writes))
             .collect();
         Connection {
             subflows,
-            data: DataSender::new(config.size_bytes, config.rwnd_bytes),
+            data,
             reorder: ReorderBuffer::new(config.start_ns),
             scheduler: config.scheduler,
             coupling: config.coupling,
@@ -87,8 +102,23 @@ impl Connection {
             penalizations: 0,
             last_rbuf_opti: vec![None; n],
             rwnd_bytes: config.rwnd_bytes,
+            app_writes,
             infos: vec![SubflowInfo::default(); n],
         }
+    }
+
+    /// The application writes `bytes` (an application-written connection): new DSNs, handed
+    /// to the subflows as the scheduler decides.
+    pub fn write<N: SubflowNet>(&mut self, bytes: u64, net: &mut N) {
+        for payload in segment_payloads(bytes) {
+            self.data.write(payload);
+        }
+        self.schedule(net);
+    }
+
+    /// The first subflow is established (MP_CAPABLE handshake done): the application may start.
+    pub fn is_established(&self) -> bool {
+        self.subflows[0].sender.is_established()
     }
 
     pub fn scheduler_name(&self) -> &'static str {
@@ -244,10 +274,8 @@ impl Connection {
     ) -> usize {
         assert!(self.subflows.len() < 8, "at most 8 subflows");
         let i = self.subflows.len();
-        self.subflows.push(Subflow::new(
-            TcpSender::new_fed(cc),
-            TcpReceiver::new(Segments { size_bytes: None }, self.rwnd_bytes),
-        ));
+        self.subflows
+            .push(new_subflow(cc, self.rwnd_bytes, self.app_writes));
         self.infos.push(SubflowInfo::default());
         self.last_rbuf_opti.push(None);
         if self.joined {
@@ -476,7 +504,7 @@ impl Connection {
             segs_assigned,
             ..
         } = &mut self.subflows[s];
-        let seq = sender.feed(payload);
+        let seq = sender.feed(payload, net.now());
         map.push(seq, dsn);
         *segs_assigned += 1;
         sender.push(&mut SubWire {
@@ -490,6 +518,24 @@ impl Connection {
     pub fn mean_ofo_bytes(&self, now: Nanos) -> f64 {
         self.reorder.mean_ofo_bytes(self.start_ns, now)
     }
+}
+
+/// A subflow: a fed sender (doing tcp_sendmsg's work at each hand-over when an application
+/// writes over time) and a receiver advertising the connection's window (a subflow's own byte
+/// count is not the application's: the connection's reordering buffer is).
+fn new_subflow(
+    cc: Box<dyn CongestionControl>,
+    rwnd_bytes: u64,
+    app_writes: Option<bool>,
+) -> Subflow {
+    let mut sender = TcpSender::new_fed(cc);
+    if let Some(slow_start_after_idle) = app_writes {
+        sender.set_app_writes(slow_start_after_idle);
+    }
+    Subflow::new(
+        sender,
+        TcpReceiver::new(Segments { size_bytes: None }, rwnd_bytes),
+    )
 }
 
 #[cfg(test)]
@@ -535,7 +581,7 @@ mod tests {
             ccs: built.ccs,
             coupling: built.coupling,
             scheduler: sched::build(scheduler).unwrap(),
-            size_bytes,
+            data: ConnectionData::Bulk { size_bytes },
             rwnd_bytes: 6 << 20,
             start_ns: 0,
         });

@@ -1,9 +1,13 @@
 //! The sending side of the data sequence space: which DSNs exist, which were DATA_ACKed, when
 //! each was first handed to a subflow and on which subflows it travelled, the reinjection queue
 //! and the connection-level send window.
+//!
+//! The DSNs are either a bulk transfer's (the application wrote `size` bytes, or an endless
+//! stream, at the start: [`Segments`]) or what an application writing over time has written so
+//! far ([`FedSegments`], one entry per DSN not yet DATA_ACKed); the latter never completes.
 
 use rove_sim::Nanos;
-use rove_tcp::{Segments, MSS};
+use rove_tcp::{DataSource, FedSegments, Segments, MSS};
 use std::collections::VecDeque;
 
 /// The application's send buffer for an unlimited (bulk) transfer, as ECF's "bytes queued in the
@@ -15,9 +19,14 @@ pub const SEND_BUFFER_BYTES: u64 = 4 << 20;
 const QUEUED_FOR_REINJECTION: u16 = 1 << 15;
 
 pub struct DataSender {
-    segments: Segments,
-    /// DSNs in the transfer, `u64::MAX` for unlimited.
+    source: DataSource,
+    /// DSNs in the transfer, `u64::MAX` for unlimited; for an application writing over time,
+    /// the DSNs written so far.
     pub total: u64,
+    /// Application writes: payload bytes written and not yet handed to a subflow, and bytes
+    /// DATA_ACKed.
+    unsent_bytes: u64,
+    acked_bytes: u64,
     /// First DSN never handed to a subflow.
     pub next: u64,
     /// DATA_ACK: every DSN below it reached the receiver's application.
@@ -39,9 +48,20 @@ pub struct DataSender {
 impl DataSender {
     pub fn new(size_bytes: Option<u64>, rwnd_bytes: u64) -> Self {
         let segments = Segments { size_bytes };
+        Self::with_source(DataSource::Stream(segments), segments.count(), rwnd_bytes)
+    }
+
+    /// The data sequence space of an application that writes over time ([`write`](Self::write)).
+    pub fn app_written(rwnd_bytes: u64) -> Self {
+        Self::with_source(DataSource::Fed(FedSegments::default()), 0, rwnd_bytes)
+    }
+
+    fn with_source(source: DataSource, total: u64, rwnd_bytes: u64) -> Self {
         DataSender {
-            segments,
-            total: segments.count(),
+            source,
+            total,
+            unsent_bytes: 0,
+            acked_bytes: 0,
             next: 0,
             una: 0,
             window_segs: (rwnd_bytes / MSS as u64).max(1),
@@ -55,12 +75,39 @@ impl DataSender {
 
     #[inline]
     pub fn payload(&self, dsn: u64) -> u32 {
-        self.segments.payload(dsn)
+        self.source.payload(dsn)
     }
 
-    /// Payload bytes of DSNs `[0, end)`.
-    pub fn bytes_before(&self, end: u64) -> u64 {
-        self.segments.bytes_before(end)
+    /// Whether an application writes the data over time (else it is a bulk transfer).
+    pub fn is_app_written(&self) -> bool {
+        matches!(self.source, DataSource::Fed(_))
+    }
+
+    /// Payload bytes of DSNs `[0, end)` of a bulk transfer (`None` for application writes,
+    /// whose byte counts the application keeps).
+    pub fn bytes_before(&self, end: u64) -> Option<u64> {
+        match &self.source {
+            DataSource::Stream(s) => Some(s.bytes_before(end)),
+            DataSource::Fed(_) => None,
+        }
+    }
+
+    /// Payload bytes DATA_ACKed.
+    pub fn bytes_acked(&self) -> u64 {
+        match &self.source {
+            DataSource::Stream(s) => s.bytes_before(self.una),
+            DataSource::Fed(_) => self.acked_bytes,
+        }
+    }
+
+    /// The application wrote one more segment of `payload` bytes: the next DSN.
+    pub fn write(&mut self, payload: u32) {
+        let DataSource::Fed(f) = &mut self.source else {
+            panic!("write() on a bulk transfer")
+        };
+        f.push(payload);
+        self.total = f.end();
+        self.unsent_bytes += payload as u64;
     }
 
     pub fn has_unsent(&self) -> bool {
@@ -80,9 +127,10 @@ impl DataSender {
     /// Bytes the application has written and the connection not yet handed to a subflow (ECF's
     /// k), bounded by the send buffer.
     pub fn queued_bytes(&self) -> u64 {
-        let left = match self.total {
-            u64::MAX => u64::MAX,
-            total => self.bytes_before(total) - self.bytes_before(self.next),
+        let left = match (&self.source, self.total) {
+            (DataSource::Fed(_), _) => self.unsent_bytes,
+            (DataSource::Stream(_), u64::MAX) => u64::MAX,
+            (DataSource::Stream(s), total) => s.bytes_before(total) - s.bytes_before(self.next),
         };
         left.min(SEND_BUFFER_BYTES)
     }
@@ -90,6 +138,9 @@ impl DataSender {
     /// Creates the next DSN, handed over now.
     pub fn new_dsn(&mut self, now: Nanos) -> u64 {
         let dsn = self.next;
+        if let DataSource::Fed(f) = &self.source {
+            self.unsent_bytes -= f.payload(dsn) as u64;
+        }
         self.next += 1;
         self.first_tx.push_back(now);
         self.carried.push_back(0);
@@ -119,13 +170,23 @@ impl DataSender {
     /// A DATA_ACK arrived.
     pub fn on_data_ack(&mut self, data_ack: u64, now: Nanos) {
         let ack = data_ack.min(self.next);
+        if let DataSource::Fed(f) = &self.source {
+            self.acked_bytes += (self.una..ack.max(self.una))
+                .map(|d| f.payload(d) as u64)
+                .sum::<u64>();
+        }
         while self.una < ack {
             self.first_tx.pop_front();
             self.carried.pop_front();
             self.una += 1;
         }
-        if self.una >= self.total && self.completed_at.is_none() {
-            self.completed_at = Some(now);
+        match &mut self.source {
+            DataSource::Fed(f) => f.release_below(self.una),
+            DataSource::Stream(_) => {
+                if self.una >= self.total && self.completed_at.is_none() {
+                    self.completed_at = Some(now);
+                }
+            }
         }
     }
 
@@ -185,6 +246,23 @@ mod tests {
         d.on_data_ack(3, 11);
         assert_eq!(d.completed_at, Some(11));
         assert_eq!(d.payload(2), 3000 - 2 * MSS);
+    }
+
+    #[test]
+    fn application_writes_extend_the_dsn_space_and_never_complete() {
+        let mut d = DataSender::app_written(6 << 20);
+        assert!(!d.has_unsent());
+        for p in [MSS, 100] {
+            d.write(p);
+        }
+        assert_eq!((d.total, d.queued_bytes()), (2, MSS as u64 + 100));
+        d.new_dsn(0);
+        assert_eq!(d.queued_bytes(), 100);
+        d.new_dsn(1);
+        d.on_data_ack(2, 5);
+        assert_eq!((d.una, d.completed_at, d.queued_bytes()), (2, None, 0));
+        d.write(7);
+        assert_eq!((d.total, d.payload(2)), (3, 7));
     }
 
     #[test]

@@ -38,8 +38,10 @@
 //!
 //! Simplifications: no DSS checksum, no ADD_ADDR/REMOVE_ADDR (paths are given), no DATA_FIN
 //! (a finite transfer is complete when its last DSN is DATA_ACKed), subflow receivers advertise
-//! the connection's window (so subflow-level windows never bind), the application always has
-//! data queued (no send-buffer-limited wake-ups), one DSN per subflow segment.
+//! the connection's window (so subflow-level windows never bind), a bulk application always has
+//! data queued (no send-buffer-limited wake-ups), one DSN per subflow segment. An application
+//! that writes over time ([`ConnectionData::AppWrites`]) has an unbounded send buffer: its
+//! writes never block.
 
 pub mod connection;
 pub mod coupling;
@@ -49,6 +51,6 @@ pub mod sched;
 pub mod subflow;
 pub mod wire;
 
-pub use connection::{Connection, ConnectionConfig};
+pub use connection::{Connection, ConnectionConfig, ConnectionData};
 pub use rove_sim::packet::Packet;
 pub use wire::SubflowNet;

@@ -77,7 +77,9 @@ impl Default for ParseOptions<'_> {
 }
 
 mod actions;
+mod workload;
 pub use actions::parse_action;
+pub use workload::{workload_names, DEFAULT_PACKET_BYTES, WORKLOADS};
 
 /// Default link model (`links.NAME.kind`): a point-to-point link with one queue and one
 /// serializer (`rove_sim::link::Link`).
@@ -173,10 +175,7 @@ const FLOW_KEYS: &[&str] = &[
     "scheduler",
     "coupling",
     "workload",
-    "rate",
-    "packet_size",
-    "on",
-    "off",
+    "slow_start_after_idle",
 ];
 /// Keys of a TCP flow that an unresponsive one does not take.
 const TCP_ONLY_KEYS: &[&str] = &[
@@ -189,13 +188,8 @@ const TCP_ONLY_KEYS: &[&str] = &[
     "paths",
     "scheduler",
     "coupling",
+    "slow_start_after_idle",
 ];
-/// Keys of an unresponsive flow that a TCP one does not take.
-const UNRESPONSIVE_ONLY_KEYS: &[&str] = &["rate", "packet_size", "on", "off"];
-/// Workloads (key `workload`).
-pub const WORKLOADS: &[&str] = &["bulk", "cbr", "poisson", "onoff"];
-/// Default `packet_size` of an unresponsive source: a full 1500-byte IP packet. [GAP] a choice.
-pub const DEFAULT_PACKET_BYTES: u64 = 1500;
 const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path"];
 /// Default multipath scheduler: minRTT, the default of Linux MPTCP (multipath-tcp.org
 /// `mptcp_sched.c` "default", upstream `mptcp_subflow_get_send`).
@@ -1520,7 +1514,12 @@ impl<'a> Validator<'a> {
                     format!("expected a table [[flows]], got {}", describe(item)),
                 ));
             };
-            self.keys(t, &path, FLOW_KEYS)?;
+            let accepted: Vec<&str> = FLOW_KEYS
+                .iter()
+                .copied()
+                .chain(workload::workload_keys())
+                .collect();
+            self.keys(t, &path, &accepted)?;
             let flow = self.flow(t, &path, i, &link_names, duration_ns)?;
             let count = self.get(t, &path, "count", read_count)?.unwrap_or(1);
             if flows.len() as u64 + count > MAX_FLOWS {
@@ -1563,13 +1562,16 @@ impl<'a> Validator<'a> {
             .get(t, path, "name", read_name)?
             .unwrap_or_else(|| format!("flow{i}"));
         let workload = self.workload(t, path)?;
-        if workload != Workload::Bulk {
+        if !workload.is_tcp() {
             return self.unresponsive_flow(t, path, name, workload, links, duration_ns);
         }
-        if let Some(key) = UNRESPONSIVE_ONLY_KEYS.iter().find(|k| t.contains_key(**k)) {
+        let slow_start_after_idle = self
+            .get(t, path, "slow_start_after_idle", read_bool)?
+            .unwrap_or(true);
+        if workload == Workload::Bulk && t.contains_key("slow_start_after_idle") {
             return Err(self.err(
-                join(path, key),
-                format!("{key:?} belongs to an unresponsive source: give workload = \"cbr\", \"poisson\" or \"onoff\" (a TCP flow's rate is its congestion control's business)"),
+                join(path, "slow_start_after_idle"),
+                "applies to flows whose application writes over time (workload = \"video\" or \"requests\"); a bulk flow is never idle",
             ));
         }
         let cc = self
@@ -1650,6 +1652,7 @@ impl<'a> Validator<'a> {
             rcv_truesize,
             multipath,
             workload,
+            slow_start_after_idle,
         })
     }
 
@@ -1758,91 +1761,6 @@ impl<'a> Validator<'a> {
                 ),
             )),
         }
-    }
-
-    /// Key `workload` (default "bulk") with an unresponsive source's `rate`, `packet_size`,
-    /// `on` and `off`.
-    fn workload(&self, t: &Table, path: &str) -> Res<Workload> {
-        let name = self.get(t, path, "workload", read_string)?;
-        let process = match name.as_deref() {
-            None | Some("bulk") => return Ok(Workload::Bulk),
-            Some("cbr") => Process::Cbr,
-            Some("poisson") => Process::Poisson,
-            Some("onoff") => {
-                let on_ns = self.require(t, path, "on", read_time, r#"a time like "1s""#)?;
-                let off_ns = self.require(t, path, "off", read_time, r#"a time like "1s""#)?;
-                self.positive(on_ns, || join(path, "on"))?;
-                Process::OnOff { on_ns, off_ns }
-            }
-            Some(other) => {
-                return Err(self.err(
-                    join(path, "workload"),
-                    format!(
-                        "unknown workload {other:?}; accepted: {}",
-                        WORKLOADS.join(", ")
-                    ),
-                ))
-            }
-        };
-        if !matches!(process, Process::OnOff { .. }) {
-            for key in ["on", "off"] {
-                if t.contains_key(key) {
-                    return Err(self.err(
-                        join(path, key),
-                        "\"on\" and \"off\" belong to workload = \"onoff\"",
-                    ));
-                }
-            }
-        }
-        let rate_bps = self.require(t, path, "rate", read_rate, r#"a rate like "10Mbps""#)?;
-        self.positive(rate_bps, || join(path, "rate"))?;
-        let packet_bytes = self
-            .get(t, path, "packet_size", read_size)?
-            .unwrap_or(DEFAULT_PACKET_BYTES);
-        if !(29..=65_535).contains(&packet_bytes) {
-            return Err(self.err(
-                join(path, "packet_size"),
-                format!("{packet_bytes} B: an IP packet with a UDP header is 29 B to 65535 B"),
-            ));
-        }
-        Ok(Workload::Unresponsive {
-            process,
-            rate_bps,
-            packet_bytes: packet_bytes as u32,
-        })
-    }
-
-    /// An unresponsive flow: `path`, `start`, `size` and its workload keys only.
-    fn unresponsive_flow(
-        &self,
-        t: &Table,
-        path: &str,
-        name: String,
-        workload: Workload,
-        links: &[&str],
-        duration_ns: Nanos,
-    ) -> Res<FlowSpec> {
-        if let Some(key) = TCP_ONLY_KEYS.iter().find(|k| t.contains_key(**k)) {
-            return Err(self.err(
-                join(path, key),
-                format!("{key:?} belongs to a TCP flow; workload = {:?} is an unresponsive source (no congestion control, no ACKs)", workload.name()),
-            ));
-        }
-        let start_ns = self.flow_start(t, path, duration_ns)?;
-        Ok(FlowSpec {
-            name,
-            cc: workload.name().to_string(),
-            cc_params: Table::new(),
-            path: self.link_list(t, path, "path", links)?,
-            ack_path: Vec::new(),
-            start_ns,
-            size_bytes: self.get(t, path, "size", read_flow_size)?.flatten(),
-            rwnd_bytes: DEFAULT_RWND_BYTES,
-            rcv_autotune: false,
-            rcv_truesize: DEFAULT_RCV_TRUESIZE,
-            multipath: None,
-            workload,
-        })
     }
 
     /// A multipath flow's `paths`, `scheduler` and `coupling`; `None` without `paths`.

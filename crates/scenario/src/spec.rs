@@ -208,16 +208,24 @@ pub struct FlowSpec {
     pub rcv_truesize: u64,
     /// `Some` for a multipath flow (key `paths`): its subflows, scheduler and coupling.
     pub multipath: Option<MultipathSpec>,
-    /// What the flow's application does (key `workload`): a TCP bulk transfer (the default) or
-    /// an unresponsive packet source. An unresponsive flow has no `ack_path` (empty).
+    /// What the flow's application does (key `workload`): a TCP bulk transfer (the default),
+    /// an application writing over a TCP connection (video, requests) or an unresponsive packet
+    /// source. An unresponsive flow has no `ack_path` (empty).
     pub workload: Workload,
+    /// Key `slow_start_after_idle` (TCP flows whose application writes over time): Linux's
+    /// net.ipv4.tcp_slow_start_after_idle, default 1 (true).
+    pub slow_start_after_idle: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
     /// A TCP connection sending `size` bytes (or forever) as fast as its congestion control
     /// lets it.
     Bulk,
+    /// A video source writing frames into a TCP connection (single-path or multipath).
+    Video(VideoSpec),
+    /// A closed loop of request/response transfers over one persistent TCP connection.
+    Requests(RequestSpec),
     /// An unresponsive (UDP-like) source: packets of `packet_bytes` on the wire at an average
     /// of `rate_bps`, spaced by `process`; nothing is acknowledged or retransmitted.
     Unresponsive {
@@ -238,12 +246,71 @@ pub enum Process {
     OnOff { on_ns: Nanos, off_ns: Nanos },
 }
 
+/// A video source (seed 003's VBR video): frames at `fps`, an I-frame every `gop` frames and
+/// P-frames between, I-frames `i_to_p` times the size of P-frames, sizes averaging `bitrate`,
+/// optionally scattered by `frame_jitter`; each frame is due `deadline` after it is written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VideoSpec {
+    pub fps: f64,
+    pub bitrate_bps: u64,
+    pub gop: u32,
+    pub i_to_p: f64,
+    /// Each frame's size is multiplied by a uniform draw from [1 − j, 1 + j] (0: none).
+    pub frame_jitter: f64,
+    pub deadline_ns: Nanos,
+}
+
+/// Request/response transfers: request, wait for the whole response, think, repeat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestSpec {
+    pub sizes: ResponseSizes,
+    pub think: ThinkTime,
+    /// Key `requests`: stop after this many transfers (`None`: until the run ends).
+    pub max_requests: Option<u64>,
+}
+
+/// Where response sizes come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResponseSizes {
+    /// `sizes = [...]`, taken in turn (`size_order = "cycle"`) or uniformly at random.
+    List { bytes: Vec<u64>, random: bool },
+    /// `size_dist = "lognormal"`: median · e^(σ·Z), Z standard normal.
+    LogNormal {
+        median_bytes: f64,
+        sigma: f64,
+        max_bytes: Option<u64>,
+    },
+    /// `size_dist = "pareto"`: x_m · U^(−1/α), the Pareto distribution with scale x_m
+    /// (`size_min`) and shape α (`size_alpha`).
+    Pareto {
+        min_bytes: f64,
+        alpha: f64,
+        max_bytes: Option<u64>,
+    },
+}
+
+/// Think time between a response's arrival and the next request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ThinkTime {
+    Fixed(Nanos),
+    /// Exponentially distributed with this mean.
+    Exponential(Nanos),
+}
+
 impl Workload {
+    /// Whether the flow is a TCP connection (bulk, video or requests), with congestion control,
+    /// windows and possibly subflows; else an unresponsive source.
+    pub fn is_tcp(&self) -> bool {
+        !matches!(self, Workload::Unresponsive { .. })
+    }
+
     /// The name written for the flow's `cc` in results: the workload's name for unresponsive
     /// flows.
     pub fn name(&self) -> &'static str {
         match self {
             Workload::Bulk => "bulk",
+            Workload::Video(_) => "video",
+            Workload::Requests(_) => "requests",
             Workload::Unresponsive { process, .. } => match process {
                 Process::Cbr => "cbr",
                 Process::Poisson => "poisson",

@@ -213,6 +213,7 @@ fn the_demo_parses() {
             rcv_truesize: 2304,
             multipath: None,
             workload: Workload::Bulk,
+            slow_start_after_idle: true,
         }
     );
     assert_eq!(s.flows[1].start_ns, 5 * NS_PER_S);
@@ -1486,17 +1487,115 @@ fn unresponsive_workloads_parse_and_reject_tcp_keys() {
         (
             "workload = \"cbr\"\nrate = \"1Mbps\"\non = \"1s\"\npath = [\"down\"]",
             "flows[0].on",
-            "belong to workload = \"onoff\"",
+            "\"on\" belongs to workload = \"onoff\", not \"cbr\"",
         ),
         (
             "rate = \"1Mbps\"\nPATHS",
             "flows[0].rate",
-            "belongs to an unresponsive source",
+            "\"rate\" belongs to workload = \"cbr\", \"poisson\" or \"onoff\", not \"bulk\"",
         ),
         (
             "workload = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"10B\"\npath = [\"down\"]",
             "flows[0].packet_size",
             "29 B to 65535 B",
+        ),
+    ] {
+        assert_error(&with_flow(&flow.replace("PATHS", PATHS)), location, message);
+    }
+}
+
+#[test]
+fn video_and_request_workloads_parse_with_their_defaults_and_reject_other_keys() {
+    let s = parse_ok(&with_flow(&format!(
+        "workload = \"video\"\nbitrate = \"4Mbps\"\ngop = 10\n{PATHS}"
+    )));
+    assert_eq!(
+        s.flows[0].workload,
+        Workload::Video(rove_scenario::VideoSpec {
+            fps: 30.0,
+            bitrate_bps: 4_000_000,
+            gop: 10,
+            i_to_p: 5.0,
+            frame_jitter: 0.0,
+            deadline_ns: 150 * NS_PER_MS,
+        })
+    );
+    assert!(s.flows[0].slow_start_after_idle);
+    let s = parse_ok(&with_flow(&format!(
+        "workload = \"requests\"\nsizes = [\"10KB\", \"1MB\"]\nthink = \"1s\"\nthink_dist = \"exponential\"\nrequests = 4\nslow_start_after_idle = false\n{PATHS}"
+    )));
+    assert_eq!(
+        s.flows[0].workload,
+        Workload::Requests(rove_scenario::RequestSpec {
+            sizes: rove_scenario::ResponseSizes::List {
+                bytes: vec![10_000, 1_000_000],
+                random: false
+            },
+            think: rove_scenario::ThinkTime::Exponential(NS_PER_S),
+            max_requests: Some(4),
+        })
+    );
+    assert!(!s.flows[0].slow_start_after_idle);
+    for (flow, location, message) in [
+        (
+            "workload = \"video\"\nPATHS",
+            "flows[0].bitrate",
+            "missing required key \"bitrate\"",
+        ),
+        (
+            "fps = 30\nPATHS",
+            "flows[0].fps",
+            "\"fps\" belongs to workload = \"video\", not \"bulk\"",
+        ),
+        (
+            "workload = \"video\"\nbitrate = \"1Mbps\"\nthink = \"1s\"\nPATHS",
+            "flows[0].think",
+            "belongs to workload = \"requests\"",
+        ),
+        (
+            "workload = \"video\"\nbitrate = \"1Mbps\"\nframe_jitter = 1.5\nPATHS",
+            "flows[0].frame_jitter",
+            "accepted: 0 <= frame_jitter < 1",
+        ),
+        (
+            "workload = \"requests\"\nPATHS",
+            "flows[0].sizes",
+            "missing required key \"sizes\"",
+        ),
+        (
+            "workload = \"requests\"\nsize = \"1MB\"\nPATHS",
+            "flows[0].size",
+            "sizes are its responses",
+        ),
+        (
+            "workload = \"requests\"\nsize_dist = \"weibull\"\nPATHS",
+            "flows[0].size_dist",
+            "accepted: lognormal, pareto",
+        ),
+        (
+            "workload = \"requests\"\nsize_dist = \"lognormal\"\nsize_median = \"100KB\"\nsize_alpha = 1.2\nPATHS",
+            "flows[0].size_alpha",
+            "belongs to size_dist = \"pareto\"",
+        ),
+        (
+            "workload = \"requests\"\nsizes = [\"1KB\"]\nsize_dist = \"pareto\"\nsize_min = \"1KB\"\nsize_alpha = 1.2\nPATHS",
+            "flows[0].sizes",
+            "either a sizes list or a size_dist",
+        ),
+        (
+            "workload = \"requests\"\nsizes = [\"1KB\"]\nthink_dist = \"gamma\"\nPATHS",
+            "flows[0].think_dist",
+            "accepted: fixed, exponential",
+        ),
+        (
+            "slow_start_after_idle = true\nPATHS",
+            "flows[0].slow_start_after_idle",
+            "a bulk flow is never idle",
+        ),
+        (
+            "workload = \"video\"\nbitrate = \"1Mbps\"\nfsp = 30\nPATHS",
+            "flows[0].fsp",
+            "did you mean \"fps\"",
         ),
     ] {
         assert_error(&with_flow(&flow.replace("PATHS", PATHS)), location, message);

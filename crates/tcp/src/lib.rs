@@ -83,11 +83,13 @@ pub trait Wire {
 
 /// Where a sender's data comes from (the "data source" hook).
 ///
-/// A single-path flow sends its own byte stream ([`Segments`]: the application wrote everything
-/// up front). A multipath subflow sends what its connection's scheduler hands it, one segment at
-/// a time ([`FedSegments`]): the write queue ends where the last handed-over segment ends, the
-/// sender never "completes" on its own (the connection decides when the transfer is done), and
-/// a segment keeps its payload size for its retransmissions.
+/// A bulk single-path flow sends its own byte stream ([`Segments`]: the application wrote
+/// everything up front). A multipath subflow sends what its connection's scheduler hands it,
+/// and a single-path flow whose application writes over time (a video source, a
+/// request/response loop) what the application wrote, one segment at a time ([`FedSegments`]):
+/// the write queue ends where the last segment handed over ends, the sender never "completes"
+/// on its own (the connection or the application decides when the transfer is done), and a
+/// segment keeps its payload size for its retransmissions.
 #[derive(Debug, Clone)]
 pub enum DataSource {
     Stream(Segments),
@@ -125,17 +127,28 @@ impl FedSegments {
         self.base + self.payloads.len() as u64
     }
 
-    pub(crate) fn push(&mut self, payload: u32) {
+    pub fn push(&mut self, payload: u32) {
         self.payloads.push_back(payload);
     }
 
     /// Forgets segments below `una` (cumulatively acknowledged).
-    pub(crate) fn release_below(&mut self, una: u64) {
+    pub fn release_below(&mut self, una: u64) {
         while self.base < una && !self.payloads.is_empty() {
             self.payloads.pop_front();
             self.base += 1;
         }
     }
+}
+
+/// The payloads of the segments one application write of `bytes` becomes: full `MSS` segments
+/// and a shorter last one. [GAP] Linux appends a write to the tail skb of the write queue while
+/// that skb is unsent and has room (tcp_sendmsg_locked); rove starts every write on a fresh
+/// segment, which is what Linux does whenever the previous write has already left (the usual
+/// case for frames and responses written one inter-frame or think time apart).
+pub fn segment_payloads(bytes: u64) -> impl Iterator<Item = u32> {
+    let full = bytes / MSS as u64;
+    let rest = (bytes % MSS as u64) as u32;
+    std::iter::repeat_n(MSS, full as usize).chain((rest > 0).then_some(rest))
 }
 
 /// Payload sizes of a flow's segments: all `MSS` but the last of a finite flow.

@@ -27,14 +27,24 @@
 //!
 //! Simplifications, each a place where Linux does more: no TSO/GSO (every segment is sent on its
 //! own), no F-RTO, a tail loss probe whose original also arrived still counts as a repaired loss
-//! (Linux recognises the D-SACK of the probe), no idle cwnd restart, no ECN.
+//! (Linux recognises the D-SACK of the probe), no ECN. The restart of cwnd after idle
+//! (tcp_slow_start_after_idle_check) applies only to a sender whose application writes over
+//! time ([`TcpSender::set_app_writes`]); a bulk sender is never idle with data to send, and a
+//! bulk multipath subflow left unscheduled keeps its cwnd (Linux would restart it). The
+//! RFC 2861 decay of an application-limited cwnd (tcp_cwnd_application_limited) is not modelled.
+//!
+//! An application that writes over time (a video source, a request/response loop) hands its
+//! writes to the sender segment by segment ([`TcpSender::feed`]); what tcp_sendmsg does at a
+//! write is done there: the app-limited mark (tcp_rate_check_app_limited) and, with the
+//! net.ipv4.tcp_slow_start_after_idle sysctl (default 1), the restart of cwnd after an idle
+//! period longer than the RTO (tcp_cwnd_restart, tcp_output.c).
 
 use crate::cc::CongestionControl;
 use crate::minmax::MinMax;
 use crate::rtt::{RttEstimator, RTO_INIT_US};
 use crate::state::{
     AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord, CA_ACK_SLOWPATH,
-    CA_ACK_WIN_UPDATE, INFINITE_SSTHRESH,
+    CA_ACK_WIN_UPDATE, INFINITE_SSTHRESH, INIT_CWND,
 };
 use crate::{
     ts_ms, DataSource, FedSegments, Handoff, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES,
@@ -121,13 +131,21 @@ pub struct SenderStats {
     pub dsacks: u64,
     /// Time the last byte of a finite flow was acknowledged.
     pub completed_at: Option<Nanos>,
+    /// Congestion windows restarted after idle (tcp_cwnd_restart).
+    pub cwnd_restarts: u64,
 }
 
 pub struct TcpSender {
     pub tp: TcpState,
     pub cc: Box<dyn CongestionControl>,
-    /// The byte stream of a single-path flow, or the write queue a multipath connection feeds.
+    /// The byte stream of a single-path flow, or the write queue a multipath connection or an
+    /// application feeds.
     source: DataSource,
+    /// The application writes over time: a write does what tcp_sendmsg does (see the module
+    /// documentation); false for bulk flows and the subflows of a bulk multipath flow.
+    app_writes: bool,
+    /// net.ipv4.tcp_slow_start_after_idle (Linux default 1), for a sender with `app_writes`.
+    slow_start_after_idle: bool,
     /// End of the write queue: segments `[snd_nxt, total_segs)` may be sent as new data.
     total_segs: u64,
     /// Outstanding segments; index 0 is `tp.snd_una`.
@@ -203,6 +221,8 @@ impl TcpSender {
             tp: TcpState::default(),
             cc,
             source,
+            app_writes: false,
+            slow_start_after_idle: false,
             total_segs,
             board: VecDeque::with_capacity(256),
             rtt: RttEstimator::default(),
@@ -241,18 +261,71 @@ impl TcpSender {
         }
     }
 
+    /// A sender fed by an application that writes over time (`rove_world`'s video and
+    /// request/response workloads): each write marks the connection app-limited when nothing
+    /// else is queued (tcp_rate_check_app_limited), and with `slow_start_after_idle`
+    /// (net.ipv4.tcp_slow_start_after_idle, default 1) restarts cwnd after an idle period
+    /// longer than the RTO (tcp_slow_start_after_idle_check, include/net/tcp.h).
+    pub fn set_app_writes(&mut self, slow_start_after_idle: bool) {
+        self.app_writes = true;
+        self.slow_start_after_idle = slow_start_after_idle;
+    }
+
     /// Appends one segment of `payload` bytes to a fed sender's write queue (a multipath
-    /// scheduler's hand-over); it leaves at the next [`push`](Self::push) that cwnd, the peer's
-    /// window and pacing allow. Returns its subflow sequence number. Panics on a single-path
-    /// sender, whose data is its own stream.
-    pub fn feed(&mut self, payload: u32) -> u64 {
+    /// scheduler's hand-over, or an application's write), at `now`; it leaves at the next
+    /// [`push`](Self::push) that cwnd, the peer's window and pacing allow. Returns its sequence
+    /// number. Panics on a sender of its own byte stream.
+    pub fn feed(&mut self, payload: u32, now: Nanos) -> u64 {
+        if self.app_writes && self.unsent_segs() == 0 {
+            // tcp_sendmsg_locked: tcp_rate_check_app_limited with less than a segment unsent,
+            // then tcp_skb_entail's tcp_slow_start_after_idle_check for the new segment.
+            self.tp.now = now;
+            self.check_app_limited();
+            if self.slow_start_after_idle && self.established {
+                self.slow_start_after_idle_check();
+            }
+        }
         let DataSource::Fed(f) = &mut self.source else {
-            panic!("feed() on a single-path sender")
+            panic!("feed() on a sender of its own byte stream")
         };
         let seq = f.end();
         f.push(payload);
         self.total_segs = f.end();
         seq
+    }
+
+    /// tcp_slow_start_after_idle_check (include/net/tcp.h): nothing in flight, the algorithm
+    /// does not control cwnd itself (BBR's cong_control does), and the last transmission is
+    /// more than one RTO ago.
+    fn slow_start_after_idle_check(&mut self) {
+        if self.tp.packets_out > 0 || self.cc.has_cong_control() {
+            return;
+        }
+        let idle_ns = self.tp.now.saturating_sub(self.tp.lsndtime);
+        if idle_ns > self.rto_ns() {
+            self.cwnd_restart(idle_ns);
+        }
+    }
+
+    /// tcp_cwnd_restart (tcp_output.c; RFC 2861, RFC 5681 §4.1): ssthresh keeps the current
+    /// window's 3/4, and cwnd halves once per RTO of idleness beyond the first, down to the
+    /// restart window min(TCP_INIT_CWND, cwnd).
+    fn cwnd_restart(&mut self, idle_ns: Nanos) {
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CwndRestart);
+        self.tp.snd_ssthresh = self.tp.current_ssthresh();
+        let restart_cwnd = INIT_CWND.min(self.tp.snd_cwnd);
+        let mut cwnd = self.tp.snd_cwnd;
+        let rto = self.rto_ns() as i128;
+        let mut delta = idle_ns as i128;
+        loop {
+            delta -= rto;
+            if delta <= 0 || cwnd <= restart_cwnd {
+                break;
+            }
+            cwnd >>= 1;
+        }
+        self.tp.snd_cwnd = cwnd.max(restart_cwnd);
+        self.stats.cwnd_restarts += 1;
     }
 
     /// Segments handed over (or written) but not yet sent once.
@@ -329,6 +402,10 @@ impl TcpSender {
         }
         self.backoff = 0;
         self.rto_deadline = None;
+        if self.app_writes {
+            // tcp_init_transfer: the idle clock starts at the establishment.
+            self.tp.lsndtime = now;
+        }
         self.cc.init(&mut self.tp);
         if !self.cc.has_cong_control() {
             self.update_pacing_rate();

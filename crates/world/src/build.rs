@@ -5,9 +5,10 @@
 
 use crate::datagram::{DatagramSink, DatagramSource};
 use crate::transport::Transport;
+use crate::workload::{App, FlowApp};
 use crate::world::{Flow, RouteTable, World};
 use crate::{control, element};
-use rove_mp::{coupling, sched, Connection, ConnectionConfig};
+use rove_mp::{coupling, sched, Connection, ConnectionConfig, ConnectionData};
 use rove_scenario::{FlowSpec, MultipathSpec, ParseOptions, Scenario, ScenarioError};
 use rove_sim::link::{model as link_model, AnyLink};
 use rove_tcp::cc;
@@ -54,10 +55,12 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
             location,
             message,
         };
+        let app = App::build(&scenario, spec).map(FlowApp::new);
         if let Some(mp) = &spec.multipath {
             flows.push(
-                build_connection(&scenario, spec, mp, &mut routes)
-                    .map_err(|(key, message)| err(format!("flows[{i}].{key}"), message))?,
+                build_connection(&scenario, spec, mp, app.is_some(), &mut routes)
+                    .map_err(|(key, message)| err(format!("flows[{i}].{key}"), message))?
+                    .with_app(app),
             );
             continue;
         }
@@ -80,7 +83,7 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
                     sink: DatagramSink::default(),
                 }
             }
-            rove_scenario::Workload::Bulk => {
+            _ => {
                 let seed =
                     rove_scenario::stream_seed(scenario.seed, &format!("flow:{}:cc", spec.name));
                 let algo = match cc::build(&spec.cc, &cc::CcConfig::new(&spec.cc_params, seed)) {
@@ -99,25 +102,40 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
                     }
                     Some(Ok(a)) => a,
                 };
-                let segments = Segments {
-                    size_bytes: spec.size_bytes,
-                };
-                Transport::Tcp {
-                    sender: TcpSender::new(algo, segments),
-                    receiver: receiver(spec, segments),
+                if app.is_some() {
+                    // The application feeds the sender; the receiver numbers bytes as if every
+                    // segment were full (its window is in segments anyway), and the application
+                    // counts the exact bytes delivered.
+                    let mut sender = TcpSender::new_fed(algo);
+                    sender.set_app_writes(spec.slow_start_after_idle);
+                    Transport::Tcp {
+                        sender,
+                        receiver: receiver(spec, Segments { size_bytes: None }),
+                    }
+                } else {
+                    let segments = Segments {
+                        size_bytes: spec.size_bytes,
+                    };
+                    Transport::Tcp {
+                        sender: TcpSender::new(algo, segments),
+                        receiver: receiver(spec, segments),
+                    }
                 }
             }
         };
         // An unresponsive flow's ACK path is empty: it sends nothing back.
         let subflow = routes.subflow(&spec.path, &spec.ack_path);
-        flows.push(Flow::new(
-            spec.name.clone(),
-            spec.cc.clone(),
-            None,
-            spec.start_ns,
-            transport,
-            vec![subflow],
-        ));
+        flows.push(
+            Flow::new(
+                spec.name.clone(),
+                spec.cc.clone(),
+                None,
+                spec.start_ns,
+                transport,
+                vec![subflow],
+            )
+            .with_app(app),
+        );
     }
     let mut elements: Vec<Vec<_>> = (0..links.len()).map(|_| Vec::new()).collect();
     for placed in element::build_all(&scenario)? {
@@ -167,11 +185,13 @@ fn receiver(spec: &rove_scenario::FlowSpec, segments: rove_tcp::Segments) -> Tcp
     }
 }
 
-/// A multipath flow's connection; errors as (key relative to the flow, message).
+/// A multipath flow's connection (fed by an application when `app_writes`); errors as (key
+/// relative to the flow, message).
 fn build_connection(
     scenario: &Scenario,
     spec: &FlowSpec,
     mp: &MultipathSpec,
+    app_writes: bool,
     routes: &mut RouteTable,
 ) -> Result<Flow, (String, String)> {
     let built = coupling::build_subflow_ccs(
@@ -207,7 +227,15 @@ fn build_connection(
         ccs: built.ccs,
         coupling: built.coupling,
         scheduler,
-        size_bytes: spec.size_bytes,
+        data: if app_writes {
+            ConnectionData::AppWrites {
+                slow_start_after_idle: spec.slow_start_after_idle,
+            }
+        } else {
+            ConnectionData::Bulk {
+                size_bytes: spec.size_bytes,
+            }
+        },
         rwnd_bytes: spec.rwnd_bytes,
         start_ns: spec.start_ns,
     });

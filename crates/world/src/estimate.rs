@@ -78,7 +78,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     // Each data path (a flow's, or each subflow's) and what it offers.
     let mut paths: Vec<(&[usize], &[usize], Option<(f64, f64)>)> = Vec::new();
     for f in &s.flows {
-        match (&f.multipath, f.workload) {
+        match (&f.multipath, &f.workload) {
             (
                 _,
                 Workload::Unresponsive {
@@ -89,7 +89,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
             ) => paths.push((
                 &f.path,
                 &[],
-                Some((rate_bps as f64, f64::from(packet_bytes))),
+                Some((*rate_bps as f64, f64::from(*packet_bytes))),
             )),
             (Some(mp), _) => {
                 for sub in &mp.paths {

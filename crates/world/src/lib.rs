@@ -13,6 +13,7 @@ pub mod record;
 pub mod summary;
 pub mod transport;
 pub mod window;
+pub mod workload;
 pub mod world;
 
 pub use build::{build, load, parse};

@@ -80,7 +80,7 @@ impl World {
 
     /// In-order bytes flow `flow`'s application received.
     pub fn bytes_delivered(&self, flow: usize) -> u64 {
-        self.flows[flow].transport.bytes_delivered()
+        self.flows[flow].bytes_delivered()
     }
 
     /// Reordering-buffer occupancy of a multipath flow (0 for a single-path one).

@@ -122,7 +122,7 @@ impl Recorder {
             match &f.transport {
                 Transport::Tcp { sender, receiver } => {
                     let done = sender.is_complete().then_some("done");
-                    let bytes = (receiver.bytes_delivered, receiver.bytes_received);
+                    let bytes = (f.bytes_delivered(), receiver.bytes_received);
                     self.sender_row(t, k, -1, sender, bytes, done);
                 }
                 Transport::Datagram { source, sink } => {
@@ -311,7 +311,7 @@ impl Recorder {
                 .map(|sf| sf.sender.tp.delivery_rate_bps())
                 .sum(),
         );
-        s.bytes_acked.push(c.data.bytes_before(c.data.una));
+        s.bytes_acked.push(c.data.bytes_acked());
         s.bytes_delivered.push(c.reorder.bytes_delivered);
         s.bytes_received
             .push(c.subflows.iter().map(|sf| sf.receiver.bytes_received).sum());

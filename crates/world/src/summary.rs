@@ -4,7 +4,8 @@
 use crate::datagram::DatagramSource;
 use crate::record::ns_to_ms;
 use crate::transport::Transport;
-use crate::window::Marks;
+use crate::window::{FlowMark, Marks};
+use crate::workload::App;
 use crate::world::{Flow, World};
 use rove_mp::Connection;
 use rove_scenario::spec::Workload;
@@ -60,6 +61,46 @@ pub struct FlowSummary {
     /// Unresponsive flows only.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub datagram: Option<DatagramSummary>,
+    /// `workload = "video"` only.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub video: Option<VideoSummary>,
+    /// `workload = "requests"` only.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestsSummary>,
+}
+
+/// What a video flow's summary adds: its frames, their delays and deadline misses. A frame
+/// counts in the window when it is delivered or its deadline passes in it.
+#[derive(Debug, Clone, Serialize)]
+pub struct VideoSummary {
+    pub workload: &'static str,
+    /// Frames written and frames delivered in full (in order) to the receiving application.
+    pub frames_sent: u64,
+    pub frames_delivered: u64,
+    pub deadline_ms: f64,
+    /// Frames delivered after their deadline or still undelivered when it passed, and their
+    /// share of the frames that were delivered or due; null when none was.
+    pub deadline_misses: u64,
+    pub deadline_miss_ratio: Option<f64>,
+    /// Frame delay: from the frame's write to the in-order delivery of its last byte.
+    pub frame_delay_mean_ms: Option<f64>,
+    pub frame_delay_p50_ms: Option<f64>,
+    pub frame_delay_p95_ms: Option<f64>,
+    pub frame_delay_max_ms: Option<f64>,
+}
+
+/// What a request/response flow's summary adds: its transfers' completion times (from the
+/// request to the in-order delivery of the response's last byte).
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestsSummary {
+    pub workload: &'static str,
+    /// Responses written, and responses delivered in full.
+    pub transfers_started: u64,
+    pub transfers_completed: u64,
+    pub fct_mean_s: Option<f64>,
+    pub fct_p50_s: Option<f64>,
+    pub fct_p95_s: Option<f64>,
+    pub fct_max_s: Option<f64>,
 }
 
 /// What an unresponsive flow's summary adds: what was sent, lost and how late it arrived.
@@ -210,12 +251,20 @@ pub fn summarize(world: &World) -> Summary {
                 Transport::Multipath(c) => multipath_flow_summary(world, f, i, c, &span),
                 Transport::Datagram { source, .. } => datagram_flow_summary(f, i, source, &span),
             };
+            if let Some(a) = &f.app {
+                app_summary(
+                    &mut summary,
+                    &a.app,
+                    &span.start.flows[i],
+                    &span.end.flows[i],
+                );
+            }
             // Over the whole run, not the measurement window: "finished" is about the transfer.
             if let (Some(size), Workload::Bulk) = (
                 world.scenario.flows[i].size_bytes,
-                world.scenario.flows[i].workload,
+                &world.scenario.flows[i].workload,
             ) {
-                let left = size.saturating_sub(f.transport.bytes_delivered());
+                let left = size.saturating_sub(f.bytes_delivered());
                 summary.completed = Some(left == 0);
                 summary.bytes_left = Some(left);
             }
@@ -224,7 +273,7 @@ pub fn summarize(world: &World) -> Summary {
         .collect();
     let mut warnings = world.warnings.clone();
     for (f, wf) in flows.iter().zip(&world.flows) {
-        if wf.transport.bytes_delivered() == 0 && wf.start_ns < duration {
+        if wf.bytes_delivered() == 0 && wf.start_ns < duration {
             warnings.push(format!(
                 "flow {} delivered no data in the whole run (is its path too slow, too lossy or \
                  its window too small to carry a packet in {} s?)",
@@ -300,6 +349,57 @@ fn secs(ns: Nanos) -> f64 {
     ns as f64 / NS_PER_S as f64
 }
 
+/// The largest sample of a window's histogram `h` (taken `since` the mark `earlier`): exact
+/// when the window opens with the run, else its highest quantile (within the histogram's error).
+fn window_max(h: &Histogram, earlier: &Histogram) -> Option<Nanos> {
+    if earlier.is_empty() {
+        h.max()
+    } else {
+        h.quantile(1.0)
+    }
+}
+
+/// Adds an application's results (over the window from mark `s` to mark `e`).
+fn app_summary(summary: &mut FlowSummary, app: &App, s: &FlowMark, e: &FlowMark) {
+    let (a, b) = (&s.app, &e.app);
+    let delays = b.delay.since(&a.delay);
+    let delay_max = window_max(&delays, &a.delay);
+    let written = b.writes - a.writes;
+    let delivered = b.delivered - a.delivered;
+    match app {
+        App::Video(v) => {
+            // Misses so far (late deliveries and frames overdue now) only ever grow: a frame
+            // turns from overdue to late when it finally arrives.
+            let misses = (b.late + e.overdue) - (a.late + s.overdue);
+            let on_time = delivered - (b.late - a.late);
+            summary.video = Some(VideoSummary {
+                workload: app.name(),
+                frames_sent: written,
+                frames_delivered: delivered,
+                deadline_ms: ns_to_ms(v.deadline_ns()),
+                deadline_misses: misses,
+                deadline_miss_ratio: (on_time + misses > 0)
+                    .then(|| misses as f64 / (on_time + misses) as f64),
+                frame_delay_mean_ms: delays.mean().map(|m| m / 1e6),
+                frame_delay_p50_ms: delays.quantile(0.50).map(ns_to_ms),
+                frame_delay_p95_ms: delays.quantile(0.95).map(ns_to_ms),
+                frame_delay_max_ms: delay_max.map(ns_to_ms),
+            });
+        }
+        App::Requests(_) => {
+            summary.requests = Some(RequestsSummary {
+                workload: app.name(),
+                transfers_started: written,
+                transfers_completed: delivered,
+                fct_mean_s: delays.mean().map(|m| m / 1e9),
+                fct_p50_s: delays.quantile(0.50).map(secs),
+                fct_p95_s: delays.quantile(0.95).map(secs),
+                fct_max_s: delay_max.map(secs),
+            });
+        }
+    }
+}
+
 fn tcp_flow_summary(f: &Flow, i: usize, sender: &TcpSender, span: &Span) -> FlowSummary {
     let (s, e) = (&span.start.flows[i], &span.end.flows[i]);
     let (s0, e0) = (s.subflow(0), e.subflow(0));
@@ -325,6 +425,8 @@ fn tcp_flow_summary(f: &Flow, i: usize, sender: &TcpSender, span: &Span) -> Flow
         bytes_delivered: delivered,
         multipath: None,
         datagram: None,
+        video: None,
+        requests: None,
     }
 }
 
@@ -349,6 +451,8 @@ fn datagram_flow_summary(f: &Flow, i: usize, source: &DatagramSource, span: &Spa
         bytes_left: None,
         bytes_delivered: delivered,
         multipath: None,
+        video: None,
+        requests: None,
         datagram: Some(DatagramSummary {
             workload: source.kind(),
             sent_pkts: sent,
@@ -420,9 +524,11 @@ fn multipath_flow_summary(
         .collect();
     let delays = e.app_delay.since(&s.app_delay);
     let total_bytes = c.data.bytes_before(c.data.total);
-    let download = match (c.data.total, c.reorder.last_delivery_at) {
-        (u64::MAX, _) => None,
-        (_, Some(t)) if c.reorder.bytes_delivered >= total_bytes => Some(secs(t - m.start_ns)),
+    let download = match (c.data.total, c.reorder.last_delivery_at, total_bytes) {
+        (u64::MAX, _, _) | (_, _, None) => None,
+        (_, Some(t), Some(total)) if c.reorder.bytes_delivered >= total => {
+            Some(secs(t - m.start_ns))
+        }
         _ => None,
     };
     let delivered = e.delivered - s.delivered;
@@ -440,6 +546,8 @@ fn multipath_flow_summary(
         bytes_left: None,
         bytes_delivered: delivered,
         datagram: None,
+        video: None,
+        requests: None,
         multipath: Some(MultipathSummary {
             scheduler: c.scheduler_name().to_string(),
             coupling: m.coupling.clone().unwrap_or_default(),

@@ -12,7 +12,7 @@ use rove_sim::packet::{Direction, Packet};
 use rove_sim::Nanos;
 use rove_tcp::receiver::TcpReceiver;
 use rove_tcp::sender::TcpSender;
-use rove_tcp::{Timer, Wire};
+use rove_tcp::{segment_payloads, Timer, Wire};
 
 pub enum Transport {
     /// One TCP connection: the sender at the flow's source, the receiver at its destination.
@@ -97,6 +97,43 @@ impl Transport {
             Transport::Tcp { receiver, .. } => receiver.bytes_delivered,
             Transport::Multipath(c) => c.reorder.bytes_delivered,
             Transport::Datagram { sink, .. } => sink.payload_bytes,
+        }
+    }
+
+    /// The connection is established (its first subflow's, for a multipath flow): an
+    /// application may start writing. Always true for an unresponsive source.
+    pub fn is_established(&self) -> bool {
+        match self {
+            Transport::Tcp { sender, .. } => sender.is_established(),
+            Transport::Multipath(c) => c.is_established(),
+            Transport::Datagram { .. } => true,
+        }
+    }
+
+    /// The receiving application's in-order point in segments: rcv_nxt, or the data-level
+    /// rcv_nxt of a multipath connection (0 for an unresponsive source).
+    pub fn in_order_segs(&self) -> u64 {
+        match self {
+            Transport::Tcp { receiver, .. } => receiver.rcv_nxt(),
+            Transport::Multipath(c) => c.reorder.rcv_nxt,
+            Transport::Datagram { .. } => 0,
+        }
+    }
+
+    /// The application writes `bytes` into the connection's send buffer (a flow whose sender
+    /// is fed by its application, `workload = "video" | "requests"`); what cwnd, the window
+    /// and pacing allow leaves now. Panics on an unresponsive source.
+    pub fn write<N: SubflowNet>(&mut self, bytes: u64, net: &mut N) {
+        match self {
+            Transport::Tcp { sender, .. } => {
+                let now = net.now();
+                for payload in segment_payloads(bytes) {
+                    sender.feed(payload, now);
+                }
+                sender.push(&mut SubflowWire::data(net, 0));
+            }
+            Transport::Multipath(c) => c.write(bytes, net),
+            Transport::Datagram { .. } => panic!("an unresponsive source has no send buffer"),
         }
     }
 

@@ -4,6 +4,7 @@
 //! and distributions are differences: nothing is recomputed and nothing is kept per packet.
 
 use crate::transport::Transport;
+use crate::workload::AppStats;
 use crate::world::World;
 use rove_sim::histogram::Histogram;
 use rove_sim::Nanos;
@@ -34,6 +35,10 @@ pub struct FlowMark {
     pub received_pkts: u64,
     pub owd: Histogram,
     pub drops: u64,
+    /// Applications writing over time: their counters, and (video) the frames past their
+    /// deadline and not delivered at this instant.
+    pub app: AppStats,
+    pub overdue: u64,
 }
 
 impl FlowMark {
@@ -90,10 +95,14 @@ impl Marks {
             .map(|(i, f)| {
                 let t = &f.transport;
                 let mut m = FlowMark {
-                    delivered: t.bytes_delivered(),
+                    delivered: f.bytes_delivered(),
                     drops: world.flow_drops(i),
                     ..Default::default()
                 };
+                if let Some(a) = &f.app {
+                    m.app = a.app.stats().clone();
+                    m.overdue = a.app.overdue(world.now());
+                }
                 match t {
                     Transport::Tcp { .. } => m.subflows.push(sender_mark(t, 0)),
                     Transport::Multipath(c) => {

@@ -1,7 +1,9 @@
 //! The simulated world and its event loop.
 //!
 //! Five kinds of event drive everything: a flow starts, a link's serializer is due, a packet
-//! reaches the far end of a link, an endpoint's timer fires, and the recorder samples. Every flow
+//! reaches the far end of a link, an endpoint's timer fires, and the recorder samples (plus
+//! scheduled actions, controllers, measurement marks, and the wake-ups of applications that
+//! write over time, `crate::workload`). Every flow
 //! is a [`Transport`] over one or more subflows (a single-path flow has one), so one set of
 //! events and one routing driver serve them all. A packet carries the id of its route (an entry
 //! of the world's route table, fixed when the packet is sent) and its hop along it; changing a
@@ -15,6 +17,7 @@ use crate::control::{Cadence, Controller};
 use crate::element::{Fate, PathElement};
 use crate::record::Recorder;
 use crate::transport::Transport;
+use crate::workload::FlowApp;
 use rove_mp::SubflowNet;
 use rove_scenario::Scenario;
 use rove_sim::event::EventQueue;
@@ -46,6 +49,8 @@ pub enum Event {
     Control(u32),
     /// The measurement window opens (0) or closes (1).
     Measure(u8),
+    /// Flow `0`'s application asked to be woken (a frame or a response is due).
+    App(u32),
 }
 
 /// One hop of a route: a link and the port of it the packet goes to.
@@ -125,6 +130,8 @@ pub struct Flow {
     pub coupling: Option<String>,
     pub start_ns: Nanos,
     pub transport: Transport,
+    /// The application writing over time (`workload = "video" | "requests"`), if any.
+    pub app: Option<FlowApp>,
     /// Per subflow.
     pub routes: Vec<SubflowRoutes>,
     /// Per subflow and timer: the deadline of the pending timer event.
@@ -148,13 +155,29 @@ impl Flow {
             coupling,
             start_ns,
             transport,
+            app: None,
             routes,
             pending,
         }
     }
 
+    /// The same flow, its sender fed by `app`.
+    pub fn with_app(mut self, app: Option<FlowApp>) -> Self {
+        self.app = app;
+        self
+    }
+
     pub fn is_multipath(&self) -> bool {
         matches!(self.transport, Transport::Multipath(_))
+    }
+
+    /// In-order payload bytes the receiving application got: an application's exact count
+    /// (its writes' sizes), else the transport's.
+    pub fn bytes_delivered(&self) -> u64 {
+        match &self.app {
+            Some(a) => a.bytes_delivered(),
+            None => self.transport.bytes_delivered(),
+        }
     }
 }
 
@@ -535,6 +558,17 @@ impl World {
             Event::Measure(edge) => {
                 self.measure_marks[edge as usize] = Some(crate::window::Marks::take(self));
             }
+            Event::App(flow) => {
+                let next = self.with_flow_parts(flow, |transport, app, net| {
+                    let app = app
+                        .as_mut()
+                        .expect("a wake-up of a flow with an application");
+                    app.on_wake(now, &mut |bytes| transport.write(bytes, net))
+                });
+                if let Some(at) = next {
+                    self.queue.push(at.max(now), Event::App(flow));
+                }
+            }
             Event::Action(i) => {
                 let action = self.scenario.actions[i as usize].clone();
                 if let Err(e) = self.apply(&action) {
@@ -576,8 +610,19 @@ impl World {
     /// Runs `f` on flow `flow`'s transport with its view of the world.
     #[inline]
     fn with_flow(&mut self, flow: u32, f: impl FnOnce(&mut Transport, &mut Net)) {
+        self.with_flow_parts(flow, |t, _, net| f(t, net))
+    }
+
+    /// Runs `f` on flow `flow`'s transport and application with its view of the world.
+    #[inline]
+    fn with_flow_parts<R>(
+        &mut self,
+        flow: u32,
+        f: impl FnOnce(&mut Transport, &mut Option<FlowApp>, &mut Net) -> R,
+    ) -> R {
         let Flow {
             transport,
+            app,
             routes,
             pending,
             ..
@@ -595,7 +640,7 @@ impl World {
             out: &mut self.out,
             flow_drops: &mut self.flow_drops,
         };
-        f(transport, &mut net);
+        f(transport, app, &mut net)
     }
 
     /// A packet reached the far end of the link it was on: the next link of its route, or its
@@ -626,8 +671,23 @@ impl World {
         self.arena.release(id);
         let sub = p.subflow.map_or(0, usize::from);
         self.with_flow(p.flow, |t, net| t.on_packet(sub, &p, net));
+        if self.flows[p.flow as usize].app.is_some() {
+            self.app_progress(p.flow);
+        }
         if p.direction == Direction::Ack && !self.ack_watch[p.flow as usize].is_empty() {
             self.count_ack(p.flow as usize);
+        }
+    }
+
+    /// A packet of flow `flow` (which has an application) arrived: tell the application, and
+    /// wake it when it asks.
+    fn app_progress(&mut self, flow: u32) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        let (established, in_order) = (f.transport.is_established(), f.transport.in_order_segs());
+        let app = f.app.as_mut().expect("checked by the caller");
+        if let Some(at) = app.on_progress(now, established, in_order) {
+            self.queue.push(at.max(now), Event::App(flow));
         }
     }
 
@@ -637,10 +697,15 @@ impl World {
         let link = self.routes.get(p.route)[p.hop as usize].link as usize;
         let spec = &self.scenario.flows[p.flow as usize];
         let info = crate::pcap::FlowInfo {
+            // An application's writes end in short segments the capture does not know of: it
+            // numbers bytes as if every segment were full.
             segments: rove_tcp::Segments {
-                size_bytes: spec.size_bytes,
+                size_bytes: match spec.workload {
+                    rove_scenario::spec::Workload::Bulk => spec.size_bytes,
+                    _ => None,
+                },
             },
-            udp: !matches!(spec.workload, rove_scenario::spec::Workload::Bulk),
+            udp: !spec.workload.is_tcp(),
         };
         for c in self
             .captures

@@ -285,7 +285,7 @@ impl Validator<'_> {
             )?),
         };
         if let ActionTarget::Flow { flow, subflow } = target {
-            if flows[flow].workload != crate::spec::Workload::Bulk {
+            if !flows[flow].workload.is_tcp() {
                 return Err(self.err(
                     join(path, key),
                     format!(
