@@ -113,8 +113,9 @@ impl Slab {
 struct Route {
     flow: u32,
     subflow: u32,
-    path: Vec<u32>,
-    ack_path: Vec<u32>,
+    /// (link, port) of each hop.
+    path: Vec<(u32, u16)>,
+    ack_path: Vec<(u32, u16)>,
 }
 
 /// Lateness histogram in µs (last bucket: everything later).
@@ -177,8 +178,8 @@ impl Emulator {
             .map(|r| Route {
                 flow: r.flow as u32,
                 subflow: r.subflow as u32,
-                path: r.path.iter().map(|&i| i as u32).collect(),
-                ack_path: r.ack_path.iter().map(|&i| i as u32).collect(),
+                path: r.path.iter().map(|h| (h.link as u32, h.port)).collect(),
+                ack_path: r.ack_path.iter().map(|h| (h.link as u32, h.port)).collect(),
             })
             .collect();
         let rec = Recorder::create(&opts.out_dir, scenario.duration_ns)?;
@@ -387,22 +388,22 @@ impl Emulator {
                 Side::Ack => c.ack_pkts_in += 1,
             }
             let route = &self.routes[flow];
-            let link = match side {
+            let (link, port) = match side {
                 Side::Data => route.path[0],
                 Side::Ack => route.ack_path[0],
             };
-            self.offer(link, id, now)?;
+            self.offer(link, port, id, now)?;
         }
         Ok(got)
     }
 
     #[inline]
-    fn offer(&mut self, link: u32, id: u32, now: Nanos) -> io::Result<()> {
+    fn offer(&mut self, link: u32, port: u16, id: u32, now: Nanos) -> io::Result<()> {
         let slot = &self.slab.slots[id as usize];
         let packet = Offer {
             id,
             bytes: slot.len,
-            port: 0,
+            port,
             flow: slot.flow,
         };
         if let Some(t) = self.links[link as usize].offer(now, packet, &mut self.out) {
@@ -442,8 +443,8 @@ impl Emulator {
         let next = slot.hop as usize + 1;
         if next < hops.len() {
             slot.hop = next as u16;
-            let link = hops[next];
-            return self.offer(link, id, t);
+            let (link, port) = hops[next];
+            return self.offer(link, port, id, t);
         }
         let pkt = &slot.buf[..slot.len as usize];
         let (tun, c) = match slot.side {

@@ -597,8 +597,8 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
             serde_json::json!({
                 "name": f.name, "cc": f.cc, "start_s": secs(f.start_ns), "launched_s": launched_s[i],
                 "size_bytes": f.size_bytes, "sender": sender_addr(i).to_string(), "receiver": receiver_addr(i).to_string(),
-                "path": f.path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
-                "ack_path": f.ack_path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
+                "path": f.path.iter().map(|h| h.name(&sc.links)).collect::<Vec<_>>(),
+                "ack_path": f.ack_path.iter().map(|h| h.name(&sc.links)).collect::<Vec<_>>(),
                 "samples": format!("flow-{i}.jsonl"), "client_exit": status_of[i],
                 "multipath": multipath[i],
                 "scheduler": f.multipath.as_ref().map(|m| m.scheduler.clone()),
@@ -606,8 +606,8 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
                 // Every path of the flow: its sender address (a subflow's local address).
                 "subflows": routes.iter().enumerate().filter(|(_, r)| r.flow == i).map(|(k, r)| serde_json::json!({
                     "subflow": r.subflow, "sender": sender_addr(k).to_string(),
-                    "path": r.path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
-                    "ack_path": r.ack_path.iter().map(|&l| sc.links[l].name.clone()).collect::<Vec<_>>(),
+                    "path": r.path.iter().map(|h| h.name(&sc.links)).collect::<Vec<_>>(),
+                    "ack_path": r.ack_path.iter().map(|h| h.name(&sc.links)).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
             })
         })
@@ -705,7 +705,13 @@ mod tests {
         // Every flow's first path first (route i = flow i), then the further paths.
         let got: Vec<(usize, usize, Vec<usize>)> = r
             .iter()
-            .map(|x| (x.flow, x.subflow, x.path.clone()))
+            .map(|x| {
+                (
+                    x.flow,
+                    x.subflow,
+                    rove_scenario::Hop::links(&x.path).collect(),
+                )
+            })
             .collect();
         assert_eq!(got, vec![(0, 0, vec![2]), (1, 0, vec![0]), (1, 1, vec![1])]);
         assert_eq!(sender_addr(2).to_string(), "10.71.0.3");

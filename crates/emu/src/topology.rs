@@ -22,6 +22,7 @@
 
 use crate::netns::{ip, ip_batch, Netns};
 use crate::sys::netns_sysctl;
+use rove_scenario::Hop;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -54,13 +55,12 @@ pub struct RouteSpec {
     pub flow: usize,
     /// 0 for a single-path flow and a multipath flow's first path; 1, 2, ... for its others.
     pub subflow: usize,
-    /// Indices into `Scenario::links`.
-    pub path: Vec<usize>,
-    pub ack_path: Vec<usize>,
+    pub path: Vec<Hop>,
+    pub ack_path: Vec<Hop>,
 }
 
 /// `(path, ack_path)` of each path of a flow, in order (a multipath flow's `paths`).
-pub fn flow_paths(f: &rove_scenario::FlowSpec) -> Vec<(Vec<usize>, Vec<usize>)> {
+pub fn flow_paths(f: &rove_scenario::FlowSpec) -> Vec<(Vec<Hop>, Vec<Hop>)> {
     match &f.multipath {
         Some(mp) => mp
             .paths

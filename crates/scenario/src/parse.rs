@@ -21,9 +21,9 @@ use toml::{Table, Value};
 use crate::error::ScenarioError;
 use crate::seed::stream_seed;
 use crate::spec::{
-    FlowSpec, JitterDistribution, JitterSpec, LinkSpec, LossSpec, MultipathSpec, Nanos, Outage,
-    Process, QueueLimit, QueueSpec, RateChange, Scenario, Serializer, SubflowPath, Workload,
-    NS_PER_MS,
+    FlowSpec, Hop, JitterDistribution, JitterSpec, LinkSpec, LossSpec, MultipathSpec, Nanos,
+    Outage, Process, QueueLimit, QueueSpec, RateChange, Scenario, Serializer, SubflowPath,
+    Workload, NS_PER_MS,
 };
 use crate::trace;
 use crate::units::{self, format_time, Quantity};
@@ -1503,7 +1503,6 @@ impl<'a> Validator<'a> {
         if items.is_empty() {
             return Err(self.err("flows", "at least one flow is required"));
         }
-        let link_names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
         let mut owner_of_name: HashMap<String, usize> = HashMap::new();
         let mut flows = Vec::new();
         for (i, item) in items.iter().enumerate() {
@@ -1520,7 +1519,7 @@ impl<'a> Validator<'a> {
                 .chain(workload::workload_keys())
                 .collect();
             self.keys(t, &path, &accepted)?;
-            let flow = self.flow(t, &path, i, &link_names, duration_ns)?;
+            let flow = self.flow(t, &path, i, links, duration_ns)?;
             let count = self.get(t, &path, "count", read_count)?.unwrap_or(1);
             if flows.len() as u64 + count > MAX_FLOWS {
                 return Err(self.err(
@@ -1555,7 +1554,7 @@ impl<'a> Validator<'a> {
         t: &Table,
         path: &str,
         i: usize,
-        links: &[&str],
+        links: &[LinkSpec],
         duration_ns: Nanos,
     ) -> Res<FlowSpec> {
         let name = self
@@ -1764,7 +1763,7 @@ impl<'a> Validator<'a> {
     }
 
     /// A multipath flow's `paths`, `scheduler` and `coupling`; `None` without `paths`.
-    fn multipath(&self, t: &Table, path: &str, links: &[&str]) -> Res<Option<MultipathSpec>> {
+    fn multipath(&self, t: &Table, path: &str, links: &[LinkSpec]) -> Res<Option<MultipathSpec>> {
         let looks_like = r#"an array of tables like [{path = ["wifi_down"], ack_path = ["wifi_up"]}, {path = ["lte_down"], ack_path = ["lte_up"]}]"#;
         let items = match t.get("paths") {
             None => return Ok(None),
@@ -1850,9 +1849,11 @@ impl<'a> Validator<'a> {
     }
 
     /// `path` / `ack_path`: a non-empty array of existing link names, none twice; as indices.
-    fn link_list(&self, t: &Table, path: &str, key: &str, links: &[&str]) -> Res<Vec<usize>> {
+    /// A path: link names, or `"LINK:PORT"` for a link with ports.
+    fn link_list(&self, t: &Table, path: &str, key: &str, links: &[LinkSpec]) -> Res<Vec<Hop>> {
         let list_path = join(path, key);
-        let looks_like = r#"an array of link names like ["down"]"#;
+        let looks_like =
+            r#"an array of link names like ["down"] (or "LINK:PORT" for a link with ports)"#;
         let items = match t.get(key) {
             None => {
                 return Err(self.err(
@@ -1874,30 +1875,68 @@ impl<'a> Validator<'a> {
                 format!("must name at least one link ({looks_like})"),
             ));
         }
-        let mut indices = Vec::with_capacity(items.len());
+        let names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+        let mut hops: Vec<Hop> = Vec::with_capacity(items.len());
         for (j, item) in items.iter().enumerate() {
             let item_path = index(&list_path, j);
-            let Value::String(link) = item else {
+            let Value::String(entry) = item else {
                 return Err(self.err(
                     item_path,
                     format!("expected a link name, got {}", describe(item)),
                 ));
             };
-            let Some(link_index) = links.iter().position(|l| l == link) else {
+            // A link named "a:b" (a quoted TOML key) is itself, whatever follows the colon.
+            let (link, port) = match entry.rsplit_once(':') {
+                Some((l, p)) if !names.contains(&entry.as_str()) => (l, Some(p)),
+                _ => (entry.as_str(), None),
+            };
+            let Some(link_index) = names.iter().position(|l| *l == link) else {
                 return Err(self.err(
                     item_path,
-                    format!("unknown link {link:?}; links are: {}", links.join(", ")),
+                    format!("unknown link {link:?}; links are: {}", names.join(", ")),
                 ));
             };
-            if indices.contains(&link_index) {
+            let ports = &links[link_index].ports;
+            let port = match (port, ports.is_empty()) {
+                (None, true) => 0,
+                (Some(p), true) => {
+                    return Err(self.err(
+                        item_path,
+                        format!("link {link:?} has no ports (name it as {link:?}, or give it ports = [...]), so {p:?} names none"),
+                    ))
+                }
+                (None, false) => {
+                    return Err(self.err(
+                        item_path,
+                        format!(
+                            "link {link:?} has ports: name one, as {:?}; its ports are: {}",
+                            format!("{link}:{}", ports[0]),
+                            ports.join(", ")
+                        ),
+                    ))
+                }
+                (Some(p), false) => match ports.iter().position(|x| x == p) {
+                    Some(i) => i as u16,
+                    None => {
+                        return Err(self.err(
+                            item_path,
+                            format!("link {link:?} has no port {p:?}; its ports are: {}", ports.join(", ")),
+                        ))
+                    }
+                },
+            };
+            if hops.iter().any(|h| h.link == link_index) {
                 return Err(self.err(
                     item_path,
                     format!("link {link:?} appears twice in this path"),
                 ));
             }
-            indices.push(link_index);
+            hops.push(Hop {
+                link: link_index,
+                port,
+            });
         }
-        Ok(indices)
+        Ok(hops)
     }
 }
 

@@ -68,6 +68,30 @@ pub struct LinkSpec {
     pub ports: Vec<String>,
 }
 
+/// One entry of a path: a link (index into `Scenario::links`) and the port of it the packets
+/// are for (0 on a link without ports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hop {
+    pub link: usize,
+    pub port: u16,
+}
+
+impl Hop {
+    /// The links of a path, without their ports.
+    pub fn links(path: &[Hop]) -> impl Iterator<Item = usize> + '_ {
+        path.iter().map(|h| h.link)
+    }
+
+    /// How a scenario writes this hop: `"LINK"`, or `"LINK:PORT"` on a link with ports.
+    pub fn name(&self, links: &[LinkSpec]) -> String {
+        let l = &links[self.link];
+        match l.ports.get(self.port as usize) {
+            Some(p) => format!("{}:{p}", l.name),
+            None => l.name.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Serializer {
     /// A fixed-rate serializer whose rate may change at scheduled times.
@@ -191,10 +215,10 @@ pub struct FlowSpec {
     pub cc: String,
     /// Algorithm parameters as written (`cc_params = { ... }`); the algorithm validates them.
     pub cc_params: toml::Table,
-    /// Indices into `Scenario::links`, in order. Never empty. For a multipath flow, the first
-    /// subflow's path (`multipath.paths[0]`).
-    pub path: Vec<usize>,
-    pub ack_path: Vec<usize>,
+    /// The links crossed, in order. Never empty. For a multipath flow, the first subflow's path
+    /// (`multipath.paths[0]`).
+    pub path: Vec<Hop>,
+    pub ack_path: Vec<Hop>,
     pub start_ns: Nanos,
     /// Bytes to send; `None` for an unlimited (bulk) flow.
     pub size_bytes: Option<u64>,
@@ -334,9 +358,9 @@ pub struct MultipathSpec {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubflowPath {
-    /// Indices into `Scenario::links`: forward (data) links and ACK links. Never empty.
-    pub path: Vec<usize>,
-    pub ack_path: Vec<usize>,
+    /// Forward (data) links and ACK links. Never empty.
+    pub path: Vec<Hop>,
+    pub ack_path: Vec<Hop>,
 }
 
 /// A scheduled action (`[[actions]]`): at `at_ns`, apply `change` to a flow, one of its
@@ -371,8 +395,8 @@ pub enum Change {
     Rwnd(u64),
     /// Open a new subflow of a multipath flow over these links.
     AddSubflow {
-        path: Vec<usize>,
-        ack_path: Vec<usize>,
+        path: Vec<Hop>,
+        ack_path: Vec<Hop>,
     },
     /// Close a subflow: it sends nothing more and what it held is reinjected.
     RemoveSubflow,

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use rove_scenario::{
-    parse, ActionTarget, Change, FlowSpec, HandoffSpec, JitterDistribution, JitterSpec, LossSpec,
-    Outage, ParseOptions, Process, QueueLimit, QueueSpec, RateChange, Scenario, ScenarioError,
-    Serializer, SubflowPath, Workload, NS_PER_MS, NS_PER_S,
+    parse, ActionTarget, Change, FlowSpec, HandoffSpec, Hop, JitterDistribution, JitterSpec,
+    LossSpec, Outage, ParseOptions, Process, QueueLimit, QueueSpec, RateChange, Scenario,
+    ScenarioError, Serializer, SubflowPath, Workload, NS_PER_MS, NS_PER_S,
 };
 
 const KNOWN_CC: &[&str] = &["reno", "cubic", "bbr"];
@@ -204,8 +204,8 @@ fn the_demo_parses() {
             name: "reno".into(),
             cc: "reno".into(),
             cc_params: toml::Table::new(),
-            path: vec![0],
-            ack_path: vec![1],
+            path: hops(&[0]),
+            ack_path: hops(&[1]),
             start_ns: 0,
             size_bytes: None,
             rwnd_bytes: 6 * 1024 * 1024,
@@ -267,8 +267,8 @@ ack_path = ["zeta"]
     );
     let names: Vec<&str> = s.links.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(names, ["zeta", "alpha", "mid"]);
-    assert_eq!(s.flows[0].path, vec![1, 2]);
-    assert_eq!(s.flows[0].ack_path, vec![0]);
+    assert_eq!(links(&s.flows[0].path), vec![1, 2]);
+    assert_eq!(links(&s.flows[0].ack_path), vec![0]);
 }
 
 #[test]
@@ -1202,18 +1202,18 @@ fn multipath_flow_parses_with_defaults() {
         mp.paths,
         vec![
             SubflowPath {
-                path: vec![0],
-                ack_path: vec![1]
+                path: hops(&[0]),
+                ack_path: hops(&[1])
             },
             SubflowPath {
-                path: vec![2],
-                ack_path: vec![3]
+                path: hops(&[2]),
+                ack_path: hops(&[3])
             }
         ]
     );
     assert_eq!(
         (f.path.clone(), f.ack_path.clone()),
-        (vec![0], vec![1]),
+        (hops(&[0]), hops(&[1])),
         "path mirrors subflow 0"
     );
     let s = parse_ok(&with_mp_flow(&format!(
@@ -1625,4 +1625,75 @@ fn measure_windows_parse_and_bad_ones_name_their_key() {
             message,
         );
     }
+}
+
+/// A path over these links' single ports.
+fn hops(links: &[usize]) -> Vec<Hop> {
+    links.iter().map(|&link| Hop { link, port: 0 }).collect()
+}
+
+/// The links of a path.
+fn links(path: &[Hop]) -> Vec<usize> {
+    Hop::links(path).collect()
+}
+
+// ---- links with ports ----
+
+const PORTED: &str = r#"
+duration = "1s"
+[links.cell]
+rate = "20Mbps"
+ports = ["ue1", "ue2"]
+[links.up]
+rate = "20Mbps"
+[[flows]]
+name = "a"
+cc = "reno"
+path = ["cell:ue2"]
+ack_path = ["up"]
+"#;
+
+#[test]
+fn a_path_names_a_port_as_link_colon_port() {
+    let s = parse_ok(PORTED);
+    assert_eq!(s.links[0].ports, vec!["ue1", "ue2"]);
+    assert_eq!(s.links[1].ports, Vec::<String>::new());
+    assert_eq!(s.flows[0].path, vec![Hop { link: 0, port: 1 }]);
+    assert_eq!(s.flows[0].ack_path, vec![Hop { link: 1, port: 0 }]);
+    assert_eq!(s.flows[0].path[0].name(&s.links), "cell:ue2");
+    assert_eq!(s.flows[0].ack_path[0].name(&s.links), "up");
+}
+
+#[test]
+fn port_mistakes_name_the_entry_and_what_is_accepted() {
+    let with_path = |p: &str| PORTED.replace(r#"path = ["cell:ue2"]"#, &format!("path = [{p}]"));
+    assert_error(
+        &with_path(r#""cell:ue3""#),
+        "flows[0].path[0]",
+        "has no port \"ue3\"; its ports are: ue1, ue2",
+    );
+    assert_error(
+        &with_path(r#""cell""#),
+        "flows[0].path[0]",
+        "has ports: name one, as \"cell:ue1\"",
+    );
+    assert_error(
+        &with_path(r#""cell:ue1", "up:x""#),
+        "flows[0].path[1]",
+        "link \"up\" has no ports",
+    );
+    assert_error(
+        &with_path(r#""cell:ue1", "cell:ue2""#),
+        "flows[0].path[1]",
+        "appears twice",
+    );
+    let ports = |v: &str| PORTED.replace(r#"ports = ["ue1", "ue2"]"#, &format!("ports = {v}"));
+    assert_error(
+        &ports(r#"["ue1", "ue1"]"#),
+        "links.cell.ports[1]",
+        "appears twice",
+    );
+    assert_error(&ports(r#"["a:b"]"#), "links.cell.ports[0]", "without ':'");
+    assert_error(&ports("[]"), "links.cell.ports", "an array of port names");
+    assert_error(&ports("3"), "links.cell.ports", "an array of port names");
 }

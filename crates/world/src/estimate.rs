@@ -9,7 +9,7 @@
 //! it crosses. The per-item costs are measured on this engine (see each constant); an estimate
 //! is meant to be right within a factor of two, which is what a refusal needs.
 
-use rove_scenario::{Scenario, Serializer, Workload};
+use rove_scenario::{Hop, Scenario, Serializer, Workload};
 use serde::Serialize;
 
 /// Engine state per flow once built (sender, receiver, their buffers and histograms), measured
@@ -76,7 +76,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         .map(|l| capacity_bps(&l.serializer))
         .collect();
     // Each data path (a flow's, or each subflow's) and what it offers.
-    let mut paths: Vec<(&[usize], &[usize], Option<(f64, f64)>)> = Vec::new();
+    let mut paths: Vec<(&[Hop], &[Hop], Option<(f64, f64)>)> = Vec::new();
     for f in &s.flows {
         match (&f.multipath, &f.workload) {
             (
@@ -101,7 +101,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     }
     let mut sharing = vec![0u64; s.links.len()];
     for (path, _, _) in &paths {
-        for &l in path.iter() {
+        for l in Hop::links(path) {
             sharing[l] += 1;
         }
     }
@@ -110,9 +110,8 @@ pub fn estimate(s: &Scenario) -> Estimate {
         let (packets_per_s, acks) = match offered {
             Some((rate, bytes)) => (rate / (bytes.max(1.0) * 8.0), 0.0),
             None => {
-                let share = path
-                    .iter()
-                    .map(|&l| capacity[l] / sharing[l].max(1) as f64)
+                let share = Hop::links(path)
+                    .map(|l| capacity[l] / sharing[l].max(1) as f64)
                     .fold(f64::INFINITY, f64::min);
                 let pkts = share / (PACKET_BYTES * 8.0);
                 (pkts, pkts * ACKS_PER_SEGMENT)

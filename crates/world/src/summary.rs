@@ -495,7 +495,13 @@ fn multipath_flow_summary(
         world
             .route(route)
             .iter()
-            .map(|h| world.links[h.link as usize].name().to_string())
+            .map(|h| {
+                let l = &world.links[h.link as usize];
+                match l.port_names().get(h.port as usize) {
+                    Some(p) => format!("{}:{p}", l.name()),
+                    None => l.name().to_string(),
+                }
+            })
             .collect::<Vec<_>>()
     };
     let subflows = c

@@ -71,13 +71,13 @@ pub struct RouteTable {
 }
 
 impl RouteTable {
-    /// The id of the route over `links` (port 0 of each), added if new.
-    pub fn id(&mut self, links: &[usize]) -> u32 {
-        let route: Route = links
+    /// The id of the route over the scenario's `path`, added if new.
+    pub fn id(&mut self, path: &[rove_scenario::Hop]) -> u32 {
+        let route: Route = path
             .iter()
-            .map(|&l| Hop {
-                link: l as u32,
-                port: 0,
+            .map(|h| Hop {
+                link: h.link as u32,
+                port: h.port,
             })
             .collect();
         match self.routes.iter().position(|r| *r == route) {
@@ -90,7 +90,11 @@ impl RouteTable {
     }
 
     /// The routes of a subflow whose data crosses `path` and whose ACKs cross `ack_path`.
-    pub fn subflow(&mut self, path: &[usize], ack_path: &[usize]) -> SubflowRoutes {
+    pub fn subflow(
+        &mut self,
+        path: &[rove_scenario::Hop],
+        ack_path: &[rove_scenario::Hop],
+    ) -> SubflowRoutes {
         SubflowRoutes {
             data: self.id(path),
             ack: self.id(ack_path),

@@ -66,3 +66,61 @@ fn pie_holds_the_queueing_delay_near_its_target() {
     let u = pie.links[0].utilization;
     assert!(u > 0.9, "PIE utilization {u}");
 }
+
+/// A 10 Mbit/s link with two ports, `a` (a CBR flood at twice the rate) and `b` (Reno).
+fn ported(queue: &str) -> String {
+    format!(
+        "duration = \"20s\"\n[links.down]\nrate = \"10Mbps\"\ndelay = \"20ms\"\nqueue = \"{queue}\"\n\
+         buffer = \"100pkt\"\nports = [\"a\", \"b\"]\n[links.up]\nrate = \"100Mbps\"\ndelay = \"20ms\"\n\
+         [[flows]]\nname = \"reno\"\ncc = \"reno\"\npath = [\"down:b\"]\nack_path = [\"up\"]\n\
+         [[flows]]\nname = \"flood\"\nworkload = \"cbr\"\nrate = \"20Mbps\"\npath = [\"down:a\"]\n"
+    )
+}
+
+#[test]
+fn ports_keep_a_flooded_destination_from_starving_another() {
+    // Same link and load as the fq_codel test, but the flood and Reno go to different ports:
+    // each port has its own 100-packet buffer and they take turns, so Reno keeps about half
+    // the link (its payload share of 5 Mbit/s is 4.8) although port a is flooded.
+    let (_, r) = run(&ported("droptail"));
+    let (reno, flood) = (r.flows[0].goodput_mbps, r.flows[1].goodput_mbps);
+    assert!(reno > 4.0, "Reno on port b: {reno} Mbit/s");
+    assert!(
+        (4.0..=5.5).contains(&flood),
+        "flood on port a: {flood} Mbit/s"
+    );
+    // The link stays busy.
+    assert!(r.links[0].utilization > 0.99, "{}", r.links[0].utilization);
+    // One queue for both (no ports): the flood takes nearly everything, as under DropTail.
+    let one = ported("droptail")
+        .replace("ports = [\"a\", \"b\"]\n", "")
+        .replace("down:a", "down")
+        .replace("down:b", "down");
+    let (_, shared) = run(&one);
+    assert!(
+        shared.flows[0].goodput_mbps < 1.0,
+        "Reno without ports: {}",
+        shared.flows[0].goodput_mbps
+    );
+}
+
+#[test]
+fn each_port_runs_the_links_discipline() {
+    // With CoDel per port, Reno's own queue is held near CoDel's target.
+    let (_, tail) = run(&ported("droptail"));
+    let (_, codel) = run(&ported("codel"));
+    let (d_tail, d_codel) = (
+        tail.flows[0].mean_rtt_ms.unwrap(),
+        codel.flows[0].mean_rtt_ms.unwrap(),
+    );
+    assert!(
+        d_codel < d_tail,
+        "CoDel per port {d_codel} ms, DropTail per port {d_tail} ms"
+    );
+    assert!(d_codel < 60.0, "{d_codel}");
+    assert!(
+        codel.flows[0].goodput_mbps > 4.0,
+        "{}",
+        codel.flows[0].goodput_mbps
+    );
+}

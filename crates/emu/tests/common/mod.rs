@@ -7,6 +7,7 @@
 
 use rove_emu::sys::{monotonic_ns, NetnsGuard};
 use rove_emu::topology::{new_run_id, receiver_addr, sender_addr, RouteSpec, Topology};
+use rove_scenario::Hop;
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -78,8 +79,8 @@ impl Harness {
         let one = RouteSpec {
             flow: 0,
             subflow: 0,
-            path: vec![0],
-            ack_path: vec![0],
+            path: vec![Hop { link: 0, port: 0 }],
+            ack_path: vec![Hop { link: 0, port: 0 }],
         };
         let topo = Topology::build(&run_id, 1, &[one]).expect("topology");
         let t0 = monotonic_ns() + 200_000_000;

@@ -234,10 +234,9 @@ impl Validator<'_> {
                     ));
                 };
                 self.keys(st, &p, SUBFLOW_PATH_KEYS)?;
-                let names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
                 Change::AddSubflow {
-                    path: self.link_list(st, &p, "path", &names)?,
-                    ack_path: self.link_list(st, &p, "ack_path", &names)?,
+                    path: self.link_list(st, &p, "path", links)?,
+                    ack_path: self.link_list(st, &p, "ack_path", links)?,
                 }
             }
             "remove" | "pause" | "resume" => {

@@ -396,7 +396,7 @@ impl Validator<'_> {
         path: &str,
         name: String,
         workload: Workload,
-        links: &[&str],
+        links: &[LinkSpec],
         duration_ns: Nanos,
     ) -> Res<FlowSpec> {
         if let Some(key) = TCP_ONLY_KEYS.iter().find(|k| t.contains_key(**k)) {

@@ -65,7 +65,10 @@ impl App {
             Workload::Requests(r) => {
                 // The ACK path of subflow 0 (the flow's own for a single-path flow).
                 let ack_path = &spec.ack_path;
-                let request_delay_ns = ack_path.iter().map(|&l| scenario.links[l].delay_ns).sum();
+                let request_delay_ns = ack_path
+                    .iter()
+                    .map(|h| scenario.links[h.link].delay_ns)
+                    .sum();
                 Some(App::Requests(RequestLoop::new(
                     r.clone(),
                     request_delay_ns,
