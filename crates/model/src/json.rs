@@ -79,6 +79,19 @@ pub(crate) fn floats(v: &Value, path: &str) -> Res<Vec<f64>> {
         .collect()
 }
 
+/// Numbers, where the strings `"inf"` and `"-inf"` stand for infinities (JSON has none).
+pub(crate) fn floats_or_infinite(v: &Value, path: &str) -> Res<Vec<f64>> {
+    array(v, path)?
+        .iter()
+        .enumerate()
+        .map(|(i, x)| match x {
+            Value::String(s) if s == "inf" => Ok(f64::INFINITY),
+            Value::String(s) if s == "-inf" => Ok(f64::NEG_INFINITY),
+            other => float(other, &format!("{path}[{i}]")),
+        })
+        .collect()
+}
+
 /// Booleans written as `true`/`false` or as 0/1 (XGBoost's `default_left`).
 pub(crate) fn flags(v: &Value, path: &str) -> Res<Vec<bool>> {
     array(v, path)?

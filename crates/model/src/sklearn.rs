@@ -21,12 +21,16 @@
 //!     "children_left": [1, -1, -1],       // -1: a leaf (sklearn's TREE_LEAF)
 //!     "children_right": [2, -1, -1],
 //!     "feature": [0, -2, -2],             // split feature (-2 at leaves)
-//!     "threshold": [0.5, -2.0, -2.0],     // float64; x <= threshold goes left
+//!     "threshold": [0.5, -2.0, -2.0],     // float64; x <= threshold goes left; "inf"/"-inf"
 //!     "missing_go_to_left": [1, 0, 0],    // where NaN goes (sklearn ≥ 1.3; optional)
 //!     "value": [[...], [...], [...]]      // per node, n_outputs values (read at leaves)
 //!   }]
 //! }
 //! ```
+//!
+//! A threshold may be infinite: scikit-learn splits the missing values from all others with
+//! threshold +inf (`_splitter.pyx`). JSON has no infinity, so the export writes `"inf"` (or
+//! `"-inf"`) there.
 //!
 //! Outputs: `base + Σ_trees scale · value[leaf]` in float64, in tree order, divided by the
 //! number of trees for `"mean"`. That is each estimator's own arithmetic:
@@ -188,7 +192,7 @@ fn source_tree(tree: &Value, tp: &str, width: usize) -> Res<SourceTree> {
     Ok(SourceTree {
         right: json::integers(get("children_right")?, &at("children_right"))?,
         feature: json::integers(get("feature")?, &at("feature"))?,
-        threshold: json::floats(get("threshold")?, &at("threshold"))?,
+        threshold: json::floats_or_infinite(get("threshold")?, &at("threshold"))?,
         missing_left,
         values,
         left,
