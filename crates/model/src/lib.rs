@@ -28,7 +28,10 @@
 //!
 //! Sums follow the library too: scikit-learn adds in float64 in tree order (a forest then
 //! divides by its number of trees); XGBoost adds leaf values to the base margin in float32, in
-//! tree order, and applies its link (sigmoid, softmax) in float32.
+//! tree order, and applies its link (sigmoid, softmax) as its `src/common/math.h` does, in
+//! float32 but for the softmax's float64 sum. Margins and scikit-learn outputs are then
+//! bit-equal to the libraries'; probabilities depend on the C library's `expf` as XGBoost's do
+//! (bit-equal with glibc's).
 //!
 //! # Representation
 //!
@@ -587,19 +590,22 @@ fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
 
-/// XGBoost's `common::Softmax` (`src/common/math.h`): subtract the largest margin, exponentiate
-/// and normalise, in float32.
+/// XGBoost's `common::Softmax` (`src/common/math.h`): subtract the largest margin and
+/// exponentiate in float32, sum the exponentials in float64, divide by that sum cast to float32.
+/// (The float64 sum is what makes the results bit-equal to XGBoost 3.2's on almost every row;
+/// a float32 sum differs by an ulp on a quarter of them.)
 fn softmax(out: &mut [f64]) {
     let max = out
         .iter()
         .map(|&v| v as f32)
         .fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0f32;
+    let mut sum = 0.0f64;
     for o in out.iter_mut() {
         let e = (*o as f32 - max).exp();
-        sum += e;
+        sum += e as f64;
         *o = e as f64;
     }
+    let sum = sum as f32;
     for o in out.iter_mut() {
         *o = (*o as f32 / sum) as f64;
     }

@@ -20,6 +20,10 @@
 //! the margins as it is (checked: XGBoost 3.2's `predict(output_margin=True)` equals these values
 //! plus the leaf sums).
 //!
+//! Every tree in the file is evaluated, as `Booster.predict` does by default. (XGBoost's
+//! scikit-learn wrapper predicts a model trained with early stopping with its trees up to
+//! `best_iteration` only: save such a model sliced, `booster[: best_iteration + 1]`.)
+//!
 //! Not read (a clear error): DART and linear boosters, categorical splits, vector-leaf trees
 //! (`multi_strategy = "multi_output_tree"`), and objectives other than those listed in
 //! [`OBJECTIVES`].

@@ -2,7 +2,8 @@
 //! each watched flow, the [`SenderView`](crate::observe::SenderView) a controller sees (and,
 //! with `link = "NAME"`, that link's [`LinkView`](crate::observe::LinkView)), into
 //! `features.parquet`. A learned controller is trained in Python on exactly these columns and
-//! evaluates its model on the same fields in the engine, so training and use never drift apart.
+//! evaluates its model on a row built by the same [`feature_row`] in the engine (`tree_cc`), so
+//! training and use never drift apart.
 //!
 //! Keys: the cadence (`every`, or `every_acks` with `flow`), `flow` (record only this flow;
 //! default every flow), `link` (add this link's columns).
