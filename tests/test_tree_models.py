@@ -15,8 +15,8 @@ sklearn = pytest.importorskip("sklearn", reason="scikit-learn is not installed (
 xgb = pytest.importorskip("xgboost", reason="xgboost is not installed (make setup installs "
                           "xgboost-cpu: Makefile PY_DEPS)")
 
-from sklearn.ensemble import (GradientBoostingRegressor, RandomForestClassifier,  # noqa: E402
-                              RandomForestRegressor)
+from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingRegressor,  # noqa: E402
+                              RandomForestClassifier, RandomForestRegressor)
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
 import rove  # noqa: E402
@@ -144,9 +144,10 @@ def test_forests_and_gradient_boosting_equal_sklearns(tmp_path):
     labels = (y > np.median(y)).astype(int)
     rfc = RandomForestClassifier(n_estimators=15, max_depth=9, random_state=0).fit(X, labels)
     rfr = RandomForestRegressor(n_estimators=15, max_depth=9, random_state=0).fit(X, y)
+    etr = ExtraTreesRegressor(n_estimators=10, max_depth=9, random_state=0).fit(X, y)
     gbr = GradientBoostingRegressor(n_estimators=40, max_depth=3, learning_rate=0.1,
                                     random_state=0).fit(X, y)
-    for est in (rfc, rfr, gbr):
+    for est in (rfc, rfr, etr, gbr):
         m = rust(export_sklearn_tree(est, tmp_path / f"{type(est).__name__}.json"))
         Xt = random_inputs(rng, thresholds_of_sklearn(est), n=2000)
         out = np.array(m.predict(Xt.tolist()))

@@ -57,10 +57,11 @@ def export_sklearn_tree(model, path, feature_names: list[str] | None = None) -> 
     """
     from sklearn.base import is_classifier
     from sklearn.dummy import DummyRegressor
-    from sklearn.ensemble import GradientBoostingRegressor
-    from sklearn.ensemble._forest import BaseForest
-    from sklearn.tree import BaseDecisionTree
     import sklearn
+    from sklearn.ensemble import (ExtraTreesClassifier, ExtraTreesRegressor,
+                                  GradientBoostingRegressor, RandomForestClassifier,
+                                  RandomForestRegressor)
+    from sklearn.tree import BaseDecisionTree
 
     name = type(model).__name__
     if not hasattr(model, "n_features_in_"):
@@ -68,7 +69,8 @@ def export_sklearn_tree(model, path, feature_names: list[str] | None = None) -> 
     scale, base = 1.0, None
     if isinstance(model, BaseDecisionTree):
         estimators, combine = [model], "sum"
-    elif isinstance(model, BaseForest):
+    elif isinstance(model, (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
+                            ExtraTreesRegressor)):
         # ForestClassifier.predict_proba / ForestRegressor.predict: sum from zero, / n_trees.
         estimators, combine = list(model.estimators_), "mean"
     elif isinstance(model, GradientBoostingRegressor):
