@@ -231,6 +231,21 @@ def test_xgboost_sklearn_api_models_equal_their_predict(tmp_path):
                                atol=1e-7)
 
 
+def test_xgboost_multi_target_regressor_equals_xgboosts(tmp_path):
+    # One output per target, each tree assigned to its target by tree_info: how a model scoring
+    # each algorithm (a reward per choice, for tree_cc) is trained.
+    rng = np.random.default_rng(11)
+    X, y = training_data(rng, n=2000, nan_fraction=0.05)
+    Y = np.column_stack([y, -y, np.nan_to_num(X[:, 2]) / 10])
+    reg = xgb.XGBRegressor(n_estimators=20, max_depth=5, n_jobs=1).fit(X, Y)
+    reg.save_model(str(tmp_path / "mt.json"))
+    m = rust(tmp_path / "mt.json")
+    assert m.n_outputs == 3 and m.classes is None
+    Xt = random_inputs(rng, thresholds_of_xgboost(tmp_path / "mt.json"), nan_fraction=0.05)
+    np.testing.assert_array_equal(np.array(m.predict(Xt.tolist()), dtype=np.float32),
+                                  reg.predict(Xt))
+
+
 def test_model_errors_name_the_file():
     with pytest.raises(ValueError, match=r"nowhere\.json: cannot read the model file"):
         TreeModel("nowhere.json")
@@ -269,18 +284,28 @@ flow = "a"
 """
 
 
-def test_tree_cc_switches_the_algorithm_as_its_model_says(tmp_path):
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_tree_cc_switches_the_algorithm_as_its_model_says(tmp_path, kind):
     # Train on what the recorder wrote in a first run: "bbr" once 3 s have passed (the tree
-    # learns a threshold on a growing counter such as bytes_acked), "cubic" before.
+    # learns a threshold on a growing counter such as bytes_acked), "cubic" before. A classifier
+    # names the algorithm; a regressor scores each choice (1 for the right one) and the largest
+    # wins.
     scenario = tmp_path / "s.toml"
     scenario.write_text(SCENARIO)
     first = rove.run(scenario).features
     cols = feature_names()
+    choices = np.array(["cubic", "bbr"])
     labels = np.where(first.time_s >= 3.0, "bbr", "cubic")
-    clf = DecisionTreeClassifier(max_depth=2, random_state=0).fit(first[cols], labels)
-    assert clf.score(first[cols], labels) == 1.0
+    if kind == "classifier":
+        model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(first[cols], labels)
+        choose = model.predict
+    else:
+        rewards = np.column_stack([labels == c for c in choices]).astype(float)
+        model = DecisionTreeRegressor(max_depth=2, random_state=0).fit(first[cols], rewards)
+        choose = lambda rows: choices[np.argmax(model.predict(rows), axis=1)]  # noqa: E731
+    assert (choose(first[cols]) == labels).all()
     (tmp_path / "models").mkdir()
-    export_sklearn_tree(clf, tmp_path / "models" / "cc.json")
+    export_sklearn_tree(model, tmp_path / "models" / "cc.json")
 
     # The model path is relative to the scenario file, as trace paths are.
     scenario.write_text(SCENARIO + """
@@ -295,7 +320,7 @@ choices = ["cubic", "bbr"]
     f = r.features
     # The recorder ticks first at each instant: row i is what tree_cc saw at that tick, and the
     # algorithm the next row records is the model's choice for row i.
-    chosen = clf.predict(f[cols])
+    chosen = choose(f[cols])
     assert list(f.cc[1:]) == list(chosen[:-1])
     assert f.cc.iloc[0] == "cubic" and set(chosen) == {"cubic", "bbr"}
     switch_s = float(f.time_s[f.cc == "bbr"].min())
