@@ -493,6 +493,95 @@ fn load_trace(path: &str) -> PyResult<Vec<u32>> {
     trace::load_mahimahi(Path::new(path)).map_err(scenario_err)
 }
 
+/// A decision tree or tree ensemble (`rove_model`: an XGBoost JSON model or rove's export of
+/// scikit-learn trees), evaluated as the engine's controllers evaluate it.
+#[pyclass(module = "rove._core", name = "TreeModel", frozen)]
+struct PyTreeModel {
+    model: rove_model::TreeModel,
+}
+
+#[pymethods]
+impl PyTreeModel {
+    /// Loads the model at `path`; a bad file is a ValueError naming it.
+    #[new]
+    fn new(path: &str) -> PyResult<Self> {
+        rove_model::TreeModel::load(Path::new(path))
+            .map(|model| PyTreeModel { model })
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.model.n_features()
+    }
+
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.model.n_outputs()
+    }
+
+    #[getter]
+    fn description(&self) -> &str {
+        self.model.description()
+    }
+
+    #[getter]
+    fn feature_names(&self) -> Option<Vec<String>> {
+        self.model.feature_names().map(<[String]>::to_vec)
+    }
+
+    /// A classifier's class labels (floats or strings) in output order; None for a regressor.
+    #[getter]
+    fn classes<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Some(classes) = self.model.classes() else {
+            return Ok(None);
+        };
+        let out = PyList::empty(py);
+        for c in classes {
+            match c {
+                rove_model::Label::Number(v) => out.append(*v)?,
+                rove_model::Label::Text(s) => out.append(s)?,
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Outputs per row (`n_outputs` each): predicted values or class probabilities.
+    fn predict(&self, rows: Vec<Vec<f64>>) -> PyResult<Vec<Vec<f64>>> {
+        self.each(rows, |m, x, out| m.predict_into(x, out))
+    }
+
+    /// Summed margins per row, before the link (XGBoost's `output_margin=True`).
+    fn margins(&self, rows: Vec<Vec<f64>>) -> PyResult<Vec<Vec<f64>>> {
+        self.each(rows, |m, x, out| m.margins_into(x, out))
+    }
+
+    /// A classifier's predicted class per row, as an index into `classes`.
+    fn predict_class(&self, rows: Vec<Vec<f64>>) -> PyResult<Vec<usize>> {
+        let mut scratch = vec![0.0; self.model.n_outputs()];
+        rows.iter()
+            .map(|x| self.model.predict_class(x, &mut scratch))
+            .collect::<Result<_, _>>()
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+}
+
+impl PyTreeModel {
+    fn each(
+        &self,
+        rows: Vec<Vec<f64>>,
+        f: impl Fn(&rove_model::TreeModel, &[f64], &mut [f64]) -> Result<(), rove_model::ModelError>,
+    ) -> PyResult<Vec<Vec<f64>>> {
+        rows.iter()
+            .map(|x| {
+                let mut out = vec![0.0; self.model.n_outputs()];
+                f(&self.model, x, &mut out).map(|_| out)
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+}
+
 /// Wall time between two looks at Python's pending signals while the engine runs.
 const SIGNAL_CHECK_WALL: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -539,10 +628,18 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("CC_NAMES", rove_world::cc_names())?;
     m.add("SYNTH_KINDS", trace::synth_kinds().to_vec())?;
+    // The feature columns a controller's row holds (`features.parquet`), in order: the
+    // sender's, then a watched link's.
+    m.add(
+        "SENDER_FEATURES",
+        rove_world::control::SENDER_FEATURES.to_vec(),
+    )?;
+    m.add("LINK_FEATURES", rove_world::control::LINK_FEATURES.to_vec())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(synth_trace, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<PyTreeModel>()?;
     Ok(())
 }

@@ -5,6 +5,7 @@ use crate::error::ScenarioError;
 use crate::parse::{describe, read_number, read_rate, read_size, read_time};
 use crate::spec::{ComponentSpec, Nanos, Scenario};
 use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 
 /// A key of a component and what is wrong with it.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +74,43 @@ impl<'a> ComponentParams<'a> {
             toml::Value::String(s) => Ok(s.clone()),
             other => Err(format!("expected a string, got {}", describe(other))),
         })
+    }
+
+    /// A list of strings: `key = ["a", "b"]`.
+    pub fn strings(&self, key: &'static str) -> Res<Option<Vec<String>>> {
+        self.get(key, |v| {
+            let looks_like = r#"a list of strings like ["cubic", "bbr"]"#;
+            match v {
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(|item| match item {
+                        toml::Value::String(s) => Ok(s.clone()),
+                        other => Err(format!(
+                            "expected {looks_like}, got {} in it",
+                            describe(other)
+                        )),
+                    })
+                    .collect(),
+                other => Err(format!("expected {looks_like}, got {}", describe(other))),
+            }
+        })
+    }
+
+    /// A file path (key `key`), resolved as trace paths are: a relative path against the
+    /// scenario file's directory ([`Scenario::base_dir`]). Whether the file exists is the
+    /// reader's to say.
+    pub fn path(&self, key: &'static str, scenario: &Scenario) -> Res<Option<PathBuf>> {
+        let Some(spec) = self.string(key)? else {
+            return Ok(None);
+        };
+        if spec.trim().is_empty() {
+            return Err(error(key, "expected a file path, got an empty string"));
+        }
+        let path = Path::new(&spec);
+        Ok(Some(match &scenario.base_dir {
+            Some(base) if path.is_relative() => base.join(path),
+            _ => path.to_path_buf(),
+        }))
     }
 
     /// A flow named by key `key` (required): its scenario index.

@@ -718,6 +718,7 @@ impl<'a> Validator<'a> {
             actions,
             elements,
             controllers,
+            base_dir: self.opts.base_dir.map(Path::to_path_buf),
         })
     }
 

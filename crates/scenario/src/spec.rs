@@ -37,6 +37,10 @@ pub struct Scenario {
     pub elements: Vec<ComponentSpec>,
     /// Controllers (`[[controllers]]`), built by the engine's registry.
     pub controllers: Vec<ComponentSpec>,
+    /// Directory that relative file paths in the scenario resolve against (the scenario file's
+    /// directory, as for traces); `None`: the current directory. Components read paths with
+    /// [`ComponentParams::path`](crate::component::ComponentParams::path).
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 /// A component the engine builds from its own registry (a path element, a controller): its

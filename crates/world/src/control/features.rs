@@ -2,13 +2,14 @@
 //! each watched flow, the [`SenderView`](crate::observe::SenderView) a controller sees (and,
 //! with `link = "NAME"`, that link's [`LinkView`](crate::observe::LinkView)), into
 //! `features.parquet`. A learned controller is trained in Python on exactly these columns and
-//! evaluates its model on the same fields in the engine, so training and use never drift apart.
+//! evaluates its model on a row built by the same [`feature_row`] in the engine (`tree_cc`), so
+//! training and use never drift apart.
 //!
 //! Keys: the cadence (`every`, or `every_acks` with `flow`), `flow` (record only this flow;
 //! default every flow), `link` (add this link's columns).
 
 use super::{read_cadence, Cadence, Controller};
-use crate::observe::SenderView;
+use crate::observe::{LinkView, SenderView};
 use crate::world::World;
 use rove_scenario::component::{ComponentError, ComponentParams};
 use rove_scenario::spec::ActionSpec;
@@ -35,8 +36,27 @@ pub const LINK_FEATURES: &[&str] = &[
     "link_utilization",
 ];
 
-fn sender_features(v: &SenderView) -> [f64; 10] {
-    [
+/// Most values a feature row holds: a sender's and a link's.
+pub const MAX_FEATURES: usize = SENDER_FEATURES.len() + LINK_FEATURES.len();
+
+/// The columns of a feature row, with or without a link's.
+pub fn feature_names(with_link: bool) -> Vec<&'static str> {
+    let mut names = SENDER_FEATURES.to_vec();
+    if with_link {
+        names.extend_from_slice(LINK_FEATURES);
+    }
+    names
+}
+
+/// Writes a feature row, a sender's features then (given `link`) the link's, in the order of
+/// [`feature_names`], into `row`; returns how many it wrote. The recorder and the learned
+/// controllers build their rows here, so a model sees what it was trained on.
+pub fn feature_row(
+    v: &SenderView,
+    link: Option<&LinkView>,
+    row: &mut [f64; MAX_FEATURES],
+) -> usize {
+    let sender = [
         v.cwnd_pkts as f64,
         v.ssthresh_pkts as f64,
         v.inflight_pkts as f64,
@@ -47,7 +67,18 @@ fn sender_features(v: &SenderView) -> [f64; 10] {
         v.lost_pkts as f64,
         v.retrans_segs as f64,
         v.bytes_acked as f64,
-    ]
+    ];
+    row[..SENDER_FEATURES.len()].copy_from_slice(&sender);
+    let Some(l) = link else {
+        return SENDER_FEATURES.len();
+    };
+    row[SENDER_FEATURES.len()..].copy_from_slice(&[
+        l.backlog_bytes as f64,
+        l.backlog_pkts as f64,
+        l.drops as f64,
+        l.utilization,
+    ]);
+    MAX_FEATURES
 }
 
 /// Recorded rows, column by column.
@@ -88,10 +119,7 @@ impl FeatureRecorder {
             None => None,
             Some(_) => Some(p.link("link", scenario)?),
         };
-        let mut names: Vec<&'static str> = SENDER_FEATURES.to_vec();
-        if link.is_some() {
-            names.extend_from_slice(LINK_FEATURES);
-        }
+        let names = feature_names(link.is_some());
         let values = vec![Vec::new(); names.len()];
         Ok(Box::new(FeatureRecorder {
             cadence,
@@ -135,19 +163,10 @@ impl Controller for FeatureRecorder {
                 });
                 log.cc.push(v.cc);
                 log.mode.push(v.mode);
-                let link_row = link.map(|l| {
-                    [
-                        l.backlog_bytes as f64,
-                        l.backlog_pkts as f64,
-                        l.drops as f64,
-                        l.utilization,
-                    ]
-                });
-                let row = sender_features(&v)
-                    .into_iter()
-                    .chain(link_row.into_iter().flatten());
-                for (col, x) in log.values.iter_mut().zip(row) {
-                    col.push(x);
+                let mut row = [0.0; MAX_FEATURES];
+                let n = feature_row(&v, link.as_ref(), &mut row);
+                for (col, x) in log.values.iter_mut().zip(&row[..n]) {
+                    col.push(*x);
                 }
             }
         }

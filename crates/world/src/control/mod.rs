@@ -19,8 +19,11 @@
 //! drives the same `World::apply`.
 
 mod features;
+mod tree_cc;
 
-pub use features::FeatureLog;
+pub use features::{
+    feature_names, feature_row, FeatureLog, LINK_FEATURES, MAX_FEATURES, SENDER_FEATURES,
+};
 
 use crate::world::World;
 use rove_scenario::component::{build_components, ComponentError, ComponentParams};
@@ -55,7 +58,10 @@ pub trait Controller: Send + Sync {
 type Builder = fn(&ComponentParams, &Scenario) -> Result<Box<dyn Controller>, ComponentError>;
 
 /// Every built-in controller: (kind, constructor).
-pub const REGISTRY: &[(&str, Builder)] = &[("features", features::FeatureRecorder::build)];
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("features", features::FeatureRecorder::build),
+    ("tree_cc", tree_cc::TreeCc::build),
+];
 
 pub fn kinds() -> Vec<&'static str> {
     REGISTRY.iter().map(|(k, _)| *k).collect()
