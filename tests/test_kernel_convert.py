@@ -92,6 +92,10 @@ def test_summary_figures(tmp_path):
     assert ts.column("time_s").to_pylist()[0] == pytest.approx(0.501)
     assert q.num_rows == 4
     assert q.column("sojourn_ms").to_pylist()[0] == [1.0, 2.0, 3.0]
+    # what the kernel backend cannot measure is null, never a made-up 0 (issue 11: ofo_bytes
+    # used to be written as 0)
+    for name in ("ofo_bytes", "bytes_received"):
+        assert ts.column(name).null_count == ts.num_rows, name
 
 
 def test_srtt_fallback_without_rtt_samples(tmp_path):
