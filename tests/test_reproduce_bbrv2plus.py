@@ -15,12 +15,12 @@ import pytest
 import rove
 from rove.cli import main as cli_main
 from rove.reproduce import bbrv2plus as repro
-from rove.reproduce.bbrv2plus_dynamics import phase_metrics
-from rove.reproduce.bbrv2plus_paths import jitter_onset, tput_gain
+from rove.reproduce.bbrv2plus.dynamics import phase_metrics
+from rove.reproduce.bbrv2plus.paths import jitter_onset, tput_gain
 from rove.reproduce.document import Table, markdown_table
 from rove.reproduce.measures import rate_mbps, size_bytes, time_ms, window_goodputs
 from rove.reproduce.runner import DEFAULT_SETTING, check_available, derived_spec
-from rove.reproduce.bbrv2plus_paths import grid_step, judge_shallow_pattern
+from rove.reproduce.bbrv2plus.paths import grid_step, judge_shallow_pattern
 from rove.reproduce.verdicts import (FAILS, HOLDS, NOT_MEASURED, PARTLY, combine, jain_index,
                                      judge_fraction, judge_less, judge_near, judge_range,
                                      normalise_networks)
@@ -371,8 +371,8 @@ def test_reproduce_help_lists_the_studies(capsys):
 
 def test_loss_verdicts_from_hand_made_numbers(tmp_path):
     """analyse_loss on a made-up table: each claim's verdict follows from the numbers."""
-    from rove.reproduce.bbrv2plus_common import Context
-    from rove.reproduce.bbrv2plus_paths import analyse_loss
+    from rove.reproduce.bbrv2plus.common import Context
+    from rove.reproduce.bbrv2plus.paths import analyse_loss
     from rove.reproduce.runner import SeriesRun
 
     goodput = {   # series -> goodput (Mbps) at loss 0, 2 %, 5 %, 10 %

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-__all__ = ["size_bytes", "rate_mbps", "time_ms", "window_goodputs", "queue_series"]
+__all__ = ["size_bytes", "rate_mbps", "time_ms", "window_goodputs", "queue_series",
+           "srtt_samples"]
 
 _NUM_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 _SIZE = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
@@ -63,6 +64,22 @@ def window_goodputs(run_dir: Path, window_s: float) -> dict[str, float]:
         delivered = float(last["bytes_delivered"]) - float(first["bytes_delivered"])
         out[str(flow)] = delivered * 8 / span / 1e6 if span > 0 else float("nan")
     return out
+
+
+def srtt_samples(run_dir: Path, flow: str | None = None) -> np.ndarray:
+    """A flow's smoothed RTT (ms) at every time-series sample from its first RTT measurement
+    on (samples with srtt 0 come before it). Samples are evenly spaced in time (every
+    ``sample_interval``, 10 ms by default, on both backends: the kernel's from TCP_INFO), so
+    their mean is the time-averaged srtt. ``flow`` None: the first flow; a multipath flow's
+    connection row (``subflow`` -1)."""
+    t = pq.read_table(Path(run_dir) / "timeseries.parquet",
+                      columns=["time_s", "flow", "srtt_ms", "subflow"]).to_pandas()
+    t["flow"] = t["flow"].astype(str)
+    if flow is None:
+        flow = t["flow"].iloc[0] if len(t) else ""
+    t = t[(t["flow"] == str(flow)) & (t["subflow"].fillna(-1) == -1)].sort_values("time_s")
+    v = t["srtt_ms"].to_numpy(dtype=float)
+    return v[np.isfinite(v) & (v > 0)]
 
 
 def queue_series(run_dir: Path, link: str) -> pd.DataFrame:

@@ -8,11 +8,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .bbrv2plus_common import (INF, THESIS_SCHEMES, Context, _bool_verdict, _plt, _pm, _save,
+from .common import (INF, THESIS_SCHEMES, Context, _bool_verdict, _plt, _pm, _save,
                                _unavailable_notes)
-from .document import Section, Table, fmt
-from .measures import queue_series
-from .verdicts import Claim, combine, is_number, judge_less, judge_range, normalise_networks
+from ..document import Section, Table, fmt
+from ..measures import queue_series
+from ..verdicts import Claim, combine, is_number, judge_less, judge_range, normalise_networks
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .bbrv2plus_common import (FAIRNESS_BDP_BYTES, INF, Context, _bool_verdict, _plt, _pm, _save,
+from .common import (FAIRNESS_BDP_BYTES, INF, Context, _bool_verdict, _plt, _pm, _save,
                                _unavailable_claim, _unavailable_notes)
-from .document import Section, Table, fmt
-from .measures import size_bytes, window_goodputs
-from .verdicts import Claim, combine, is_number, jain_index, judge_fraction, judge_range
+from ..document import Section, Table, fmt
+from ..measures import size_bytes, window_goodputs
+from ..verdicts import Claim, combine, is_number, jain_index, judge_fraction, judge_range
 
 
 # --------------------------------------------------------------------------------------------
