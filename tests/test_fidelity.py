@@ -18,6 +18,8 @@ from rove.reproduce.fidelity import (Case, KernelRunner, Outcome, buffer_pkts, d
 from rove.reproduce.study import Context
 from rove.reproduce.verdicts import FAILS, HOLDS, NOT_MEASURED, PARTLY, judge_distributions
 
+from conftest import assert_drawn_png
+
 
 def test_buffers_are_bdp_multiples_in_packets():
     # 10 Mbit/s x 20 ms = 25 000 B = 16.7 packets of 1500 B
@@ -173,7 +175,7 @@ def test_grid_verdicts_at_each_level_from_hand_made_numbers(tmp_path):
     assert doc["agreement"]["reno"]["goodput_mbps"] == {
         "compared": 1, "within": 1, "median_abs_error": pytest.approx(0.3 / 9), "verdict": HOLDS}
     assert doc["agreement"]["cubic"]["goodput_mbps"]["within"] == 1
-    assert (tmp_path / "grid-goodput.png").stat().st_size > 1000
+    assert_drawn_png(tmp_path / "grid-goodput.png")
     # without kernel results nothing is judged
     sim_only = [Outcome(o.case, sims=o.sims) for o in outcomes]
     sec = grid.analyse(Context("grid", tmp_path, False, data=sim_only,

@@ -26,6 +26,8 @@ from rove.reproduce.verdicts import (FAILS, HOLDS, NOT_MEASURED, PARTLY, combine
                                      normalise_networks)
 from rove.sweeps import expand_points, load_sweep
 
+from conftest import assert_drawn_png
+
 # --------------------------------------------------------------------------------------------
 # Arithmetic
 
@@ -340,7 +342,7 @@ def test_end_to_end_quick_only_responsiveness(tmp_path, capsys):
     from rove.reproduce.document import check_json
 
     assert check_json((out / "report.json").read_text(encoding="utf-8")) == []
-    assert (out / "responsiveness-timeline.png").stat().st_size > 1000
+    assert_drawn_png(out / "responsiveness-timeline.png")
     assert "responsiveness-timeline.png" in html and "<table>" in html
     # Only what was asked for ran; the sweeps are ordinary (resumable) sweep directories.
     assert not (out / "fairness").exists()
@@ -394,7 +396,7 @@ def test_loss_verdicts_from_hand_made_numbers(tmp_path):
     # beta 0.3 below beta 0 at all 3 loss rates > 0 (32 < 37, 25 < 36, 30 < 34)
     assert v == [HOLDS, PARTLY, HOLDS, HOLDS, HOLDS]
     assert sec.verdict == PARTLY
-    assert (tmp_path / "loss-goodput.png").is_file()
+    assert_drawn_png(tmp_path / "loss-goodput.png")
 
 
 def test_report_json_holds_each_claim_and_counts_per_verdict():
