@@ -376,3 +376,78 @@ def test_no_run_is_not_measured(tmp_path, exp_id):
                "cellular": analyse_cellular}[exp_id]
     sec = analyse(Context(exp_id, tmp_path, True, [], pd.DataFrame(), {}, {}))
     assert sec.verdict == NOT_MEASURED and "No run completed." in sec.paragraphs
+
+
+# --------------------------------------------------------------------------------------------
+# 9. The cellular ablation (rove's own reading, not counted)
+
+
+def ablation_cells(ratio_at) -> pd.DataFrame:
+    """Cells of two networks x two buffers x losses 0, 1, 2 %, the ratio from ``ratio_at(net,
+    buffer_bdp, loss)``."""
+    from rove.reproduce.bbrv2plus import ablation
+
+    rows = []
+    for net, mean, cv in (("a", 10.0, 0.3), ("b", 20.0, 0.6)):
+        for buf, bdp in (("0.5bdp", 0.5), ("1.5MB", 15.0)):
+            for loss in (0.0, 0.01, 0.02):
+                r = ratio_at(net, bdp, loss)
+                rows.append({"network": net, "buffer": buf, "loss": loss, "bbr2": 10.0,
+                             "bbr2plus": 10.0 * r, "ratio": r, "mean_mbps": mean, "rate_cv": cv,
+                             "kind": "synthetic", "coherence": "500ms", "buffer_bdp": bdp})
+    c = pd.DataFrame(rows)
+    assert set(ablation.FACTORS[i][0] for i in range(4)) <= set(c.columns)
+    return c
+
+
+def test_ablation_reading_at_each_level():
+    from rove.reproduce.bbrv2plus.ablation import judge_loss_reading, what_it_tracks
+
+    # the gain comes with loss and only with it: holds
+    c = ablation_cells(lambda net, bdp, loss: 0.9 + 25 * loss)
+    v, text = judge_loss_reading(c)
+    assert v == HOLDS and "strongest factor: random loss" in text
+    assert what_it_tracks(c)[1].startswith("Over 12 cells the ratio BBRv2+/BBRv2 tracks random "
+                                           "loss most: it rises with it")
+    # rises with loss, but on network b BBRv2+ stays below BBRv2 even with loss (the outside
+    # check's 0.89x): partly
+    c = ablation_cells(lambda net, bdp, loss: 0.9 + 25 * loss if net == "a" else 0.85 + loss)
+    v, text = judge_loss_reading(c)
+    assert v == PARTLY and "below 1/1.05× in 4 lossy cells" in text
+    # the gain follows the buffer, not loss (it falls with loss): does not hold
+    c = ablation_cells(lambda net, bdp, loss: 1.5 - 5 * loss if bdp < 1 else 0.8 - 5 * loss)
+    v, text = judge_loss_reading(c)
+    assert v == FAILS and "strongest factor: buffer (BDP)" in text
+    # no loss-free cells: not measured
+    v, _ = judge_loss_reading(c[c["loss"] > 0])
+    assert v == NOT_MEASURED
+
+
+def test_spearman_hand_computed():
+    from rove.reproduce.bbrv2plus.ablation import spearman
+
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 45]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    # ranks x 1,2,3 and y 1,3,2: 1 - 6*2/(3*8) = 0.5
+    assert spearman([1, 2, 3], [1, 3, 2]) == pytest.approx(0.5)
+    assert spearman([1, 1, 1], [1, 2, 3]) is None and spearman([1, 2], [2, 1]) is None
+
+
+def test_ablation_quick_run_is_not_counted(tmp_path):
+    import json
+
+    from rove.cli import main as cli_main
+
+    out = tmp_path / "abl"
+    assert cli_main(["reproduce", "bbrv2plus", "--quick", "--only", "cellular-ablation",
+                     "-o", str(out), "--quiet"]) == 0
+    data = json.loads((out / "report.json").read_text())
+    (sec,) = data["sections"]
+    # judged (the verdict's logic is pinned on hand-made cells above), and not counted
+    assert sec["counted"] is False and sec["verdict"] != NOT_MEASURED
+    assert len(sec["claims"]) == 1
+    assert data["counts"] == {k: 0 for k in data["counts"]}      # nothing counted
+    md = (out / "report.md").read_text()
+    assert "tracks" in md and "not counted" in md
+    assert (out / "cellular-ablation" / "traces" / "synth-coh500ms-s1.down").is_file()
+    assert_drawn_png(out / "cellular-ablation-ratio.png")

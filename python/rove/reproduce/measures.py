@@ -15,7 +15,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 __all__ = ["size_bytes", "rate_mbps", "time_ms", "window_goodputs", "queue_series",
-           "srtt_samples"]
+           "srtt_samples", "trace_mean_mbps", "trace_rate_cv"]
+
+PACKET_BYTES = 1500       # a Mahimahi delivery opportunity
 
 _NUM_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 _SIZE = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
@@ -44,6 +46,30 @@ def rate_mbps(text) -> float:
 def time_ms(text) -> float:
     """``"75ms"`` -> 75.0, ``"2s"`` -> 2000.0."""
     return _parse(text, _TIME, "time")
+
+
+def _trace_stamps(path: Path) -> np.ndarray:
+    stamps = np.array([int(x) for x in Path(path).read_text().split() if x.strip()], dtype=float)
+    if not len(stamps):
+        raise ValueError(f"{path}: empty trace")
+    return stamps
+
+
+def trace_mean_mbps(path: Path) -> tuple[float, float]:
+    """(mean rate in Mbit/s, length in s) of a Mahimahi trace: one 1500-byte packet per line."""
+    stamps = _trace_stamps(path)
+    length_s = max(stamps[-1], 1) / 1000.0
+    return len(stamps) * PACKET_BYTES * 8 / length_s / 1e6, length_s
+
+
+def trace_rate_cv(path: Path, bin_ms: float = 100.0) -> float:
+    """How much a Mahimahi trace's rate varies: the coefficient of variation (s.d. / mean) of
+    its delivery rate over ``bin_ms`` bins."""
+    stamps = _trace_stamps(path)
+    n_bins = max(1, int(np.ceil(max(stamps[-1], 1) / bin_ms)))
+    counts = np.bincount(np.minimum((stamps // bin_ms).astype(int), n_bins - 1), minlength=n_bins)
+    m = counts.mean()
+    return float(counts.std() / m) if m > 0 else float("nan")
 
 
 def window_goodputs(run_dir: Path, window_s: float) -> dict[str, float]:

@@ -200,10 +200,11 @@ def _duration_s(doc: dict) -> float:
     return time_ms(scen["duration"]) / 1e3
 
 
-def run_parts(study: Study, exp: Experiment, out: Path, quick: bool, jobs: int,
+def run_parts(sweeps: Path, exp: Experiment, out: Path, quick: bool, jobs: int,
               log: Callable[[str], None], options: Mapping[str, Any]) -> Context:
-    """The default runner: every part's sweep for every series and setting, into
-    ``out/<experiment>/<part>/<series>[/<setting>]`` (resuming what is there)."""
+    """The default runner: every part's sweep (a file in ``sweeps``) for every series and
+    setting, into ``out/<experiment>/<part>/<series>[/<setting>]`` (resuming what is there).
+    A custom ``run`` function may call it with parts it builds itself."""
     runs, skipped, durations = [], {}, {}
     for part in exp.parts:
         settings, reason = part.settings(quick)
@@ -211,7 +212,7 @@ def run_parts(study: Study, exp: Experiment, out: Path, quick: bool, jobs: int,
             skipped[part.key] = reason
             log(f"  part {part.key}: skipped: {reason}")
             continue
-        committed = Path(study.sweeps) / part.sweep
+        committed = Path(sweeps) / part.sweep
         q = part.quick if quick else None
         durations[part.key] = _duration_s(derived_spec(committed, {}, q))
         for series in exp.series:
@@ -241,7 +242,7 @@ def run_experiment(study: Study, exp: Experiment, out: Path, quick: bool, jobs: 
     if exp.run is not None:
         ctx = exp.run(exp, out, quick, jobs, log, options)
     else:
-        ctx = run_parts(study, exp, out, quick, jobs, log, options)
+        ctx = run_parts(study.sweeps, exp, out, quick, jobs, log, options)
     section = exp.analyse(ctx)
     section.counted = exp.counted
     section.notes += ctx.failures

@@ -30,6 +30,7 @@ from ..document import Section
 from .dynamics import analyse_cellular, analyse_responsiveness, analyse_step_traces
 from .fairness import analyse_fairness, analyse_rtt_fairness
 from .paths import analyse_jitter, analyse_loss, analyse_retrans
+from . import ablation
 
 SCENARIOS = repo_root() / "scenarios" / "bbrv2plus"
 SWEEPS = SCENARIOS / "sweeps"
@@ -182,6 +183,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                 Part("synth-loss1", "cellular-synth.toml", Quick({}, {"duration": "30s"}, (1, 2, 3)),
                      one_setting, {"links.down.loss": CELLULAR_LOSS})),
                analyse_cellular),
+    # rove's own check of its reading of experiment 8 (not counted): the quick run takes one
+    # synthetic network, two buffers and two loss rates of it
+    Experiment("cellular-ablation", "What BBRv2+'s cellular gain depends on (rove's check)",
+               (BBR2, PLUS), analyse=ablation.analyse, run=ablation.run, counted=False),
 )
 
 EXPERIMENT_IDS = [e.id for e in EXPERIMENTS]

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..measures import trace_mean_mbps  # noqa: F401  (re-exported)
+
 ACK_LINK_RATE = "100Mbps"  # [GAP] ACKs are never the bottleneck
 PACKET_BYTES = 1500
 
@@ -61,15 +63,6 @@ def scenario(name: str, down: dict, rtt_ms: float, cc: str, flows: int, duration
                   "up": {"rate": ACK_LINK_RATE, "delay": half}},
         "flows": [flow],
     }
-
-
-def trace_mean_mbps(path: Path) -> tuple[float, float]:
-    """(mean rate in Mbit/s, length in s) of a Mahimahi trace: one 1500-byte packet per line."""
-    stamps = [int(line) for line in Path(path).read_text().split() if line.strip()]
-    if not stamps:
-        raise ValueError(f"{path}: empty trace")
-    length_s = max(stamps[-1], 1) / 1000.0
-    return len(stamps) * PACKET_BYTES * 8 / length_s / 1e6, length_s
 
 
 def default_traces_dir() -> Path | None:
