@@ -139,13 +139,17 @@ def median(xs: Sequence[float]) -> float | None:
 
 
 def judge_distributions(reference: Sequence[float], other: Sequence[float],
-                        tolerance: float) -> tuple[str, str]:
+                        tolerance: float, outlier_factor: float = 2.0,
+                        outlier_floor: float = 1e-3) -> tuple[str, str]:
     """Whether several runs of one side (``other``, e.g. the kernel) agree with several of the
     other (``reference``, e.g. the simulator's seeds), judged on both spreads: :data:`HOLDS`
     when the ratio of the medians is within ``1 ± tolerance``; :data:`PARTLY` when it is not
     but the two ranges (min–max over the runs) overlap, so the difference is within the
     run-to-run spread; :data:`FAILS` otherwise; :data:`NOT_MEASURED` when a side has no run.
-    Symmetric up to the ratio's direction. Returns the verdict and the numbers as text."""
+    A median hides a single deviating run: a run off the other side's median by more than
+    ``outlier_factor`` (and by more than ``outlier_floor`` in absolute terms) makes a "holds"
+    only partly. Symmetric up to the ratio's direction. Returns the verdict and the numbers as
+    text."""
     a = [float(x) for x in reference if is_number(x)]
     b = [float(x) for x in other if is_number(x)]
 
@@ -160,7 +164,14 @@ def judge_distributions(reference: Sequence[float], other: Sequence[float],
     ma, mb = median(a), median(b)
     r = (1.0 if mb == 0 else math.inf) if ma == 0 else mb / ma
     text += f", ratio {r:.3g}"
+    def outliers(xs, m):
+        return [x for x in xs if abs(x - m) > outlier_floor
+                and (min(x, m) <= 0 or max(x, m) / min(x, m) > outlier_factor)]
+
+    odd = outliers(a, mb) + outliers(b, ma)
     if abs(r - 1.0) <= tolerance + 1e-12:
+        if odd:
+            return PARTLY, text + f"; outlier run(s) {', '.join(f'{x:.4g}' for x in odd)}"
         return HOLDS, text
     if max(a) >= min(b) and max(b) >= min(a):
         return PARTLY, text

@@ -194,12 +194,27 @@ class KernelRunner:
         return err
 
 
+def shifted(doc: dict, offset_ms: float) -> dict:
+    """The scenario with every flow starting ``offset_ms`` later."""
+    import copy
+
+    from ..measures import time_ms
+
+    out = copy.deepcopy(doc)
+    for f in out["flows"]:
+        f["start"] = f"{time_ms(f.get('start', '0ms')) + offset_ms:g}ms"
+    return out
+
+
 def run_cases(cases: Sequence[Case], out: Path, kernel: KernelRunner,
               log: Callable[[str], None] = lambda s: None, sim_seeds: Sequence[int] = (1,),
-              kernel_runs: int = 1, overlay: bool = True) -> list[Outcome]:
+              kernel_runs: int = 1, overlay: bool = True,
+              start_step_ms: float = 0.0) -> list[Outcome]:
     """Run every case into ``out`` (``scenarios/ID.toml``; ``runs/ID/sim`` and ``runs/ID/kernel``
     for one seed and one kernel run, ``runs/ID/sim-seedN`` and ``runs/ID/kernel-N`` for more),
-    reusing results already there."""
+    reusing results already there. With ``start_step_ms``, the simulator's seed N starts the
+    flows (N − 1) × ``start_step_ms`` later (``scenarios/ID-seedN.toml``), sampling the start
+    instant that the kernel's runs do not control."""
     outcomes = []
     for i, c in enumerate(cases, 1):
         scen = out / "scenarios" / f"{c.id}.toml"
@@ -210,7 +225,11 @@ def run_cases(cases: Sequence[Case], out: Path, kernel: KernelRunner,
         t0 = time.monotonic()
         for seed in sim_seeds:
             d = run_dir / ("sim" if len(sim_seeds) == 1 else f"sim-seed{seed}")
-            err = None if have(d) else run_sim(scen, d, seed)
+            seed_scen = scen
+            if start_step_ms and seed != 1:
+                seed_scen = out / "scenarios" / f"{c.id}-seed{seed}.toml"
+                _write_scenario(seed_scen, shifted(c.scenario, (seed - 1) * start_step_ms))
+            err = None if have(d) else run_sim(seed_scen, d, seed)
             if err is None and load_summary(d) is not None:
                 o.sim_dirs.append(d)
                 o.sims.append(load_summary(d))
