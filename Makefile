@@ -101,7 +101,7 @@ test-rust: $(BUILD_STAMP)
 	cargo test --workspace --release --exclude rove-py
 
 test-python: $(BUILD_STAMP) $(EMU_STAMP)
-	$(VPY) -m pytest -q tests
+	$(VPY) -m pytest -q -rsx tests
 
 bench: $(BUILD_STAMP)
 	cargo build --release -p rove-world --bin rove-bench

@@ -43,6 +43,31 @@ def run_cli(*args, cwd=None, timeout=300, env=None) -> CliResult:
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+def assert_drawn_png(path, min_width: int = 300, min_height: int = 200,
+                     min_colours: int = 8, min_ink: float = 0.01,
+                     min_coloured_px: int = 50) -> None:
+    """``path`` is a PNG that decodes, is at least ``min_width`` × ``min_height`` pixels, and
+    has something drawn on it: at least ``min_colours`` distinct colours, at least ``min_ink``
+    of its pixels differ from the most common (background) colour, and at least
+    ``min_coloured_px`` pixels are coloured (not grey: axes, ticks and text are black or grey,
+    data are drawn in colour), so a figure whose axes hold no data fails. The PNG magic bytes
+    alone say nothing of what a figure shows."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        assert im.format == "PNG", f"{path}: {im.format}, not PNG"
+        im = im.convert("RGB")
+        w, h = im.size
+        assert w >= min_width and h >= min_height, f"{path}: {w}x{h} pixels"
+        colours = im.getcolors(maxcolors=w * h)
+    colours.sort(reverse=True)
+    assert len(colours) >= min_colours, f"{path}: only {len(colours)} colours (blank?)"
+    ink = 1 - colours[0][0] / (w * h)
+    assert ink >= min_ink, f"{path}: {ink:.2%} of the pixels drawn"
+    coloured = sum(n for n, (r, g, b) in colours if max(r, g, b) - min(r, g, b) > 40)
+    assert coloured >= min_coloured_px, f"{path}: {coloured} pixels in colour (no data drawn?)"
+
+
 def shared_traces_dir() -> Path | None:
     """``../shared/traces/mahimahi`` relative to the repo, or /work/shared/traces/mahimahi."""
     for base in (REPO.parent / "shared" / "traces", Path("/work/shared/traces")):

@@ -15,7 +15,7 @@ import pytest
 import rove
 from rove.compare import CompareError, compare, compare_summaries, format_table, ratio
 
-from conftest import run_cli
+from conftest import assert_drawn_png, run_cli
 
 SCENARIO = {
     "name": "cmp",
@@ -130,7 +130,7 @@ def test_cli_out_writes_figures_and_documents(two_runs, tmp_path):
                  "compare.html", "compare.json"):
         assert (out / name).stat().st_size > 0, name
         if name.endswith(".png"):
-            assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            assert_drawn_png(out / name)
     doc = json.loads((out / "compare.json").read_text())
     assert {r["name"] for r in doc["rows"] if r["kind"] == "flow"} == {"bulk", "short"}
     md = (out / "compare.md").read_text()

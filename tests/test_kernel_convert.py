@@ -101,6 +101,10 @@ def test_summary_figures(tmp_path):
     assert q.column("sojourn_mean_ms").to_pylist()[0] == 2.0
     assert math.isnan(q.column("sojourn_max_ms").to_pylist()[1])  # nothing left the queue
     assert down["queue_delay_percentiles_ms"][50] == 4.0
+    # what the kernel backend cannot measure is null, never a made-up 0 (issue 11: ofo_bytes
+    # used to be written as 0)
+    for name in ("ofo_bytes", "bytes_received"):
+        assert ts.column(name).null_count == ts.num_rows, name
 
 
 def test_srtt_fallback_without_rtt_samples(tmp_path):

@@ -7,18 +7,14 @@ import pytest
 from rove import results
 from rove.report import FIGURES, flow_throughput, make_report
 
-from conftest import SMALL_SCENARIO, run_cli
+from conftest import SMALL_SCENARIO, assert_drawn_png, run_cli
 from test_results_write import fake_finish, tables
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
 
 def _check_report(d):
     for name in FIGURES:
         png = d / f"{name}.png"
         assert png.is_file(), png
-        data = png.read_bytes()
-        assert data.startswith(PNG_MAGIC) and len(data) > 5000, name
+        assert_drawn_png(png)
     html = (d / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>")
     assert html.count("<img ") == len(FIGURES)
@@ -186,8 +182,7 @@ def test_each_runs_three_algorithms_and_report_compares_them(write_scenario, tmp
         "cc=bbr,seed=7", "cc=bbr2plus,seed=7", "cc=cubic,seed=7"]
     r = run_cli("report", out)
     assert r.returncode == 0, r.stderr
-    png = (out / "comparison.png").read_bytes()
-    assert png.startswith(PNG_MAGIC)
+    assert_drawn_png(out / "comparison.png")
     html = (out / "report.html").read_text()
     for cc in ("cubic", "bbr", "bbr2plus"):
         assert f"<td>{cc}</td>" in html
@@ -213,3 +208,26 @@ def test_report_of_several_results_directories_uses_their_names(write_scenario, 
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "cmp" / "report.html").read_text()
     assert "<td>reno</td>" in html and "<td>cubic</td>" in html
+
+
+def test_the_figure_check_fails_on_figures_that_show_nothing(tmp_path):
+    """assert_drawn_png, which the figure tests use instead of the PNG magic bytes: empty axes
+    and a blank image fail, the same axes with a line pass."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.set_xlabel("time (s)")
+    fig.savefig(tmp_path / "empty.png")
+    ax.plot([0, 1, 2], [0, 2, 1])
+    fig.savefig(tmp_path / "line.png")
+    plt.close(fig)
+    blank = plt.figure(figsize=(6, 4))
+    blank.savefig(tmp_path / "blank.png")
+    plt.close(blank)
+    for name in ("empty.png", "blank.png"):
+        with pytest.raises(AssertionError):
+            assert_drawn_png(tmp_path / name)
+    assert_drawn_png(tmp_path / "line.png")

@@ -15,16 +15,18 @@ import pytest
 import rove
 from rove.cli import main as cli_main
 from rove.reproduce import bbrv2plus as repro
-from rove.reproduce.bbrv2plus_dynamics import phase_metrics
-from rove.reproduce.bbrv2plus_paths import jitter_onset, tput_gain
+from rove.reproduce.bbrv2plus.dynamics import phase_metrics
+from rove.reproduce.bbrv2plus.paths import jitter_onset, tput_gain
 from rove.reproduce.document import Table, markdown_table
 from rove.reproduce.measures import rate_mbps, size_bytes, time_ms, window_goodputs
 from rove.reproduce.runner import DEFAULT_SETTING, check_available, derived_spec
-from rove.reproduce.bbrv2plus_paths import grid_step, judge_shallow_pattern
+from rove.reproduce.bbrv2plus.paths import grid_step, judge_shallow_pattern
 from rove.reproduce.verdicts import (FAILS, HOLDS, NOT_MEASURED, PARTLY, combine, jain_index,
                                      judge_fraction, judge_less, judge_near, judge_range,
                                      normalise_networks)
 from rove.sweeps import expand_points, load_sweep
+
+from conftest import assert_drawn_png
 
 # --------------------------------------------------------------------------------------------
 # Arithmetic
@@ -340,7 +342,7 @@ def test_end_to_end_quick_only_responsiveness(tmp_path, capsys):
     from rove.reproduce.document import check_json
 
     assert check_json((out / "report.json").read_text(encoding="utf-8")) == []
-    assert (out / "responsiveness-timeline.png").stat().st_size > 1000
+    assert_drawn_png(out / "responsiveness-timeline.png")
     assert "responsiveness-timeline.png" in html and "<table>" in html
     # Only what was asked for ran; the sweeps are ordinary (resumable) sweep directories.
     assert not (out / "fairness").exists()
@@ -371,8 +373,8 @@ def test_reproduce_help_lists_the_studies(capsys):
 
 def test_loss_verdicts_from_hand_made_numbers(tmp_path):
     """analyse_loss on a made-up table: each claim's verdict follows from the numbers."""
-    from rove.reproduce.bbrv2plus_common import Context
-    from rove.reproduce.bbrv2plus_paths import analyse_loss
+    from rove.reproduce.bbrv2plus.common import Context
+    from rove.reproduce.bbrv2plus.paths import analyse_loss
     from rove.reproduce.runner import SeriesRun
 
     goodput = {   # series -> goodput (Mbps) at loss 0, 2 %, 5 %, 10 %
@@ -394,7 +396,7 @@ def test_loss_verdicts_from_hand_made_numbers(tmp_path):
     # beta 0.3 below beta 0 at all 3 loss rates > 0 (32 < 37, 25 < 36, 30 < 34)
     assert v == [HOLDS, PARTLY, HOLDS, HOLDS, HOLDS]
     assert sec.verdict == PARTLY
-    assert (tmp_path / "loss-goodput.png").is_file()
+    assert_drawn_png(tmp_path / "loss-goodput.png")
 
 
 def test_report_json_holds_each_claim_and_counts_per_verdict():

@@ -126,7 +126,12 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # What the kernel backend cannot measure: the payload that reached the receiver in any order
 # (its senders see acknowledgments, not arrivals) and a link's offered capacity over time (the
 # emulator does not report it). Written as nulls, not zeros, so both backends have one schema.
-SIMULATOR_ONLY_COLUMNS = {"bytes_received": "uint64", "capacity_bytes": "float64"}
+# Columns the kernel backend cannot measure, written as nulls (never as a made-up 0): the
+# receiving side's arrivals and a link's offered capacity, and the multipath receiver's
+# reordering-buffer occupancy (``ofo_bytes``: the receiver's MPTCP reordering queue is not
+# visible from the sender) [GAP].
+SIMULATOR_ONLY_COLUMNS = {"bytes_received": "uint64", "capacity_bytes": "float64",
+                          "ofo_bytes": "uint64"}
 
 
 def _with_nulls(table, order: Sequence[str]):
@@ -302,7 +307,7 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             ts_columns[name] = v
         elif name in ("cwnd_pkts", "ssthresh_pkts", "inflight_pkts"):
             ts_columns[name] = _col("<u4", v)
-        elif name in ("bytes_acked", "bytes_delivered", "retrans_segs", "ofo_bytes"):
+        elif name in ("bytes_acked", "bytes_delivered", "retrans_segs"):
             ts_columns[name] = _col("<u8", v)
         elif name == "subflow":
             ts_columns[name] = _col("<i4", v)
@@ -391,9 +396,6 @@ def _append_sample(ts_cols: dict, t: float, f: dict, s: dict, subflow: int,
     ts_cols["cc_state"].append("n/a")
     if "subflow" in ts_cols:
         ts_cols["subflow"].append(subflow)
-    if "ofo_bytes" in ts_cols:
-        # [GAP] the receiver's MPTCP reordering queue is not visible from the sender.
-        ts_cols["ofo_bytes"].append(0)
 
 
 def _multipath_summary(f: dict, flow: dict, emu_subflows: list, rtts: dict, first_seen: dict,

@@ -1,10 +1,13 @@
 """``rove reproduce NAME ...``: rerun a source document's experiments and report how our numbers
-compare with the paper's.
+compare with the source's claims.
 
     rove reproduce bbrv2plus -o DIR [--quick] [--only EXP]   # seed 000, thesis chapter 4
-    rove reproduce fidelity ...                             # rove.fidelity (simulator vs kernel)
+    rove reproduce fidelity -o DIR [--quick] [--sim-only]    # the simulator against the kernel
 
-Each study is a module with ``main(argv) -> exit status``; they are imported only when asked for.
+One framework (:mod:`rove.reproduce.study`: experiments, parts, the run log and resume, the
+command line, the report writer; :mod:`~rove.reproduce.verdicts`: the verdict machinery), one
+subpackage per study. A study's package defines ``STUDY`` (a :class:`~rove.reproduce.study.Study`);
+adding one is its folder and one line below. Studies are imported only when asked for.
 """
 
 from __future__ import annotations
@@ -13,16 +16,17 @@ import importlib
 import importlib.util
 from typing import Sequence
 
-# name -> (module, what it reproduces)
+# name -> (module defining STUDY, what it reproduces)
 STUDIES = {
     "bbrv2plus": ("rove.reproduce.bbrv2plus", "seed 000, thesis chapter 4: BBRv2 and BBRv2+"),
-    "fidelity": ("rove.fidelity", "agreement of the simulator with the kernel backend"),
+    "fidelity": ("rove.reproduce.fidelity", "agreement of the simulator with the kernel backend"),
 }
 
 
 def main(argv: Sequence[str]) -> int:
-    """Dispatch ``[NAME, *args]`` to the study's ``main(args)``."""
+    """Dispatch ``[NAME, *args]`` to the study's command line."""
     from ..cli import CliError
+    from .study import main as study_main
 
     argv = list(argv)
     names = ", ".join(STUDIES)
@@ -39,4 +43,4 @@ def main(argv: Sequence[str]) -> int:
     if importlib.util.find_spec(module_name) is None:
         raise CliError(f"reproduce {name}: not available in this build ({module_name} is missing)")
     module = importlib.import_module(module_name)
-    return int(module.main(rest) or 0)
+    return int(study_main(module.STUDY, rest) or 0)

@@ -45,6 +45,7 @@ class Section:
     verdict: str = NOT_MEASURED
     notes: list[str] = field(default_factory=list)            # [GAP]s and caveats
     error: str | None = None                                  # the experiment crashed: why
+    counted: bool = True      # False: rove's own addition, reported beside, not in the counts
 
 
 @dataclass
@@ -70,9 +71,12 @@ def markdown_table(t: Table) -> str:
 
 
 def _claims_table(claims: Sequence[Claim]) -> Table:
-    return Table(["thesis says", "where", "we measured", "criterion", "verdict"],
+    return Table(["the source says", "where", "we measured", "criterion", "verdict"],
                  [[f"“{c.quote}”", c.where, c.measured, c.criterion, f"**{c.verdict}**"]
                   for c in claims])
+
+
+_NOT_COUNTED = {True: "", False: " (not counted: rove's own measurement, not a claim of the source)"}
 
 
 def to_markdown(doc: Document) -> str:
@@ -81,7 +85,7 @@ def to_markdown(doc: Document) -> str:
     if doc.summary is not None:
         parts += [markdown_table(doc.summary), ""]
     for s in doc.sections:
-        parts += [f"## {s.title}", "", f"**Verdict: {s.verdict}**", ""]
+        parts += [f"## {s.title}", "", f"**Verdict: {s.verdict}**" + _NOT_COUNTED[s.counted], ""]
         parts += [p + "\n" for p in s.paragraphs]
         if s.claims:
             parts += [markdown_table(_claims_table(s.claims)), ""]
@@ -139,7 +143,8 @@ def to_html(doc: Document) -> str:
     if doc.summary is not None:
         out.append(_html_table(doc.summary))
     for s in doc.sections:
-        out.append(f"<h2>{html.escape(s.title)}</h2><p>Verdict: {_badge(s.verdict)}</p>")
+        out.append(f"<h2>{html.escape(s.title)}</h2><p>Verdict: {_badge(s.verdict)}"
+                   f"{html.escape(_NOT_COUNTED[s.counted])}</p>")
         out += [f"<p>{_inline(p)}</p>" for p in s.paragraphs]
         if s.claims:
             t = _claims_table(s.claims)
@@ -171,7 +176,8 @@ def _counts(claims: Sequence[Claim]) -> dict[str, int]:
 
 def to_json(doc: Document) -> str:
     """The report as data (``report.json``): per section its verdict, its claims' counts per
-    verdict and, per claim, the source's statement and where it is printed, what was measured,
+    verdict, whether it counts (``counted``: false for rove's own measurements, which the
+    report's overall ``counts`` leave out) and, per claim, the source's statement and where it is printed, what was measured,
     the criterion and the verdict; a section whose experiment crashed carries ``error``."""
     sections = []
     for s in doc.sections:
@@ -180,12 +186,13 @@ def to_json(doc: Document) -> str:
             "verdict": s.verdict,
             "counts": _counts(s.claims),
             "error": s.error,
+            "counted": s.counted,
             "claims": [{"statement": c.quote, "where": c.where, "measured": c.measured,
                         "criterion": c.criterion, "verdict": c.verdict, "notes": list(c.notes)}
                        for c in s.claims],
             "notes": list(s.notes),
         })
-    every = [c for s in doc.sections for c in s.claims]
+    every = [c for s in doc.sections if s.counted for c in s.claims]
     return json.dumps({"title": doc.title, "counts": _counts(every), "sections": sections},
                       indent=2, ensure_ascii=False) + "\n"
 

@@ -14,7 +14,10 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-__all__ = ["size_bytes", "rate_mbps", "time_ms", "window_goodputs", "queue_series"]
+__all__ = ["size_bytes", "rate_mbps", "time_ms", "window_goodputs", "queue_series",
+           "srtt_samples", "trace_mean_mbps", "trace_rate_cv"]
+
+PACKET_BYTES = 1500       # a Mahimahi delivery opportunity
 
 _NUM_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 _SIZE = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
@@ -45,6 +48,30 @@ def time_ms(text) -> float:
     return _parse(text, _TIME, "time")
 
 
+def _trace_stamps(path: Path) -> np.ndarray:
+    stamps = np.array([int(x) for x in Path(path).read_text().split() if x.strip()], dtype=float)
+    if not len(stamps):
+        raise ValueError(f"{path}: empty trace")
+    return stamps
+
+
+def trace_mean_mbps(path: Path) -> tuple[float, float]:
+    """(mean rate in Mbit/s, length in s) of a Mahimahi trace: one 1500-byte packet per line."""
+    stamps = _trace_stamps(path)
+    length_s = max(stamps[-1], 1) / 1000.0
+    return len(stamps) * PACKET_BYTES * 8 / length_s / 1e6, length_s
+
+
+def trace_rate_cv(path: Path, bin_ms: float = 100.0) -> float:
+    """How much a Mahimahi trace's rate varies: the coefficient of variation (s.d. / mean) of
+    its delivery rate over ``bin_ms`` bins."""
+    stamps = _trace_stamps(path)
+    n_bins = max(1, int(np.ceil(max(stamps[-1], 1) / bin_ms)))
+    counts = np.bincount(np.minimum((stamps // bin_ms).astype(int), n_bins - 1), minlength=n_bins)
+    m = counts.mean()
+    return float(counts.std() / m) if m > 0 else float("nan")
+
+
 def window_goodputs(run_dir: Path, window_s: float) -> dict[str, float]:
     """Per flow, the goodput (Mbps) over the last ``window_s`` seconds of the run: in-order bytes
     delivered between the last sample and the last sample at or before ``end - window_s``."""
@@ -63,6 +90,22 @@ def window_goodputs(run_dir: Path, window_s: float) -> dict[str, float]:
         delivered = float(last["bytes_delivered"]) - float(first["bytes_delivered"])
         out[str(flow)] = delivered * 8 / span / 1e6 if span > 0 else float("nan")
     return out
+
+
+def srtt_samples(run_dir: Path, flow: str | None = None) -> np.ndarray:
+    """A flow's smoothed RTT (ms) at every time-series sample from its first RTT measurement
+    on (samples with srtt 0 come before it). Samples are evenly spaced in time (every
+    ``sample_interval``, 10 ms by default, on both backends: the kernel's from TCP_INFO), so
+    their mean is the time-averaged srtt. ``flow`` None: the first flow; a multipath flow's
+    connection row (``subflow`` -1)."""
+    t = pq.read_table(Path(run_dir) / "timeseries.parquet",
+                      columns=["time_s", "flow", "srtt_ms", "subflow"]).to_pandas()
+    t["flow"] = t["flow"].astype(str)
+    if flow is None:
+        flow = t["flow"].iloc[0] if len(t) else ""
+    t = t[(t["flow"] == str(flow)) & (t["subflow"].fillna(-1) == -1)].sort_values("time_s")
+    v = t["srtt_ms"].to_numpy(dtype=float)
+    return v[np.isfinite(v) & (v > 0)]
 
 
 def queue_series(run_dir: Path, link: str) -> pd.DataFrame:

@@ -23,6 +23,7 @@ NOT_AVAILABLE = "not available in this build"
 __all__ = [
     "HOLDS", "PARTLY", "FAILS", "NOT_MEASURED", "NOT_AVAILABLE", "Claim",
     "jain_index", "judge_range", "judge_fraction", "judge_near", "judge_less", "combine",
+    "judge_distributions", "median",
     "normalise_networks", "is_number",
 ]
 
@@ -124,6 +125,55 @@ def judge_less(a: Sequence[float], b: Sequence[float], slack: float = 0.0,
     if d > margin:
         return HOLDS, text
     if d > 0:
+        return PARTLY, text
+    return FAILS, text
+
+
+def median(xs: Sequence[float]) -> float | None:
+    """The median of the numbers in ``xs`` (the mean of the middle two for an even count)."""
+    v = sorted(float(x) for x in xs if is_number(x))
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def judge_distributions(reference: Sequence[float], other: Sequence[float],
+                        tolerance: float, outlier_factor: float = 2.0,
+                        outlier_floor: float = 1e-3) -> tuple[str, str]:
+    """Whether several runs of one side (``other``, e.g. the kernel) agree with several of the
+    other (``reference``, e.g. the simulator's seeds), judged on both spreads: :data:`HOLDS`
+    when the ratio of the medians is within ``1 ± tolerance``; :data:`PARTLY` when it is not
+    but the two ranges (min–max over the runs) overlap, so the difference is within the
+    run-to-run spread; :data:`FAILS` otherwise; :data:`NOT_MEASURED` when a side has no run.
+    A median hides a single deviating run: a run off the other side's median by more than
+    ``outlier_factor`` (and by more than ``outlier_floor`` in absolute terms) makes a "holds"
+    only partly. Symmetric up to the ratio's direction. Returns the verdict and the numbers as
+    text."""
+    a = [float(x) for x in reference if is_number(x)]
+    b = [float(x) for x in other if is_number(x)]
+
+    def side(xs):
+        if not xs:
+            return "no runs"
+        return f"{median(xs):.4g} [{min(xs):.4g}–{max(xs):.4g}, {len(xs)} runs]"
+
+    text = f"median {side(a)} vs {side(b)}"
+    if not a or not b:
+        return NOT_MEASURED, text
+    ma, mb = median(a), median(b)
+    r = (1.0 if mb == 0 else math.inf) if ma == 0 else mb / ma
+    text += f", ratio {r:.3g}"
+    def outliers(xs, m):
+        return [x for x in xs if abs(x - m) > outlier_floor
+                and (min(x, m) <= 0 or max(x, m) / min(x, m) > outlier_factor)]
+
+    odd = outliers(a, mb) + outliers(b, ma)
+    if abs(r - 1.0) <= tolerance + 1e-12:
+        if odd:
+            return PARTLY, text + f"; outlier run(s) {', '.join(f'{x:.4g}' for x in odd)}"
+        return HOLDS, text
+    if max(a) >= min(b) and max(b) >= min(a):
         return PARTLY, text
     return FAILS, text
 

@@ -8,10 +8,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .bbrv2plus_common import INF, LINK_MBPS, Context, _plt, _pm, _save, _unavailable_notes
-from .document import Section, Table, fmt
-from .measures import rate_mbps, size_bytes, time_ms
-from .verdicts import (FAILS, NOT_MEASURED, Claim, combine, is_number, judge_fraction, judge_near,
+from .common import INF, LINK_MBPS, Context, _plt, _pm, _save, _unavailable_notes
+from ..document import Section, Table, fmt
+from ..measures import rate_mbps, size_bytes, time_ms
+from ..verdicts import (FAILS, NOT_MEASURED, Claim, combine, is_number, judge_fraction, judge_near,
                        judge_range)
 
 

@@ -20,26 +20,17 @@ parts are skipped, saying so in the report.
 
 from __future__ import annotations
 
-import argparse
-import datetime as _dt
 import os
-import subprocess
-import sys
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
 
-from . import document
-from .bbrv2plus_common import Context
-from .bbrv2plus_dynamics import analyse_cellular, analyse_responsiveness, analyse_step_traces
-from .bbrv2plus_fairness import analyse_fairness, analyse_rtt_fairness
-from .bbrv2plus_paths import analyse_jitter, analyse_loss, analyse_retrans
-from .document import Document, Section, Table
-from .measures import rate_mbps, time_ms
-from .runner import (DEFAULT_SETTING, Quick, Series, Setting, concat, derived_spec, repo_root,
-                     run_series)
-from .verdicts import HOLDS, NOT_MEASURED, combine
+from ..measures import rate_mbps, time_ms
+from ..runner import DEFAULT_SETTING, Quick, Series, Setting, repo_root
+from ..study import Context, Experiment, Part, RunInfo, Study, main as _study_main, one_setting, run_line
+from ..document import Section
+from .dynamics import analyse_cellular, analyse_responsiveness, analyse_step_traces
+from .fairness import analyse_fairness, analyse_rtt_fairness
+from .paths import analyse_jitter, analyse_loss, analyse_retrans
+from . import ablation
 
 SCENARIOS = repo_root() / "scenarios" / "bbrv2plus"
 SWEEPS = SCENARIOS / "sweeps"
@@ -116,34 +107,12 @@ def _mahimahi_settings(quick: bool) -> tuple[list[Setting], str | None]:
     return out, None
 
 
-def _one_setting(quick: bool) -> tuple[list[Setting], str | None]:
-    return [DEFAULT_SETTING], None
-
-
 # --------------------------------------------------------------------------------------------
 # Experiments
 
 
-@dataclass(frozen=True)
-class Part:
-    key: str
-    sweep: str                                       # file name under scenarios/bbrv2plus/sweeps
-    quick: Quick
-    settings: Callable[[bool], tuple[list[Setting], str | None]] = _one_setting
-    fixed: Mapping[str, Any] = field(default_factory=dict)   # added to every setting's keys
-
-
-@dataclass(frozen=True)
-class Experiment:
-    id: str
-    title: str
-    series: tuple[Series, ...]
-    parts: tuple[Part, ...]
-    analyse: Callable[[Context], Section]
-
-
 def _responsiveness_schedule() -> tuple[list[float], float]:
-    from .runner import _toml
+    from ..runner import _toml
 
     doc = _toml().loads((SCENARIOS / "responsiveness.toml").read_text(encoding="utf-8"))
     cyc = doc["links"]["btl"]["rate_cycle"]
@@ -212,67 +181,19 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                      Quick({}, {"duration": "30s"}, (1,)), _mahimahi_settings,
                      {"links.down.loss": CELLULAR_LOSS}),
                 Part("synth-loss1", "cellular-synth.toml", Quick({}, {"duration": "30s"}, (1, 2, 3)),
-                     _one_setting, {"links.down.loss": CELLULAR_LOSS})),
+                     one_setting, {"links.down.loss": CELLULAR_LOSS})),
                analyse_cellular),
+    # rove's own check of its reading of experiment 8 (not counted): the quick run takes one
+    # synthetic network, two buffers and two loss rates of it
+    Experiment("cellular-ablation", "What BBRv2+'s cellular gain depends on (rove's check)",
+               (BBR2, PLUS), analyse=ablation.analyse, run=ablation.run, counted=False),
 )
 
 EXPERIMENT_IDS = [e.id for e in EXPERIMENTS]
 
 
 # --------------------------------------------------------------------------------------------
-# Running
-
-
-def _duration_s(doc: dict) -> float:
-    """The simulated seconds of a derived sweep: its fixed ``duration`` or the scenario's."""
-    if "duration" in doc.get("fixed", {}):
-        return time_ms(doc["fixed"]["duration"]) / 1e3
-    from .runner import _toml
-
-    scen = _toml().loads(Path(doc["scenario"]).read_text(encoding="utf-8"))
-    return time_ms(scen["duration"]) / 1e3
-
-
-def run_experiment(exp: Experiment, out: Path, quick: bool, jobs: int,
-                   log: Callable[[str], None]) -> Section:
-    runs, skipped, durations = [], {}, {}
-    for part in exp.parts:
-        settings, reason = part.settings(quick)
-        if reason is not None:
-            skipped[part.key] = reason
-            log(f"  part {part.key}: skipped: {reason}")
-            continue
-        committed = SWEEPS / part.sweep
-        q = part.quick if quick else None
-        durations[part.key] = _duration_s(derived_spec(committed, {}, q))
-        for series in exp.series:
-            for setting in settings:
-                if part.fixed:
-                    setting = Setting(setting.key, setting.label, {**setting.fixed, **part.fixed})
-                d = out / exp.id / part.key / series.key
-                if setting.key != DEFAULT_SETTING.key:
-                    d = d / setting.key
-                r = run_series(committed, d, series, setting, q, jobs, log)
-                if r.table is not None:
-                    r.table.insert(0, "part", part.key)
-                runs.append(r)
-    ctx = Context(exp.id, out, quick, runs, concat(runs), skipped, durations)
-    section = exp.analyse(ctx)
-    for r in runs:
-        if r.failures:
-            section.notes.append(f"{len(r.failures)} point(s) of {r.series.label} "
-                                 f"[{r.setting.label}] failed: {r.failures[0]['error']} "
-                                 f"(all in {r.directory / 'failures.json'})")
-    return section
-
-
-def _git_describe() -> str:
-    try:
-        res = subprocess.run(["git", "-C", str(repo_root()), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=5)
-        return res.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+# The report
 
 
 def build_facts() -> list[str]:
@@ -293,46 +214,8 @@ def build_facts() -> list[str]:
     return facts
 
 
-LOG_FILE = "reproduce-log.json"
-
-
-def read_log(out: Path) -> list[dict]:
-    """The invocations that wrote ``out`` (``DIR/reproduce-log.json``): a resumed run reruns
-    nothing that is complete, so the report's run time is the sum over them."""
-    import json
-
-    try:
-        data = json.loads((out / LOG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [d for d in data if isinstance(d, dict)] if isinstance(data, list) else []
-
-
-def _append_log(out: Path, entry: dict) -> list[dict]:
-    import json
-
-    from ..results import write_bytes_atomically
-
-    log = read_log(out) + [entry]
-    write_bytes_atomically(out / LOG_FILE, (json.dumps(log, indent=2) + "\n").encode("utf-8"))
-    return log
-
-
-def _runs_text(log: Sequence[dict]) -> str:
-    if not log:
-        return ""
-    parts = [f"{d.get('started', '?')}: {float(d.get('wall_s', 0)):.0f} s"
-             + (" (quick)" if d.get("quick") else "") for d in log]
-    total = sum(float(d.get("wall_s", 0)) for d in log)
-    return (f" Invocations that wrote this directory (a resumed invocation reruns nothing that "
-            f"is complete): {'; '.join(parts)}; total {total:.0f} s.")
-
-
-def _intro(quick: bool, started: str, wall_s: float | None, selected: Sequence[str],
-           log: Sequence[dict] = ()) -> list[str]:
-    mode = ("**quick** (`--quick`: shorter runs, smaller grids, one seed; a smoke test, not the "
-            "reference)" if quick else "**full** (the committed sweep files)")
-    lines = [
+def _intro(info: RunInfo) -> list[str]:
+    return [
         "Seed 000 (Furong Yang's thesis), chapter 4: the BBRv2 measurement study (§4.3) and the "
         "evaluation of BBRv2+ (§4.5), rerun on rove's discrete-event simulator. Each section "
         "quotes the thesis, shows our numbers, and gives a verdict computed from them with the "
@@ -340,110 +223,24 @@ def _intro(quick: bool, started: str, wall_s: float | None, selected: Sequence[s
         "toward the paper. Expect shapes and orderings to match, not exact numbers: the thesis "
         "ran Linux kernels (BBRv2 alpha, the authors' BBRv2+ module) in Mininet and Mahimahi; "
         "rove ports those algorithms hook by hook onto its own TCP sender.",
-        f"Mode: {mode}. Experiments: {', '.join(selected)}. Started {started}; "
-        + (f"run time {wall_s:.0f} s" if wall_s is not None else "in progress")
-        + f"; rove commit {_git_describe()}. Every point's results are under the output "
-          f"directory (`<experiment>/<part>/<series>/...`, each a `rove sweep` directory)."
-        + _runs_text(log),
+        run_line(info) + " Every point's results are under the output directory "
+        "(`<experiment>/<part>/<series>/...`, each a `rove sweep` directory).",
         "This build's BBRv2+ (`cc = \"bbr2plus\"`): " + "; ".join(build_facts()) + ".",
     ]
-    return lines
 
 
-def _summary(sections: Sequence[tuple[Experiment, Section, float]]) -> Table:
-    rows = []
-    for exp, sec, wall in sections:
-        n = len(sec.claims)
-        ok = sum(1 for c in sec.claims if c.verdict == HOLDS)
-        rows.append([exp.id, sec.title, f"**{sec.verdict}**", f"{ok} of {n}", f"{wall:.0f} s"])
-    return Table(["experiment", "thesis section", "verdict", "claims holding", "wall time"], rows)
+STUDY = Study(
+    name="bbrv2plus",
+    title="Reproduction: BBRv2 and BBRv2+ (seed 000, thesis chapter 4)",
+    description="Run the experiments of seed 000's chapter 4 (BBRv2 and BBRv2+).",
+    experiments=EXPERIMENTS,
+    intro=_intro,
+    quick_help="short runs, small grids, one seed (about 1.5 minutes on two cores)",
+    sweeps=SWEEPS,
+    default_jobs=DEFAULT_JOBS,
+)
 
 
-def _parse_only(values: Sequence[str] | None) -> list[str]:
-    from ..cli import CliError
-
-    if not values:
-        return list(EXPERIMENT_IDS)
-    chosen = []
-    for v in values:
-        for name in (x.strip() for x in v.split(",")):
-            if not name:
-                continue
-            if name not in EXPERIMENT_IDS:
-                raise CliError(f"--only: unknown experiment {name!r} (accepted: "
-                               f"{', '.join(EXPERIMENT_IDS)})")
-            if name not in chosen:
-                chosen.append(name)
-    if not chosen:
-        raise CliError(f"--only: no experiment named (accepted: {', '.join(EXPERIMENT_IDS)})")
-    return [e for e in EXPERIMENT_IDS if e in chosen]
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from ..cli import _Parser, _positive_int
-
-    p = _Parser(prog="rove reproduce bbrv2plus",
-                description="Run the experiments of seed 000's chapter 4 (BBRv2 and BBRv2+) and "
-                            "write DIR/report.md, DIR/report.html and DIR/report.json. Resumes an existing DIR.")
-    p.add_argument("-o", "--out", metavar="DIR", required=True, help="output directory")
-    p.add_argument("--quick", action="store_true",
-                   help="short runs, small grids, one seed (about 1.5 minutes on two cores)")
-    p.add_argument("--only", action="append", metavar="EXP[,EXP...]",
-                   help=f"run only these experiments ({', '.join(EXPERIMENT_IDS)})")
-    p.add_argument("-j", "--jobs", type=_positive_int, default=DEFAULT_JOBS, metavar="N",
-                   help=f"parallel worker processes per sweep (default {DEFAULT_JOBS})")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from ..cli import CliError
-
-    args = build_parser().parse_args(argv)
-    selected = _parse_only(args.only)
-    from ..outputs import OutputError, check_study_dir, mark_study_dir
-
-    try:
-        out = check_study_dir(args.out)
-    except OutputError as e:
-        raise CliError(str(e)) from None
-    if not SWEEPS.is_dir():
-        raise CliError(f"{SWEEPS}: not found; rove reproduce needs a source checkout of rove")
-    mark_study_dir(out, "bbrv2plus")
-    log = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    started = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    t_all = time.perf_counter()
-    done: list[tuple[Experiment, Section, float]] = []
-    status = 0
-    title = "Reproduction: BBRv2 and BBRv2+ (seed 000, thesis chapter 4)"
-    for exp in (e for e in EXPERIMENTS if e.id in selected):
-        log(f"{exp.id}: {exp.title}")
-        t0 = time.perf_counter()
-        try:
-            section = run_experiment(exp, out, args.quick, args.jobs, log)
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # noqa: BLE001 - one experiment's failure is reported, not fatal
-            if os.environ.get("ROVE_DEBUG"):
-                raise
-            status = 1
-            why = f"{type(e).__name__}: {' '.join(str(e).split())}"
-            section = Section(exp.title, verdict=NOT_MEASURED, error=why,
-                              paragraphs=[f"**This experiment failed:** {why}"])
-        wall = time.perf_counter() - t0
-        done.append((exp, section, wall))
-        log(f"{exp.id}: {section.verdict} ({wall:.0f} s)")
-        doc = Document(title, _intro(args.quick, started, None, selected), _summary(done),
-                       [s for _, s, _ in done])
-        document.write(doc, out)
-    total = time.perf_counter() - t_all
-    log_entries = _append_log(out, {"started": started, "wall_s": round(total, 1),
-                                    "quick": bool(args.quick), "experiments": selected})
-    doc = Document(title, _intro(args.quick, started, total, selected, log_entries), _summary(done),
-                   [s for _, s, _ in done])
-    md, html = document.write(doc, out)
-    if not args.quiet:
-        overall = combine(s.verdict for _, s, _ in done)
-        print(f"reproduce bbrv2plus: {len(done)} experiments in {total:.0f} s, overall "
-              f"{overall} -> {html}")
-    return status
+def main(argv=None) -> int:
+    """``rove reproduce bbrv2plus ...`` (see :func:`rove.reproduce.study.main`)."""
+    return _study_main(STUDY, argv)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .bbrv2plus_common import (FAIRNESS_BDP_BYTES, INF, Context, _bool_verdict, _plt, _pm, _save,
+from .common import (FAIRNESS_BDP_BYTES, INF, Context, _bool_verdict, _plt, _pm, _save,
                                _unavailable_claim, _unavailable_notes)
-from .document import Section, Table, fmt
-from .measures import size_bytes, window_goodputs
-from .verdicts import Claim, combine, is_number, jain_index, judge_fraction, judge_range
+from ..document import Section, Table, fmt
+from ..measures import size_bytes, window_goodputs
+from ..verdicts import Claim, combine, is_number, jain_index, judge_fraction, judge_range
 
 
 # --------------------------------------------------------------------------------------------
@@ -89,11 +89,14 @@ def _fairness_plot(ctx, agg, labels, title, ylabel="Jain's index") -> str:
     return _save(fig, ctx.figure("jain"))
 
 
-def analyse_fairness(ctx: Context) -> Section:
+def analyse_fairness(ctx: Context, recs: pd.DataFrame | None = None) -> Section:
+    """The section of experiment 1; ``recs`` (:func:`fairness_records`, read from the runs
+    when not given) lets a test judge hand-made numbers."""
     s = Section("1. Inter-protocol fairness against CUBIC (thesis §4.3.2 Fig. 4.5, §4.3.4 "
                 "Fig. 4.11, §4.5.4 Fig. 4.20)")
     labels = ctx.labels()
-    recs = fairness_records(ctx, ("test", "cubic"))
+    if recs is None:
+        recs = fairness_records(ctx, ("test", "cubic"))
     s.notes += _unavailable_notes(ctx)
     if not len(recs):
         s.paragraphs.append("No run completed.")
@@ -203,10 +206,12 @@ def analyse_fairness(ctx: Context) -> Section:
     return s
 
 
-def analyse_rtt_fairness(ctx: Context) -> Section:
+def analyse_rtt_fairness(ctx: Context, recs: pd.DataFrame | None = None) -> Section:
+    """The section of experiment 2; ``recs`` as in :func:`analyse_fairness`."""
     s = Section("2. RTT fairness, 40 ms against 150 ms (thesis §4.3.2 Fig. 4.6, §4.5.5 Fig. 4.21)")
     labels = ctx.labels()
-    recs = fairness_records(ctx, ("rtt40", "rtt150"))
+    if recs is None:
+        recs = fairness_records(ctx, ("rtt40", "rtt150"))
     s.notes += _unavailable_notes(ctx)
     if not len(recs):
         s.paragraphs.append("No run completed.")

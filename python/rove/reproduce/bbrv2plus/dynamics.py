@@ -8,11 +8,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .bbrv2plus_common import (INF, THESIS_SCHEMES, Context, _bool_verdict, _plt, _pm, _save,
+from .common import (INF, THESIS_SCHEMES, Context, _bool_verdict, _plt, _pm, _save,
                                _unavailable_notes)
-from .document import Section, Table, fmt
-from .measures import queue_series
-from .verdicts import Claim, combine, is_number, judge_less, judge_range, normalise_networks
+from ..document import Section, Table, fmt
+from ..measures import queue_series
+from ..verdicts import Claim, combine, is_number, judge_less, judge_range, normalise_networks
 
 
 # --------------------------------------------------------------------------------------------
@@ -53,40 +53,24 @@ def phase_metrics(q: pd.DataFrame, schedule: Sequence[float], period_s: float,
     return out
 
 
-def analyse_responsiveness(ctx: Context, schedule: Sequence[float], period_s: float) -> Section:
-    s = Section("5. Responsiveness to ±5 Mbps steps every 2 s (thesis §4.3.5 Fig. 4.12, §4.5.1 "
-                "Fig. 4.16)")
-    s.notes += _unavailable_notes(ctx)
-    s.notes.append("[GAP] the schedule's range is not in the thesis; we use the staircase "
-                   + " → ".join(f"{x:g}" for x in schedule) + " Mbps (repeating), 2 s per step.")
-    if not len(ctx.df):
-        s.paragraphs.append("No run completed.")
-        return s
-    labels = ctx.labels()
-    skip = 4.0
-    s.paragraphs.append(f"Setup: RTT 40 ms, buffer 6.4 MB (32 × BDP at 40 Mbps), samples every "
-                        f"100 ms, {fmt(ctx.durations_s.get('main'), 'g')} s runs. 'Up' phases are "
-                        f"the 2-s steps after a rate increase, 'down' phases after a decrease; the "
-                        f"first {skip:g} s (start-up) are left out. Utilisation = bytes sent by the "
-                        f"bottleneck / its capacity; delay = mean sojourn of the packets.")
+def responsiveness_records(ctx: Context, schedule: Sequence[float], period_s: float,
+                           skip_s: float) -> tuple[list[dict], dict[str, pd.DataFrame]]:
+    """Per run, its series, seed and :func:`phase_metrics`; and the first seed's queue series
+    of each series (for the figure)."""
     recs, first = [], {}
     for run in ctx.runs:
         if run.table is None:
             continue
         for point, g in run.table.groupby("point", sort=False):
             q = queue_series(run.run_dir(point), "btl")
-            m = phase_metrics(q, schedule, period_s, skip)
+            m = phase_metrics(q, schedule, period_s, skip_s)
             recs.append({"series": run.series.key, "seed": int(g["seed"].iloc[0]), **m})
             first.setdefault(run.series.key, q)
-    r = pd.DataFrame(recs).groupby("series").mean(numeric_only=True)
-    val = lambda k, c: float(r.loc[k, c]) if k in r.index and is_number(r.loc[k, c]) else None  # noqa: E731
-    s.tables.append(Table(["algorithm", "utilisation (up)", "utilisation (down)",
-                           "queue delay ms (up)", "queue delay ms (down)"],
-                          [[labels[k], fmt(val(k, "util_up"), ".3f"), fmt(val(k, "util_down"), ".3f"),
-                            fmt(val(k, "delay_up_ms"), ".1f"), fmt(val(k, "delay_down_ms"), ".1f")]
-                           for k in labels if k in r.index], "mean over seeds"))
+    return recs, first
+
+
+def _timeline(ctx, s, keys, labels, first, schedule, period_s) -> None:
     plt = _plt()
-    keys = [k for k in labels if k in first]
     fig, axes = plt.subplots(len(keys), 1, figsize=(9, 2.4 * len(keys)), sharex=True, squeeze=False)
     for ax, k in zip(axes[:, 0], keys):
         q = first[k]
@@ -109,6 +93,39 @@ def analyse_responsiveness(ctx: Context, schedule: Sequence[float], period_s: fl
     s.figures.append((_save(fig, ctx.figure("timeline")),
                       "Capacity, rate sent by the bottleneck (per 100 ms) and queue length in "
                       "ms at the current rate, first seed of each algorithm."))
+
+
+def analyse_responsiveness(ctx: Context, schedule: Sequence[float], period_s: float,
+                           records: tuple[list[dict], dict] | None = None) -> Section:
+    """The section of experiment 5; ``records`` (:func:`responsiveness_records`, read from the
+    runs when not given) lets a test judge hand-made numbers."""
+    s = Section("5. Responsiveness to ±5 Mbps steps every 2 s (thesis §4.3.5 Fig. 4.12, §4.5.1 "
+                "Fig. 4.16)")
+    s.notes += _unavailable_notes(ctx)
+    s.notes.append("[GAP] the schedule's range is not in the thesis; we use the staircase "
+                   + " → ".join(f"{x:g}" for x in schedule) + " Mbps (repeating), 2 s per step.")
+    if not len(ctx.df):
+        s.paragraphs.append("No run completed.")
+        return s
+    labels = ctx.labels()
+    skip = 4.0
+    s.paragraphs.append(f"Setup: RTT 40 ms, buffer 6.4 MB (32 × BDP at 40 Mbps), samples every "
+                        f"100 ms, {fmt(ctx.durations_s.get('main'), 'g')} s runs. 'Up' phases are "
+                        f"the 2-s steps after a rate increase, 'down' phases after a decrease; the "
+                        f"first {skip:g} s (start-up) are left out. Utilisation = bytes sent by the "
+                        f"bottleneck / its capacity; delay = mean sojourn of the packets.")
+    recs, first = records if records is not None else responsiveness_records(
+        ctx, schedule, period_s, skip)
+    r = pd.DataFrame(recs).groupby("series").mean(numeric_only=True)
+    val = lambda k, c: float(r.loc[k, c]) if k in r.index and is_number(r.loc[k, c]) else None  # noqa: E731
+    s.tables.append(Table(["algorithm", "utilisation (up)", "utilisation (down)",
+                           "queue delay ms (up)", "queue delay ms (down)"],
+                          [[labels[k], fmt(val(k, "util_up"), ".3f"), fmt(val(k, "util_down"), ".3f"),
+                            fmt(val(k, "delay_up_ms"), ".1f"), fmt(val(k, "delay_down_ms"), ".1f")]
+                           for k in labels if k in r.index], "mean over seeds"))
+    keys = [k for k in labels if k in first]
+    if keys:
+        _timeline(ctx, s, keys, labels, first, schedule, period_s)
     u1, u2, up = val("bbr", "util_up"), val("bbr2", "util_up"), val("bbr2plus", "util_up")
     d1, d2, dp = (val(k, "delay_down_ms") for k in ("bbr", "bbr2", "bbr2plus"))
     q1, qp = val("bbr", "delay_up_ms"), val("bbr2plus", "delay_up_ms")
