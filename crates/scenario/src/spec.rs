@@ -404,6 +404,10 @@ pub enum Change {
     },
     /// Close a subflow: it sends nothing more and what it held is reinjected.
     RemoveSubflow,
+    /// Couple a subflow only with the subflows of this group (a coupled algorithm's
+    /// `CouplingHandle::set_group`: what a shared-bottleneck detector does when it regroups).
+    /// Groups are numbered from 0; every subflow starts in group 0.
+    CouplingGroup(u32),
     /// Stop scheduling data on a subflow (MP_PRIO backup), and use it again.
     PauseSubflow,
     ResumeSubflow,

@@ -1697,3 +1697,54 @@ fn port_mistakes_name_the_entry_and_what_is_accepted() {
     assert_error(&ports("[]"), "links.cell.ports", "an array of port names");
     assert_error(&ports("3"), "links.cell.ports", "an array of port names");
 }
+
+#[test]
+fn a_coupling_group_action_names_a_subflow_of_a_multipath_flow() {
+    let base = r#"
+duration = "10s"
+[links.a]
+rate = "10Mbps"
+[links.b]
+rate = "10Mbps"
+[links.up]
+rate = "10Mbps"
+[[flows]]
+name = "mp"
+cc = "reno"
+paths = [{ path = ["a"], ack_path = ["up"] }, { path = ["b"], ack_path = ["up"] }]
+[[flows]]
+name = "sp"
+path = ["a"]
+ack_path = ["up"]
+"#;
+    let s = parse_ok(&format!(
+        "{base}[[actions]]\nat = \"5s\"\nflow = \"mp\"\nsubflow = 1\ncoupling_group = 3\n"
+    ));
+    assert_eq!(s.actions[0].change, Change::CouplingGroup(3));
+    assert_eq!(
+        s.actions[0].target,
+        ActionTarget::Flow {
+            flow: 0,
+            subflow: Some(1)
+        }
+    );
+    assert_error(
+        &format!("{base}[[actions]]\nat = \"5s\"\nflow = \"mp\"\ncoupling_group = 3\n"),
+        "actions[0].subflow",
+        "needs subflow = K",
+    );
+    assert_error(
+        &format!(
+            "{base}[[actions]]\nat = \"5s\"\nflow = \"sp\"\nsubflow = 0\ncoupling_group = 3\n"
+        ),
+        "actions[0].subflow",
+        "subflow selects a subflow of a multipath flow",
+    );
+    assert_error(
+        &format!(
+            "{base}[[actions]]\nat = \"5s\"\nflow = \"mp\"\nsubflow = 1\ncoupling_group = -1\n"
+        ),
+        "actions[0].coupling_group",
+        "",
+    );
+}

@@ -154,7 +154,10 @@ fn known_deviation_a_fast_retransmit_of_the_head_leaves_the_loss_probe_armed() {
     w.now = 80 * MS;
     s.on_packet(&ack(0, &[sack(1, 4)], ts_ms(40 * MS)), &mut w);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
-    assert!(w.segments_since(80 * MS).contains(&(80 * MS, 0)), "head retransmitted at 80 ms");
+    assert!(
+        w.segments_since(80 * MS).contains(&(80 * MS, 0)),
+        "head retransmitted at 80 ms"
+    );
     let (kind, at) = *w
         .timers
         .iter()

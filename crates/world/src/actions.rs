@@ -49,6 +49,17 @@ impl World {
                 };
                 for sub in subs {
                     let cc = self.build_cc(flow, sub, name, params)?;
+                    // A subflow leaving the coupled algorithms leaves its group too, so that
+                    // the group's members stop counting its last published values.
+                    if let Some(h) = self.flows[flow]
+                        .transport
+                        .connection()
+                        .and_then(|c| c.coupling.as_ref())
+                    {
+                        if !cc::coupled::is_coupled(name) && sub < h.len() {
+                            h.uncouple(sub);
+                        }
+                    }
                     self.flows[flow]
                         .transport
                         .sender_mut(sub)
@@ -89,6 +100,17 @@ impl World {
                         f.name
                     ));
                 }
+                if let Change::CouplingGroup(group) = change {
+                    let Some(h) = c.coupling.as_ref() else {
+                        return Err(format!(
+                            "flow {:?} runs no coupled algorithm (lia, olia, balia, wvegas): it has no coupling groups",
+                            f.name
+                        ));
+                    };
+                    h.subflow_slot(sub); // a subflow that never ran a coupled algorithm gets its slot
+                    h.set_group(sub, *group);
+                    return Ok(());
+                }
                 self.with_connection(flow, |c, net| match change {
                     Change::RemoveSubflow => c.remove_subflow(sub, net),
                     Change::PauseSubflow => c.set_paused(sub, true, net),
@@ -117,7 +139,7 @@ impl World {
         );
         if let Some(h) = f.transport.connection().and_then(|c| c.coupling.as_ref()) {
             if cc::coupled::is_coupled(name) {
-                config = config.with_coupling(h.subflow());
+                config = config.with_coupling(h.subflow_slot(sub));
             }
         }
         match cc::build(name, &config) {

@@ -208,3 +208,46 @@ ack_path = ["up"]
     assert!(coupled < 1.3, "coupled ratio {coupled:.3}");
     assert!(split > 1.6, "split ratio {split:.3}");
 }
+
+/// The committed shared-bottleneck scenario with a LIA connection, some random loss (single
+/// DropTail runs swing with the phase of the overflows), 120 s, and `actions`.
+fn lia_connection(actions: &str) -> String {
+    let base = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/multipath/shared-bottleneck.toml"
+    ))
+    .unwrap();
+    let s = base
+        .replace("duration = \"60s\"", "duration = \"120s\"")
+        .replace("buffer = \"67pkt\"", "buffer = \"67pkt\"\nloss = 0.001")
+        .replacen("cc = \"reno\"", "cc = \"lia\"", 1)
+        .replace("coupling = \"uncoupled\"", "coupling = \"auto\"");
+    format!("{s}\n{actions}")
+}
+
+#[test]
+fn a_coupling_group_action_regroups_a_connections_subflows() {
+    // LIA couples both subflows: about one share against the single-path flow. Moving subflow
+    // 1 to a group of its own at 60 s (what a shared-bottleneck detector does when it decides
+    // the subflows do not share a bottleneck) makes each subflow a Reno flow of its own: about
+    // two shares.
+    let split = "[[actions]]\nat = \"60s\"\nflow = \"mptcp\"\nsubflow = 1\ncoupling_group = 1\n";
+    let ratio = |w: &rove_world::World, from: f64, to: f64| {
+        w.goodput_mbps_between(0, from, to) / w.goodput_mbps_between(1, from, to)
+    };
+    let (coupled, _) = run(&lia_connection(""));
+    let (regrouped, _) = run(&lia_connection(split));
+    let (before, after) = (
+        ratio(&regrouped, 20.0, 60.0),
+        ratio(&regrouped, 80.0, 120.0),
+    );
+    let kept = ratio(&coupled, 80.0, 120.0);
+    println!("coupled throughout {kept:.2}; regrouped: before {before:.2}, after {after:.2}");
+    // Identical runs up to the action.
+    assert_eq!(before, ratio(&coupled, 20.0, 60.0));
+    assert!((0.7..=1.3).contains(&kept), "coupled: {kept:.2}");
+    assert!(
+        after > 1.5 && after > 1.4 * kept,
+        "after regrouping: {after:.2} (coupled {kept:.2})"
+    );
+}

@@ -20,11 +20,20 @@ const ACTION_KEYS: &[&str] = &[
     "remove",
     "pause",
     "resume",
+    "coupling_group",
     "rate",
     "delay",
     "loss",
 ];
-const FLOW_CHANGES: &[&str] = &["cc", "rwnd", "add_subflow", "remove", "pause", "resume"];
+const FLOW_CHANGES: &[&str] = &[
+    "cc",
+    "rwnd",
+    "add_subflow",
+    "remove",
+    "pause",
+    "resume",
+    "coupling_group",
+];
 const LINK_CHANGES: &[&str] = &["rate", "delay", "loss"];
 
 impl Validator<'_> {
@@ -252,6 +261,19 @@ impl Validator<'_> {
                     _ => Change::ResumeSubflow,
                 }
             }
+            "coupling_group" => {
+                let group = self.require(t, path, key, read_count, "a group number like 1")?;
+                if group > u32::MAX as u64 / 2 {
+                    return Err(self.err(
+                        join(path, key),
+                        format!(
+                            "{group} is too large; groups are numbered 0 to {}",
+                            u32::MAX / 2
+                        ),
+                    ));
+                }
+                Change::CouplingGroup(group as u32)
+            }
             "rate" => {
                 let ActionTarget::Link(l) = target else {
                     unreachable!()
@@ -301,6 +323,7 @@ impl Validator<'_> {
                     | Change::RemoveSubflow
                     | Change::PauseSubflow
                     | Change::ResumeSubflow
+                    | Change::CouplingGroup(_)
             );
             if subflow_op && !multipath {
                 return Err(self.err(
@@ -313,7 +336,10 @@ impl Validator<'_> {
             }
             let needs_subflow = matches!(
                 change,
-                Change::RemoveSubflow | Change::PauseSubflow | Change::ResumeSubflow
+                Change::RemoveSubflow
+                    | Change::PauseSubflow
+                    | Change::ResumeSubflow
+                    | Change::CouplingGroup(_)
             );
             if needs_subflow && subflow.is_none() {
                 return Err(self.err(

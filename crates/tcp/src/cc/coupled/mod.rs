@@ -195,6 +195,20 @@ impl CouplingHandle {
         }
     }
 
+    /// The slot of subflow `index` (slots are numbered as the connection's subflows), added
+    /// with any missing before it in [`DEFAULT_GROUP`]: an algorithm built for an existing
+    /// subflow (a switch at run time) takes its slot over rather than adding one.
+    pub fn subflow_slot(&self, index: usize) -> CouplingSlot {
+        let mut s = self.lock();
+        while s.slots.len() <= index {
+            s.slots.push(SlotState::default());
+        }
+        CouplingSlot {
+            handle: self.clone(),
+            slot: index,
+        }
+    }
+
     /// Number of slots (subflows ever added).
     pub fn len(&self) -> usize {
         self.lock().slots.len()
