@@ -143,10 +143,13 @@ def test_a_sweep_naming_itself_as_its_scenario_fails_before_running(tmp_path):
 def test_the_estimate_is_within_a_factor_of_two_of_the_real_peak(tmp_path, count, duration):
     s = _scenario(tmp_path, duration=duration, count=count, rate="1Gbps")
     est = rove.validate(s)["estimate"]
+    # VmHWM, the high-water mark of this process's own memory: getrusage's ru_maxrss would
+    # carry over the parent's (pytest's, hundreds of MB late in the suite) across fork and exec.
     code = textwrap.dedent(f"""
-        import resource, rove
+        import rove
         rove.run({str(s)!r}, out={str(tmp_path / 'out')!r})
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+        hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+        print(int(hwm.split()[1]) * 1024)
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
