@@ -1,4 +1,4 @@
-//! The event queue: a min-heap keyed on (time, insertion sequence), with FIFO lanes.
+//! The event queue: a binary min-heap keyed on (time, insertion sequence), with FIFO lanes.
 //!
 //! Equal times pop in the order they were pushed, which makes every run deterministic without
 //! relying on the payload's ordering. Every event gets its sequence number when it is pushed,
@@ -13,9 +13,12 @@
 //! flight, and pushing to a lane costs an append. An event that would break its lane's order
 //! (a time before the lane's last) goes to the heap on its own, so a lane is only a hint.
 //!
-//! The heap is 4-ary (half the levels of a binary heap; the four children of a node sit side by
-//! side) and compares its key as one `u128` (`time` high, `seq` low): a branch-free two-word
-//! compare. Payloads are small `Copy` values (8 bytes in the world).
+//! The heap is binary and compares its key as one `u128` (`time` high, `seq` low): a branch-free
+//! two-word compare. (4- and 3-ary heaps cost more instructions on the benchmark: with ~50
+//! entries the heap sits in L1 either way.) Payloads are small `Copy` values (8 bytes in the
+//! world), so moving an entry is cheap. When an event's handler pushes the next event (a link's
+//! next service, a re-armed timer), it takes the slot of the popped root directly: see
+//! [`pop`](EventQueue::pop).
 //!
 //! [`push_lane`]: EventQueue::push_lane
 
@@ -41,9 +44,6 @@ impl<E> Entry<E> {
     }
 }
 
-/// Children per node.
-const ARITY: usize = 4;
-
 /// A FIFO of entries in (time, seq) order; its head is in the heap, not here.
 struct Lane<E> {
     /// The entries after the head.
@@ -55,12 +55,14 @@ struct Lane<E> {
 }
 
 pub struct EventQueue<E> {
-    /// Heap order: an entry's key is below its children's (`ARITY * i + 1 ..= ARITY * i + ARITY`).
+    /// Heap order: an entry's key is below its children's (`2 * i + 1` and `2 * i + 2`).
     heap: Vec<Entry<E>>,
     lanes: Vec<Lane<E>>,
     next_seq: u64,
     popped: u64,
     len: usize,
+    /// The root's entry was popped and its slot not refilled yet (see [`pop`](Self::pop)).
+    vacant: bool,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -77,6 +79,7 @@ impl<E: Copy> EventQueue<E> {
             next_seq: 0,
             popped: 0,
             len: 0,
+            vacant: false,
         }
     }
 
@@ -134,11 +137,23 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.first().map(|e| e.time)
+        if !self.vacant {
+            return self.heap.first().map(|e| e.time);
+        }
+        // The next is the smallest of the root's children.
+        let children = self.heap.get(1..).unwrap_or_default();
+        children
+            .iter()
+            .take(2)
+            .min_by_key(|e| e.key())
+            .map(|e| e.time)
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
+        if self.vacant {
+            self.fill_root();
+        }
         let &top = self.heap.first()?;
         self.popped += 1;
         self.len -= 1;
@@ -153,11 +168,20 @@ impl<E: Copy> EventQueue<E> {
                 None => lane.active = false,
             }
         }
-        let last = self.heap.pop().expect("not empty");
+        // The root's slot is refilled lazily: the handler of an event usually pushes the next
+        // one (a link's next service, a re-armed timer), which then takes the slot with one
+        // sift-down, instead of the last entry sinking from the root and the new one rising.
+        self.vacant = true;
+        Some((top.time, top.event))
+    }
+
+    /// Moves the last entry into the vacant root slot.
+    fn fill_root(&mut self) {
+        self.vacant = false;
+        let last = self.heap.pop().expect("a vacant root is a slot");
         if !self.heap.is_empty() {
             self.sift_down(last);
         }
-        Some((top.time, top.event))
     }
 
     /// Number of events popped so far (the "events" figure of a run).
@@ -176,6 +200,11 @@ impl<E: Copy> EventQueue<E> {
 
     #[inline]
     fn heap_push(&mut self, entry: Entry<E>) {
+        if self.vacant {
+            self.vacant = false;
+            self.sift_down(entry);
+            return;
+        }
         self.heap.push(entry);
         self.sift_up(self.heap.len() - 1, entry);
     }
@@ -186,7 +215,7 @@ impl<E: Copy> EventQueue<E> {
         let h = &mut self.heap[..];
         let key = entry.key();
         while hole > 0 {
-            let parent = (hole - 1) / ARITY;
+            let parent = (hole - 1) / 2;
             if h[parent].key() < key {
                 break;
             }
@@ -200,38 +229,27 @@ impl<E: Copy> EventQueue<E> {
     /// are larger.
     fn sift_down(&mut self, entry: Entry<E>) {
         let h = &mut self.heap[..];
-        let len = h.len();
         let key = entry.key();
         let mut hole = 0;
         loop {
-            let first = ARITY * hole + 1;
-            let (best, best_key) = if let Some(c) = h.get(first..first + ARITY) {
-                // A full set of children: a branch-free tournament.
-                let (k0, k1, k2, k3) = (c[0].key(), c[1].key(), c[2].key(), c[3].key());
-                let (i01, k01) = if k1 < k0 { (1, k1) } else { (0, k0) };
-                let (i23, k23) = if k3 < k2 { (3, k3) } else { (2, k2) };
-                if k23 < k01 {
-                    (first + i23, k23)
-                } else {
-                    (first + i01, k01)
-                }
-            } else if first < len {
-                // The last, partial set.
-                let mut best = first;
-                for i in first + 1..len {
-                    if h[i].key() < h[best].key() {
-                        best = i;
+            let first = 2 * hole + 1;
+            let (child, child_key) = match h.get(first..) {
+                Some([a, b, ..]) => {
+                    let (ka, kb) = (a.key(), b.key());
+                    if kb < ka {
+                        (first + 1, kb)
+                    } else {
+                        (first, ka)
                     }
                 }
-                (best, h[best].key())
-            } else {
-                break;
+                Some([a]) => (first, a.key()),
+                _ => break,
             };
-            if key < best_key {
+            if key < child_key {
                 break;
             }
-            h[hole] = h[best];
-            hole = best;
+            h[hole] = h[child];
+            hole = child;
         }
         h[hole] = entry;
     }
