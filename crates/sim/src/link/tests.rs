@@ -46,6 +46,7 @@ struct Outcome {
     dropped: Vec<(PacketId, DropReason)>,
 }
 
+#[derive(Clone, Copy)]
 enum Ev {
     Arrive(PacketId, u32),
     Service,
