@@ -10,8 +10,12 @@ mod bbr2;
 mod bbr_model;
 pub mod coupled;
 mod cubic;
+mod illinois;
 pub mod params;
 mod reno;
+mod vegas;
+mod veno;
+mod westwood;
 
 pub use reno::{tcp_reno_cong_avoid, tcp_reno_ssthresh};
 
@@ -132,6 +136,10 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr2", bbr2::Bbr2::build),
     ("bbr2plus", bbr2::Bbr2::build_plus),
     ("cubic", cubic::Cubic::build),
+    ("vegas", vegas::Vegas::build),
+    ("westwood", westwood::Westwood::build),
+    ("illinois", illinois::Illinois::build),
+    ("veno", veno::Veno::build),
     ("lia", coupled::lia::Lia::build),
     ("olia", coupled::olia::Olia::build),
     ("balia", coupled::balia::Balia::build),
