@@ -10,6 +10,7 @@ mod bbr2;
 mod bbr_model;
 pub mod coupled;
 mod cubic;
+mod highspeed;
 pub mod params;
 mod reno;
 
@@ -136,6 +137,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("olia", coupled::olia::Olia::build),
     ("balia", coupled::balia::Balia::build),
     ("wvegas", coupled::wvegas::WVegas::build),
+    ("highspeed", highspeed::HighSpeed::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
