@@ -11,6 +11,7 @@ mod bbr_model;
 pub mod coupled;
 mod cubic;
 mod highspeed;
+mod htcp;
 pub mod params;
 mod reno;
 
@@ -138,6 +139,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("balia", coupled::balia::Balia::build),
     ("wvegas", coupled::wvegas::WVegas::build),
     ("highspeed", highspeed::HighSpeed::build),
+    ("htcp", htcp::Htcp::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
