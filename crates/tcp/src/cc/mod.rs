@@ -14,6 +14,7 @@ mod highspeed;
 mod htcp;
 pub mod params;
 mod reno;
+mod yeah;
 
 pub use reno::{tcp_reno_cong_avoid, tcp_reno_ssthresh};
 
@@ -140,6 +141,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("wvegas", coupled::wvegas::WVegas::build),
     ("highspeed", highspeed::HighSpeed::build),
     ("htcp", htcp::Htcp::build),
+    ("yeah", yeah::Yeah::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
