@@ -8,6 +8,7 @@
 mod bbr;
 mod bbr2;
 mod bbr_model;
+mod cdg;
 pub mod coupled;
 mod cubic;
 mod highspeed;
@@ -142,6 +143,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("highspeed", highspeed::HighSpeed::build),
     ("htcp", htcp::Htcp::build),
     ("yeah", yeah::Yeah::build),
+    ("cdg", cdg::Cdg::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
