@@ -1168,6 +1168,17 @@ impl TcpSender {
         self.set_ca_state(CaState::Recovery);
     }
 
+    /// tcp_enter_cwr: a reduction the algorithm asked for (no loss); PRR then brings cwnd down
+    /// to the new ssthresh over the next round, as in Recovery.
+    fn enter_cwr(&mut self) {
+        self.tp.prior_ssthresh = 0;
+        if self.tp.ca_state < CaState::Cwr {
+            self.undo_marker = false;
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+        }
+    }
+
     /// tcp_init_cwnd_reduction.
     fn init_cwnd_reduction(&mut self) {
         self.tp.high_seq = self.tp.snd_nxt;
@@ -1234,6 +1245,10 @@ impl TcpSender {
         } else if flag & FLAG_DATA_ACKED != 0 {
             // tcp_may_raise_cwnd (no reordering above the default): grow on in-order delivery.
             self.cc.cong_avoid(&mut self.tp, acked_sacked);
+            if self.tp.enter_cwr {
+                self.tp.enter_cwr = false;
+                self.enter_cwr();
+            }
         }
         self.update_pacing_rate();
     }

@@ -160,6 +160,10 @@ pub struct TcpState {
     /// Earliest departure time of the next segment under pacing (tp->tcp_wstamp_ns); at or
     /// before `now` when the next segment may leave at once.
     pub tcp_wstamp_ns: Nanos,
+    /// Set by an algorithm's `cong_avoid` to call `tcp_enter_cwr` (as tcp_cdg.c does on a
+    /// delay-gradient backoff); the sender enters CWR right after the hook returns and clears
+    /// it. No other algorithm sets it.
+    pub enter_cwr: bool,
 }
 
 impl Default for TcpState {
@@ -201,6 +205,7 @@ impl Default for TcpState {
             cwnd_usage_seq: 0,
             lsndtime: 0,
             tcp_wstamp_ns: 0,
+            enter_cwr: false,
         }
     }
 }

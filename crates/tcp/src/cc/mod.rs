@@ -8,14 +8,18 @@
 mod bbr;
 mod bbr2;
 mod bbr_model;
+mod cdg;
 pub mod coupled;
 mod cubic;
+mod highspeed;
+mod htcp;
 mod illinois;
 pub mod params;
 mod reno;
 mod vegas;
 mod veno;
 mod westwood;
+mod yeah;
 
 pub use reno::{tcp_reno_cong_avoid, tcp_reno_ssthresh};
 
@@ -144,6 +148,10 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("olia", coupled::olia::Olia::build),
     ("balia", coupled::balia::Balia::build),
     ("wvegas", coupled::wvegas::WVegas::build),
+    ("highspeed", highspeed::HighSpeed::build),
+    ("htcp", htcp::Htcp::build),
+    ("yeah", yeah::Yeah::build),
+    ("cdg", cdg::Cdg::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
