@@ -420,3 +420,19 @@ def test_report_json_holds_each_claim_and_counts_per_verdict():
     bad = Section("3. c", claims=[Claim("", "§3", "m", "", "sort of")])
     assert len(check_json(to_json(Document("t", sections=[bad])))) == 3
     assert check_json("{") and check_json("{}") == ["no section"]
+
+
+def test_the_cellular_ablation_measures_with_a_relative_output_directory(tmp_path, monkeypatch):
+    # Its synthetic traces are generated under the output directory; a relative -o (as .ci/run
+    # gives) once left their paths relative, resolved against the scenario's folder instead, and
+    # every point failed to read its trace ("not measured").
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    code = cli_main(["reproduce", "bbrv2plus", "--quick", "--only", "cellular-ablation",
+                     "-o", "rel/out", "-q"])
+    assert code == 0
+    report = json.loads((tmp_path / "rel" / "out" / "report.json").read_text())
+    (section,) = [s for s in report["sections"] if s["title"].startswith("9.")]
+    assert [c["verdict"] for c in section["claims"]] != ["not measured"], section
+    assert all(c["verdict"] != "not measured" for c in section["claims"]), section

@@ -56,7 +56,9 @@ def synth_networks(out: Path, quick: bool) -> list[dict]:
     nets = []
     for coh in (QUICK_COHERENCES if quick else COHERENCES):
         for seed in (QUICK_SYNTH_SEEDS if quick else SYNTH_SEEDS):
-            path = out / f"synth-coh{coh}-s{seed}.down"
+            # Absolute: the sweep resolves a relative trace path against the scenario's folder,
+            # not against the directory the reproduction was given (-o build/ci/...).
+            path = (out / f"synth-coh{coh}-s{seed}.down").resolve()
             if not path.is_file():
                 stamps = rove.synth_trace("cellular", {"coherence": coh}, SYNTH_TRACE_MS, seed)
                 write_bytes_atomically(path, "".join(f"{int(t)}\n" for t in stamps).encode())
