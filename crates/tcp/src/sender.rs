@@ -3,11 +3,16 @@
 //! Per ACK, in the kernel's order (tcp_ack):
 //! 1. SACK tagging (tcp_sacktag_write_queue): newly sacked segments are delivered.
 //! 2. Cumulative ACK (tcp_clean_rtx_queue): segments below the ACK leave the scoreboard; RTT is
-//!    sampled from the oldest never-retransmitted one (Karn), the RTO is re-armed.
+//!    sampled from the oldest of them unless any had been retransmitted (Karn), else from the
+//!    oldest newly sacked never-retransmitted one, else from the echoed timestamp
+//!    (tcp_ack_update_rtt).
 //! 3. Loss detection by RACK (RFC 8985, tcp_recovery.c): a segment is lost when one sent
 //!    sufficiently later has been delivered, after a reordering window (0 once three segments
 //!    are sacked and no reordering was ever seen, min_rtt/4 otherwise).
 //! 4. The congestion state machine (tcp_fastretrans_alert): Open, Disorder, Recovery, Loss.
+//!    Then the transmission timer is re-armed (tcp_set_xmit_timer: a loss probe in Open or CWR,
+//!    else the RTO) when the ACK advanced snd_una, or sacked data sent before the head's last
+//!    transmission, and RACK did not arm its reordering timer.
 //! 5. The delivery-rate sample (tcp_rate_gen), then congestion control: the algorithm's
 //!    `cong_control`, or PRR (RFC 6937, tcp_cwnd_reduction) during Recovery and `cong_avoid`
 //!    otherwise; then the default pacing rate (tcp_update_pacing_rate).
@@ -24,6 +29,15 @@
 //! (undo_retrans): when all of them prove spurious the reduction is undone as well
 //! (tcp_try_undo_dsack), and each D-SACK widens RACK's reordering window by one step of
 //! min_rtt/4 for the next 16 recoveries (tcp_rack_update_reo_wnd).
+//!
+//! Timers: like Linux (icsk_pending), one transmission timer holds the RTO, RACK's reordering
+//! timeout or the tail loss probe; arming one replaces the other. Retransmitting the head of
+//! the retransmit queue restarts the RTO (tcp_xmit_retransmit_queue), and re-arming the RTO
+//! while the timer held a probe or the reordering timeout keeps counting from the head's last
+//! transmission (tcp_rearm_rto). Timers are exact to the nanosecond: Linux's are in jiffies
+//! (icsk_rto rounded up to 4 ms at HZ = 250, the timer wheel firing up to 1/8 of a long timeout
+//! late, the pacing delay added by tcp_reset_xmit_timer) and its reordering timer waits 2
+//! jiffies more (TCP_TIMEOUT_MIN).
 //!
 //! Simplifications, each a place where Linux does more: no TSO/GSO (every segment is sent on its
 //! own), no F-RTO, a tail loss probe whose original also arrived still counts as a repaired loss
@@ -523,8 +537,16 @@ impl TcpSender {
             CA_ACK_SLOWPATH
         };
         self.cc.in_ack_event(&mut self.tp, ack_flags);
+        // FLAG_RETRANS_DATA_ACKED: a cum-acked segment had been retransmitted.
+        let mut retrans_acked = false;
         let pkts_acked = if p.ack > self.tp.snd_una {
-            self.clean_rtx_queue(p.ack, prior_fack, &mut rs, &mut acked_times)
+            self.clean_rtx_queue(
+                p.ack,
+                prior_fack,
+                &mut rs,
+                &mut acked_times,
+                &mut retrans_acked,
+            )
         } else {
             0
         };
@@ -533,10 +555,23 @@ impl TcpSender {
             self.retransmits = 0;
         }
 
-        // tcp_ack_update_rtt: srtt from the oldest newly cum-acked segment (else the oldest
-        // newly sacked), min RTT and rs.rtt from the newest.
-        let seq_rtt = acked_times.or(sacked_times).map(|(oldest, _)| now - oldest);
-        let ca_rtt = acked_times.or(sacked_times).map(|(_, newest)| now - newest);
+        // tcp_clean_rtx_queue / tcp_ack_update_rtt: srtt from the oldest newly cum-acked
+        // segment, unless any cum-acked segment had been retransmitted (Karn); else from the
+        // oldest newly sacked one; else, when the ACK advances snd_una, from the echoed
+        // timestamp (RFC 7323 RTTM; at least 1 ms). min RTT and rs.rtt from the newest
+        // (newly sacked if any, else cum-acked).
+        let acked_times = if retrans_acked { None } else { acked_times };
+        let sack_rtt = sacked_times.map(|(oldest, _)| now - oldest);
+        let mut seq_rtt = acked_times.map(|(oldest, _)| now - oldest).or(sack_rtt);
+        let mut ca_rtt = sacked_times.or(acked_times).map(|(_, newest)| now - newest);
+        if seq_rtt.is_none() && pkts_acked > 0 && self.rcv_tsecr != 0 {
+            let delta = ts_ms(now).wrapping_sub(self.rcv_tsecr) as i32;
+            if delta >= 0 {
+                let rtt = delta.max(1) as Nanos * 1_000_000;
+                seq_rtt = Some(rtt);
+                ca_rtt = Some(rtt);
+            }
+        }
         if let (Some(seq_rtt), Some(ca_rtt)) = (seq_rtt, ca_rtt) {
             self.rtt_sample(seq_rtt, ca_rtt);
             rs.rtt_ns = ca_rtt as i64;
@@ -552,7 +587,7 @@ impl TcpSender {
         self.cc.pkts_acked(&mut self.tp, &sample);
         if pkts_acked > 0 {
             flag |= FLAG_SET_XMIT_TIMER;
-        } else if let (Some(sack_rtt), Some(head)) = (seq_rtt, self.board.front()) {
+        } else if let (Some(sack_rtt), Some(head)) = (sack_rtt, self.board.front()) {
             // tcp_clean_rtx_queue: a SACK-only ACK whose RTT sample comes from data sent before
             // the head's last (re)transmission re-arms the timer too (data sent after it must
             // not, or the timeout could keep extending in loss recovery).
@@ -730,6 +765,7 @@ impl TcpSender {
         prior_fack: u64,
         rs: &mut RateSample,
         times: &mut Option<(Nanos, Nanos)>,
+        retrans_acked: &mut bool,
     ) -> u32 {
         let mut acked = 0;
         // The lowest newly acked segment that was neither sacked nor ever retransmitted.
@@ -737,6 +773,9 @@ impl TcpSender {
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
             let seg = self.board[0];
+            if seg.flags & (RETRANS | EVER_RETRANS) != 0 {
+                *retrans_acked = true;
+            }
             if seg.flags & SACKED != 0 {
                 self.tp.sacked_out -= 1;
             } else {
@@ -1320,7 +1359,9 @@ impl TcpSender {
         let now = self.tp.now;
         let rto = self.rtt.rto_ns(self.backoff);
         let at = match self.xmit_timer {
-            Some((Pending::ReoTimeout | Pending::LossProbe, _)) => (head.xmit + rto).max(now + 1_000),
+            Some((Pending::ReoTimeout | Pending::LossProbe, _)) => {
+                (head.xmit + rto).max(now + 1_000)
+            }
             _ => now + rto,
         };
         self.reset_xmit_timer(Pending::Retrans, at, w);
@@ -1380,6 +1421,7 @@ impl TcpSender {
         self.tp.snd_cwnd_cnt = 0;
         self.set_ca_state(CaState::Loss);
         self.tp.high_seq = self.tp.snd_nxt;
+        self.tlp_high_seq = None;
     }
 
     // ---------------------------------------------------------------------------------------

@@ -548,3 +548,44 @@ fn the_send_hook_sees_every_segment_and_release_runs_on_a_switch() {
     assert_eq!(log.lock().unwrap().last().unwrap(), "release");
     assert_eq!(s.cc_name(), "cubic");
 }
+
+#[test]
+fn an_ack_covering_a_retransmission_takes_its_rtt_from_the_echoed_timestamp() {
+    // tcp_clean_rtx_queue sets FLAG_RETRANS_DATA_ACKED when any cum-acked segment was
+    // retransmitted: no RTT from the cum-acked segments at all (Karn), even from a
+    // never-retransmitted one among them; tcp_ack_update_rtt then falls back to the echoed
+    // timestamp since the ACK advances snd_una.
+    let (mut s, mut w) = established(None);
+    w.now = 80 * MS;
+    s.on_packet(&ack(0, &[sack(1, 4)], ts_ms(40 * MS)), &mut w);
+    assert!(w.segments_since(80 * MS).contains(&(80 * MS, 0)));
+    assert_eq!(s.tp.srtt_us, 40_000);
+    // 130 ms: segments 0 (retransmitted at 80 ms) to 4 (never retransmitted, sent at 40 ms)
+    // are cum-acked; the ACK echoes the retransmission's timestamp. RTT 131 - 81 = 50 ms
+    // (timestamps in ms), not segment 4's 90 ms: srtt = 40 + 10/8 = 41.25 ms.
+    w.now = 130 * MS;
+    s.on_packet(&ack(5, &[], ts_ms(80 * MS)), &mut w);
+    assert_eq!(s.tp.srtt_us, 41_250);
+}
+
+#[test]
+fn a_retransmission_timeout_ends_the_loss_probe_episode() {
+    // tcp_enter_loss clears tlp_high_seq: after an RTO undone as spurious, the next probe
+    // timeout sends a probe again (it would otherwise find the old probe "outstanding", send
+    // nothing and let the RTO count from the head).
+    let (mut s, mut w) = established(Some(10 * 1448));
+    w.fire(&mut s, Timer::LossProbe, 122 * MS);
+    assert_eq!(s.stats.loss_probes, 1);
+    assert_eq!(s.xmit_timer(), Some((Timer::Rto, 362 * MS)));
+    w.fire(&mut s, Timer::Rto, 362 * MS);
+    assert_eq!(s.tp.ca_state, CaState::Loss);
+    // The originals' ACK (echoing 40 ms) arrives: Eifel undo, Open again, a probe re-armed.
+    w.now = 380 * MS;
+    s.on_packet(&ack(5, &[], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    let (kind, at) = s.xmit_timer().unwrap();
+    assert_eq!(kind, Timer::LossProbe);
+    w.fire(&mut s, kind, at);
+    assert_eq!(s.stats.loss_probes, 2);
+    assert_eq!(w.segments_since(at), vec![(at, 9)]);
+}
