@@ -3,11 +3,16 @@
 //! Per ACK, in the kernel's order (tcp_ack):
 //! 1. SACK tagging (tcp_sacktag_write_queue): newly sacked segments are delivered.
 //! 2. Cumulative ACK (tcp_clean_rtx_queue): segments below the ACK leave the scoreboard; RTT is
-//!    sampled from the oldest never-retransmitted one (Karn), the RTO is re-armed.
+//!    sampled from the oldest of them unless any had been retransmitted (Karn), else from the
+//!    oldest newly sacked never-retransmitted one, else from the echoed timestamp
+//!    (tcp_ack_update_rtt).
 //! 3. Loss detection by RACK (RFC 8985, tcp_recovery.c): a segment is lost when one sent
 //!    sufficiently later has been delivered, after a reordering window (0 once three segments
 //!    are sacked and no reordering was ever seen, min_rtt/4 otherwise).
 //! 4. The congestion state machine (tcp_fastretrans_alert): Open, Disorder, Recovery, Loss.
+//!    Then the transmission timer is re-armed (tcp_set_xmit_timer: a loss probe in Open or CWR,
+//!    else the RTO) when the ACK advanced snd_una, or sacked data sent before the head's last
+//!    transmission, and RACK did not arm its reordering timer.
 //! 5. The delivery-rate sample (tcp_rate_gen), then congestion control: the algorithm's
 //!    `cong_control`, or PRR (RFC 6937, tcp_cwnd_reduction) during Recovery and `cong_avoid`
 //!    otherwise; then the default pacing rate (tcp_update_pacing_rate).
@@ -24,6 +29,15 @@
 //! (undo_retrans): when all of them prove spurious the reduction is undone as well
 //! (tcp_try_undo_dsack), and each D-SACK widens RACK's reordering window by one step of
 //! min_rtt/4 for the next 16 recoveries (tcp_rack_update_reo_wnd).
+//!
+//! Timers: like Linux (icsk_pending), one transmission timer holds the RTO, RACK's reordering
+//! timeout or the tail loss probe; arming one replaces the other. Retransmitting the head of
+//! the retransmit queue restarts the RTO (tcp_xmit_retransmit_queue), and re-arming the RTO
+//! while the timer held a probe or the reordering timeout keeps counting from the head's last
+//! transmission (tcp_rearm_rto). Timers are exact to the nanosecond: Linux's are in jiffies
+//! (icsk_rto rounded up to 4 ms at HZ = 250, the timer wheel firing up to 1/8 of a long timeout
+//! late, the pacing delay added by tcp_reset_xmit_timer) and its reordering timer waits 2
+//! jiffies more (TCP_TIMEOUT_MIN).
 //!
 //! Simplifications, each a place where Linux does more: no TSO/GSO (every segment is sent on its
 //! own), no F-RTO, a tail loss probe whose original also arrived still counts as a repaired loss
@@ -91,6 +105,31 @@ struct Seg {
 const FLAG_DATA_ACKED: u32 = 1;
 const FLAG_DATA_SACKED: u32 = 2;
 const FLAG_SND_UNA_ADVANCED: u32 = 4;
+/// Re-arm the transmit timer (loss probe or RTO) after this ACK, unless RACK armed its
+/// reordering timer.
+const FLAG_SET_XMIT_TIMER: u32 = 8;
+
+/// What the one transmission timer holds (icsk_pending): Linux keeps the RTO, RACK's reordering
+/// timeout and the tail loss probe in a single timer, so arming one cancels the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    /// ICSK_TIME_RETRANS: the retransmission timeout (also the SYN's).
+    Retrans,
+    /// ICSK_TIME_REO_TIMEOUT: RACK's reordering window ends.
+    ReoTimeout,
+    /// ICSK_TIME_LOSS_PROBE: the tail loss probe.
+    LossProbe,
+}
+
+impl Pending {
+    fn timer(self) -> Timer {
+        match self {
+            Pending::Retrans => Timer::Rto,
+            Pending::ReoTimeout => Timer::Reorder,
+            Pending::LossProbe => Timer::LossProbe,
+        }
+    }
+}
 
 /// RACK state (tp->rack).
 #[derive(Debug, Clone, Copy, Default)]
@@ -156,9 +195,8 @@ pub struct TcpSender {
     /// RTO backoff exponent (icsk_backoff) and expirations since progress (icsk_retransmits).
     backoff: u32,
     retransmits: u32,
-    rto_deadline: Option<Nanos>,
-    reo_deadline: Option<Nanos>,
-    tlp_deadline: Option<Nanos>,
+    /// The transmission timer: what it holds and when it fires (icsk_pending, icsk_timeout).
+    xmit_timer: Option<(Pending, Nanos)>,
     /// snd_nxt when the outstanding loss probe was sent (tp->tlp_high_seq).
     tlp_high_seq: Option<u64>,
     /// Whether that probe was a retransmission (tp->tlp_retrans).
@@ -233,9 +271,7 @@ impl TcpSender {
             },
             backoff: 0,
             retransmits: 0,
-            rto_deadline: None,
-            reo_deadline: None,
-            tlp_deadline: None,
+            xmit_timer: None,
             tlp_high_seq: None,
             tlp_retrans: false,
             retrans_stamp: None,
@@ -369,8 +405,7 @@ impl TcpSender {
             ..Default::default()
         });
         let at = now + ((RTO_INIT_US * 1000) << self.backoff.min(6));
-        self.rto_deadline = Some(at);
-        w.arm(Timer::Rto, at);
+        self.reset_xmit_timer(Pending::Retrans, at, w);
     }
 
     /// A packet from the receiver arrived.
@@ -401,7 +436,7 @@ impl TcpSender {
             self.rtt_sample(now - self.syn_sent_at, now - self.syn_sent_at);
         }
         self.backoff = 0;
-        self.rto_deadline = None;
+        self.xmit_timer = None;
         if self.app_writes {
             // tcp_init_transfer: the idle clock starts at the establishment.
             self.tp.lsndtime = now;
@@ -419,10 +454,7 @@ impl TcpSender {
         }
         let now = w.now();
         self.tp.now = now;
-        let deadline = match timer {
-            Timer::Rto => &mut self.rto_deadline,
-            Timer::Reorder => &mut self.reo_deadline,
-            Timer::LossProbe => &mut self.tlp_deadline,
+        match timer {
             Timer::Pacing => {
                 if self.pace_next > now {
                     w.arm(Timer::Pacing, self.pace_next);
@@ -432,19 +464,26 @@ impl TcpSender {
                 return;
             }
             Timer::DelayedAck => return,
-        };
-        match *deadline {
-            None => {}
-            Some(d) if d > now => w.arm(timer, d),
-            Some(_) => {
-                *deadline = None;
-                match timer {
-                    Timer::Rto => self.on_rto(w),
-                    Timer::Reorder => self.on_reorder_timeout(w),
-                    Timer::LossProbe => self.send_loss_probe(w),
-                    _ => unreachable!(),
+            _ => {}
+        }
+        // tcp_write_timer_handler: a callback for what the timer no longer holds is stale.
+        match self.xmit_timer {
+            Some((what, at)) if what.timer() == timer => {
+                if at > now {
+                    w.arm(timer, at);
+                    return;
+                }
+                match what {
+                    Pending::Retrans => {
+                        self.xmit_timer = None; // icsk_pending = 0
+                        self.on_rto(w);
+                    }
+                    // These handlers re-arm the timer themselves, deciding by what it held.
+                    Pending::ReoTimeout => self.on_reorder_timeout(w),
+                    Pending::LossProbe => self.send_loss_probe(w),
                 }
             }
+            _ => {}
         }
     }
 
@@ -498,8 +537,16 @@ impl TcpSender {
             CA_ACK_SLOWPATH
         };
         self.cc.in_ack_event(&mut self.tp, ack_flags);
+        // FLAG_RETRANS_DATA_ACKED: a cum-acked segment had been retransmitted.
+        let mut retrans_acked = false;
         let pkts_acked = if p.ack > self.tp.snd_una {
-            self.clean_rtx_queue(p.ack, prior_fack, &mut rs, &mut acked_times)
+            self.clean_rtx_queue(
+                p.ack,
+                prior_fack,
+                &mut rs,
+                &mut acked_times,
+                &mut retrans_acked,
+            )
         } else {
             0
         };
@@ -508,10 +555,23 @@ impl TcpSender {
             self.retransmits = 0;
         }
 
-        // tcp_ack_update_rtt: srtt from the oldest newly cum-acked segment (else the oldest
-        // newly sacked), min RTT and rs.rtt from the newest.
-        let seq_rtt = acked_times.or(sacked_times).map(|(oldest, _)| now - oldest);
-        let ca_rtt = acked_times.or(sacked_times).map(|(_, newest)| now - newest);
+        // tcp_clean_rtx_queue / tcp_ack_update_rtt: srtt from the oldest newly cum-acked
+        // segment, unless any cum-acked segment had been retransmitted (Karn); else from the
+        // oldest newly sacked one; else, when the ACK advances snd_una, from the echoed
+        // timestamp (RFC 7323 RTTM; at least 1 ms). min RTT and rs.rtt from the newest
+        // (newly sacked if any, else cum-acked).
+        let acked_times = if retrans_acked { None } else { acked_times };
+        let sack_rtt = sacked_times.map(|(oldest, _)| now - oldest);
+        let mut seq_rtt = acked_times.map(|(oldest, _)| now - oldest).or(sack_rtt);
+        let mut ca_rtt = sacked_times.or(acked_times).map(|(_, newest)| now - newest);
+        if seq_rtt.is_none() && pkts_acked > 0 && self.rcv_tsecr != 0 {
+            let delta = ts_ms(now).wrapping_sub(self.rcv_tsecr) as i32;
+            if delta >= 0 {
+                let rtt = delta.max(1) as Nanos * 1_000_000;
+                seq_rtt = Some(rtt);
+                ca_rtt = Some(rtt);
+            }
+        }
         if let (Some(seq_rtt), Some(ca_rtt)) = (seq_rtt, ca_rtt) {
             self.rtt_sample(seq_rtt, ca_rtt);
             rs.rtt_ns = ca_rtt as i64;
@@ -526,11 +586,13 @@ impl TcpSender {
         };
         self.cc.pkts_acked(&mut self.tp, &sample);
         if pkts_acked > 0 {
-            // tcp_set_xmit_timer: a loss probe if one may be scheduled, else the RTO.
-            self.rto_deadline = None;
-            self.tlp_deadline = None;
-            if !self.schedule_loss_probe(true, w) && self.tp.packets_out > 0 {
-                self.arm_rto(w);
+            flag |= FLAG_SET_XMIT_TIMER;
+        } else if let (Some(sack_rtt), Some(head)) = (sack_rtt, self.board.front()) {
+            // tcp_clean_rtx_queue: a SACK-only ACK whose RTT sample comes from data sent before
+            // the head's last (re)transmission re-arms the timer too (data sent after it must
+            // not, or the timeout could keep extending in loss recovery).
+            if sack_rtt > now - head.xmit {
+                flag |= FLAG_SET_XMIT_TIMER;
             }
         }
         if let Some(high) = self.tlp_high_seq {
@@ -546,7 +608,12 @@ impl TcpSender {
             || flag & FLAG_DATA_SACKED != 0
             || self.tp.ca_state != CaState::Open;
         if dubious {
-            self.fastretrans_alert(flag, w);
+            self.fastretrans_alert(&mut flag, w);
+        }
+        // tcp_ack: "reset TLP/RTO timer when RACK doesn't set" (RACK's reordering timer, armed
+        // in fastretrans_alert, clears the flag).
+        if flag & FLAG_SET_XMIT_TIMER != 0 {
+            self.set_xmit_timer(w);
         }
 
         let delivered = (self.tp.delivered - prior_delivered) as u32;
@@ -698,6 +765,7 @@ impl TcpSender {
         prior_fack: u64,
         rs: &mut RateSample,
         times: &mut Option<(Nanos, Nanos)>,
+        retrans_acked: &mut bool,
     ) -> u32 {
         let mut acked = 0;
         // The lowest newly acked segment that was neither sacked nor ever retransmitted.
@@ -705,6 +773,9 @@ impl TcpSender {
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
             let seg = self.board[0];
+            if seg.flags & (RETRANS | EVER_RETRANS) != 0 {
+                *retrans_acked = true;
+            }
             if seg.flags & SACKED != 0 {
                 self.tp.sacked_out -= 1;
             } else {
@@ -768,9 +839,7 @@ impl TcpSender {
         }
         if self.tp.snd_una >= self.total_segs && self.stats.completed_at.is_none() {
             self.stats.completed_at = Some(now);
-            self.rto_deadline = None;
-            self.reo_deadline = None;
-            self.tlp_deadline = None;
+            self.xmit_timer = None;
         }
     }
 
@@ -929,18 +998,30 @@ impl TcpSender {
         wait
     }
 
-    /// tcp_rack_mark_lost: run detection if something new was delivered; arm the reorder timer.
-    fn rack_mark_lost<W: Wire>(&mut self, w: &mut W) {
+    /// tcp_rack_mark_lost: run detection if something new was delivered; arm the reorder timer
+    /// in the transmission timer's place. Returns whether it did.
+    fn rack_mark_lost<W: Wire>(&mut self, w: &mut W) -> bool {
         if !self.rack.advanced {
-            return;
+            return false;
         }
         self.rack.advanced = false;
         let wait = self.rack_detect_loss();
         if wait > 0 {
             // Linux adds TCP_TIMEOUT_MIN (2 jiffies); we wait exactly the remaining time.
             let at = self.tp.now + wait;
-            self.reo_deadline = Some(at);
-            w.arm(Timer::Reorder, at);
+            self.reset_xmit_timer(Pending::ReoTimeout, at, w);
+        }
+        wait > 0
+    }
+
+    /// tcp_identify_packet_loss (RACK): a reordering timer armed by this ACK takes the place of
+    /// the loss probe or RTO the ACK would have re-armed.
+    fn identify_packet_loss<W: Wire>(&mut self, flag: &mut u32, w: &mut W) {
+        if self.board.is_empty() {
+            return;
+        }
+        if self.rack_mark_lost(w) {
+            *flag &= !FLAG_SET_XMIT_TIMER;
         }
     }
 
@@ -975,11 +1056,12 @@ impl TcpSender {
         self.cc.skb_marked_lost(&mut self.tp, &tx);
     }
 
-    /// tcp_rack_reo_timeout.
+    /// tcp_rack_reo_timeout: mark what has waited long enough lost and retransmit it, then
+    /// re-arm the RTO (segments still inside the window wait for the next ACK).
     fn on_reorder_timeout<W: Wire>(&mut self, w: &mut W) {
         let prior_in_flight = self.tp.packets_in_flight();
         let prior_lost = self.tp.lost;
-        let wait = self.rack_detect_loss();
+        self.rack_detect_loss();
         if self.tp.packets_in_flight() != prior_in_flight {
             if self.tp.ca_state != CaState::Recovery {
                 self.enter_recovery();
@@ -990,10 +1072,8 @@ impl TcpSender {
             }
             self.push(w);
         }
-        if wait > 0 {
-            let at = self.tp.now + wait;
-            self.reo_deadline = Some(at);
-            w.arm(Timer::Reorder, at);
+        if !matches!(self.xmit_timer, Some((Pending::Retrans, _))) {
+            self.rearm_rto(w);
         }
     }
 
@@ -1005,7 +1085,8 @@ impl TcpSender {
         self.tp.ca_state = state;
     }
 
-    fn fastretrans_alert<W: Wire>(&mut self, flag: u32, w: &mut W) {
+    fn fastretrans_alert<W: Wire>(&mut self, ack_flag: &mut u32, w: &mut W) {
+        let flag = *ack_flag;
         if self.tp.packets_out == 0 && self.tp.sacked_out > 0 {
             self.tp.sacked_out = 0;
         }
@@ -1033,7 +1114,7 @@ impl TcpSender {
                 if self.try_undo_dsack() {
                     self.try_keep_open();
                 }
-                self.rack_mark_lost(w);
+                self.identify_packet_loss(ack_flag, w);
             }
             CaState::Loss => {
                 // tcp_process_loss
@@ -1044,13 +1125,13 @@ impl TcpSender {
                     self.try_undo_recovery();
                     return;
                 }
-                self.rack_mark_lost(w);
+                self.identify_packet_loss(ack_flag, w);
             }
             _ => {
                 if self.tp.ca_state <= CaState::Disorder {
                     self.try_undo_dsack();
                 }
-                self.rack_mark_lost(w);
+                self.identify_packet_loss(ack_flag, w);
                 if self.tp.lost_out == 0 {
                     self.try_to_open();
                     return;
@@ -1270,10 +1351,42 @@ impl TcpSender {
     // ---------------------------------------------------------------------------------------
     // Timeouts
 
+    /// inet_csk_reset_xmit_timer: the one transmission timer now holds `what`, firing at `at`.
+    fn reset_xmit_timer<W: Wire>(&mut self, what: Pending, at: Nanos, w: &mut W) {
+        self.xmit_timer = Some((what, at));
+        w.arm(what.timer(), at);
+    }
+
+    /// The RTO from now (tcp_reset_xmit_timer(ICSK_TIME_RETRANS, icsk_rto)).
     fn arm_rto<W: Wire>(&mut self, w: &mut W) {
         let at = self.tp.now + self.rtt.rto_ns(self.backoff);
-        self.rto_deadline = Some(at);
-        w.arm(Timer::Rto, at);
+        self.reset_xmit_timer(Pending::Retrans, at, w);
+    }
+
+    /// tcp_rearm_rto: the RTO from now; but when the timer held the reordering timeout or a loss
+    /// probe, the RTO keeps counting from the head's last transmission (tcp_rto_delta_us), at
+    /// least 1 µs ahead. No data outstanding: the timer is cleared.
+    fn rearm_rto<W: Wire>(&mut self, w: &mut W) {
+        let Some(head) = self.board.front() else {
+            self.xmit_timer = None;
+            return;
+        };
+        let now = self.tp.now;
+        let rto = self.rtt.rto_ns(self.backoff);
+        let at = match self.xmit_timer {
+            Some((Pending::ReoTimeout | Pending::LossProbe, _)) => {
+                (head.xmit + rto).max(now + 1_000)
+            }
+            _ => now + rto,
+        };
+        self.reset_xmit_timer(Pending::Retrans, at, w);
+    }
+
+    /// tcp_set_xmit_timer: a loss probe if one may be scheduled, else the RTO.
+    fn set_xmit_timer<W: Wire>(&mut self, w: &mut W) {
+        if !self.schedule_loss_probe(true, w) {
+            self.rearm_rto(w);
+        }
     }
 
     /// tcp_retransmit_timer.
@@ -1323,6 +1436,7 @@ impl TcpSender {
         self.tp.snd_cwnd_cnt = 0;
         self.set_ca_state(CaState::Loss);
         self.tp.high_seq = self.tp.snd_nxt;
+        self.tlp_high_seq = None;
     }
 
     // ---------------------------------------------------------------------------------------
@@ -1337,6 +1451,7 @@ impl TcpSender {
         self.tp.now = now;
         let mut sent = 0;
         let mut cwnd_limited = false;
+        let mut rearm_timer = false;
         loop {
             if self.tp.pacing_needed && self.pace_next > now {
                 w.arm(Timer::Pacing, self.pace_next);
@@ -1350,6 +1465,11 @@ impl TcpSender {
                 if let Some(i) = self.next_lost() {
                     self.retransmit(i, w);
                     sent += 1;
+                    // tcp_xmit_retransmit_queue: retransmitting the head restarts the RTO,
+                    // unless the timer holds RACK's reordering timeout.
+                    if i == 0 && !matches!(self.xmit_timer, Some((Pending::ReoTimeout, _))) {
+                        rearm_timer = true;
+                    }
                     continue;
                 }
             }
@@ -1362,6 +1482,9 @@ impl TcpSender {
             }
             self.send_new(w);
             sent += 1;
+        }
+        if rearm_timer {
+            self.arm_rto(w);
         }
         if sent > 0 {
             // One loss probe per tail-loss episode (tcp_write_xmit).
@@ -1408,8 +1531,9 @@ impl TcpSender {
         self.tp.snd_nxt += 1;
         self.tp.packets_out += 1;
         self.emit(seq, false, w);
-        if !had_packets_out {
-            self.arm_rto(w);
+        // tcp_event_new_data_sent
+        if !had_packets_out || matches!(self.xmit_timer, Some((Pending::LossProbe, _))) {
+            self.rearm_rto(w);
         }
     }
 
@@ -1513,9 +1637,7 @@ impl TcpSender {
             timeout = timeout.min(rto_delta as Nanos);
         }
         let at = tp.now + timeout;
-        self.rto_deadline = None;
-        self.tlp_deadline = Some(at);
-        w.arm(Timer::LossProbe, at);
+        self.reset_xmit_timer(Pending::LossProbe, at, w);
         true
     }
 
@@ -1543,10 +1665,12 @@ impl TcpSender {
             }
             self.tlp_high_seq = Some(self.tp.snd_nxt);
             self.stats.loss_probes += 1;
+            // "Reset s.t. tcp_rearm_rto will restart timer from now."
+            self.xmit_timer = None;
         }
-        if self.tp.packets_out > 0 {
-            self.arm_rto(w);
-        }
+        // Without a probe sent (one is outstanding) the RTO keeps counting from the head's
+        // transmission (tcp_rearm_rto while the timer held the probe).
+        self.rearm_rto(w);
     }
 
     /// tcp_process_tlp_ack, without DSACK: once the ACK passes the probe's snd_nxt, a
@@ -1606,6 +1730,12 @@ impl TcpSender {
 
     pub fn rto_ns(&self) -> Nanos {
         self.rtt.rto_ns(self.backoff)
+    }
+
+    /// What the transmission timer holds (the RTO, RACK's reordering timeout or the loss
+    /// probe, as a [`Timer`]) and when it fires; None when it is not armed.
+    pub fn xmit_timer(&self) -> Option<(Timer, Nanos)> {
+        self.xmit_timer.map(|(what, at)| (what.timer(), at))
     }
 }
 

@@ -137,20 +137,12 @@ fn rack_marks_at_once_when_three_segments_are_sacked() {
 }
 
 #[test]
-fn known_deviation_a_fast_retransmit_of_the_head_leaves_the_loss_probe_armed() {
-    // Linux (tcp_xmit_retransmit_queue) re-arms the RTO, icsk_rto from now, when it
-    // retransmits the head of the retransmit queue (unless the RACK reordering timer holds the
-    // transmit timer), and a loss probe is never pending in Recovery. rove's sender does not:
-    // entering recovery it keeps the loss probe armed by the last send in Open (here at 40 ms),
-    // and the RTO is armed only when that probe fires. What the fix should make true: after the
-    // fast retransmit at 80 ms the transmit timer is an RTO at 80 ms + rto_ns(). Not fixed yet
-    // because porting the re-arm alone, measured on the fidelity study's deep-cellular
-    // experiment (docs/reproductions/fidelity/deep-cellular.md), removes one spurious timeout
-    // (Verizon-LTE-short, CUBIC, 1.5 MB, start +7 ms: 22.5 % -> 3.55 % retransmitted, the
-    // kernel's 3.54-3.56 %) but exposes another (TMobile-LTE-short: 0.16-0.29 % -> 10.1-10.6 %,
-    // the kernel 0.18 %): the RTO then fires ~10 ms before the retransmitted head's ACK, where
-    // Linux's does not; the cause of that (RTO value, timer granularity or undo) is open.
+fn a_fast_retransmit_of_the_head_restarts_the_rto() {
+    // tcp_xmit_retransmit_queue: retransmitting the head of the retransmit queue re-arms the
+    // one transmission timer as an RTO from now, replacing the loss probe armed in Open.
     let (mut s, mut w) = established(None);
+    // Ten segments sent at 40 ms; loss probe at 40 + 2 srtt + 2 ms = 122 ms.
+    assert_eq!(s.xmit_timer(), Some((Timer::LossProbe, 122 * MS)));
     w.now = 80 * MS;
     s.on_packet(&ack(0, &[sack(1, 4)], ts_ms(40 * MS)), &mut w);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
@@ -158,15 +150,73 @@ fn known_deviation_a_fast_retransmit_of_the_head_leaves_the_loss_probe_armed() {
         w.segments_since(80 * MS).contains(&(80 * MS, 0)),
         "head retransmitted at 80 ms"
     );
-    let (kind, at) = *w
-        .timers
-        .iter()
-        .rev()
-        .find(|(t, _)| matches!(t, Timer::Rto | Timer::LossProbe))
-        .unwrap();
-    // The deviation: still the loss probe armed in Open, not an RTO from 80 ms.
-    assert_eq!(kind, Timer::LossProbe);
-    assert!(at < 80 * MS + s.rto_ns());
+    // The SACK RTT sample (40 ms) leaves srtt at 40 ms and rttvar at its 200 ms floor:
+    // RTO 240 ms, from the retransmission at 80 ms.
+    assert_eq!(s.rto_ns(), 240 * MS);
+    assert_eq!(s.xmit_timer(), Some((Timer::Rto, 320 * MS)));
+}
+
+#[test]
+fn a_sack_of_data_sent_before_the_head_retransmission_restarts_the_rto() {
+    // tcp_clean_rtx_queue: a SACK-only ACK whose RTT sample comes from data sent before the
+    // head was last (re)transmitted re-arms the RTO from now (one from data sent after it does
+    // not, else the timeout could keep extending in loss recovery; the first ACK below, whose
+    // sample comes from data sent with the head's original, re-arms nothing).
+    let (mut s, mut w) = established(None);
+    w.now = 80 * MS;
+    s.on_packet(&ack(0, &[sack(1, 4)], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.xmit_timer(), Some((Timer::Rto, 320 * MS)));
+    // 90 ms: segments 4 and 5 (sent at 40 ms, before the head's retransmission at 80 ms) are
+    // sacked. RTT sample 50 ms: srtt = 40 + 10/8 = 41.25 ms, rttvar stays 200 ms, so the RTO
+    // restarts at 90 + 241.25 ms.
+    w.now = 90 * MS;
+    s.on_packet(&ack(0, &[sack(1, 6)], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.tp.srtt_us, 41_250);
+    assert_eq!(s.xmit_timer(), Some((Timer::Rto, 331_250_000)));
+}
+
+#[test]
+fn the_reordering_timer_takes_the_place_of_the_loss_probe_and_the_rto() {
+    // One transmission timer (icsk_pending): RACK's reordering timeout replaces the loss probe,
+    // and an ACK that would re-arm the probe or RTO (here it cum-acks segment 0) leaves it.
+    let (mut s, mut w) = established(None);
+    assert_eq!(s.xmit_timer(), Some((Timer::LossProbe, 122 * MS)));
+    w.now = 80 * MS;
+    s.on_packet(&ack(1, &[sack(2, 3)], ts_ms(40 * MS)), &mut w);
+    // Segment 1, sent at 40 ms, RACK RTT 40 ms, window min_rtt/4 = 10 ms: 90 ms.
+    assert_eq!(s.xmit_timer(), Some((Timer::Reorder, 90 * MS)));
+    // A stale loss-probe callback does nothing.
+    w.fire(&mut s, Timer::LossProbe, 122 * MS - 1);
+    assert_eq!(s.stats.loss_probes, 0);
+    w.fire(&mut s, Timer::Reorder, 90 * MS);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert!(w.segments_since(90 * MS).contains(&(90 * MS, 1)));
+    // tcp_rack_reo_timeout re-arms the RTO: counted from the head's (re)transmission at 90 ms,
+    // RTO 240 ms.
+    assert_eq!(s.xmit_timer(), Some((Timer::Rto, 330 * MS)));
+}
+
+#[test]
+fn a_loss_probe_not_sent_leaves_the_rto_counting_from_the_head() {
+    // tcp_send_loss_probe with a probe still outstanding sends nothing and calls
+    // tcp_rearm_rto while the timer holds the probe: the RTO then counts from the head's last
+    // transmission (tcp_rto_delta_us), not from now.
+    let (mut s, mut w) = established(Some(10 * 1448));
+    w.fire(&mut s, Timer::LossProbe, 122 * MS);
+    assert_eq!(s.stats.loss_probes, 1);
+    // A probe sent: the RTO restarts from now, 122 + 240 ms.
+    assert_eq!(s.xmit_timer(), Some((Timer::Rto, 362 * MS)));
+    // 162 ms: segments 0-4 (sent at 40 ms) are cum-acked. RTT 122 ms: srtt = 40 + 82/8 =
+    // 50.25 ms, rttvar 200 ms, RTO 250.25 ms. The probe (snd_nxt 10) is still outstanding.
+    w.now = 162 * MS;
+    s.on_packet(&ack(5, &[], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.rto_ns(), 250_250_000);
+    // Loss probe re-armed at 162 + 2 srtt + 2 ms = 264.5 ms.
+    assert_eq!(s.xmit_timer(), Some((Timer::LossProbe, 264_500_000)));
+    w.fire(&mut s, Timer::LossProbe, 264_500_000);
+    assert_eq!(s.stats.loss_probes, 1, "one probe at a time");
+    // The head (segment 5) was sent at 40 ms: RTO at 40 + 250.25 ms.
+    assert_eq!(s.xmit_timer(), Some((Timer::Rto, 290_250_000)));
 }
 
 fn sack(start: u64, end: u64) -> SeqRange {
@@ -497,4 +547,45 @@ fn the_send_hook_sees_every_segment_and_release_runs_on_a_switch() {
     );
     assert_eq!(log.lock().unwrap().last().unwrap(), "release");
     assert_eq!(s.cc_name(), "cubic");
+}
+
+#[test]
+fn an_ack_covering_a_retransmission_takes_its_rtt_from_the_echoed_timestamp() {
+    // tcp_clean_rtx_queue sets FLAG_RETRANS_DATA_ACKED when any cum-acked segment was
+    // retransmitted: no RTT from the cum-acked segments at all (Karn), even from a
+    // never-retransmitted one among them; tcp_ack_update_rtt then falls back to the echoed
+    // timestamp since the ACK advances snd_una.
+    let (mut s, mut w) = established(None);
+    w.now = 80 * MS;
+    s.on_packet(&ack(0, &[sack(1, 4)], ts_ms(40 * MS)), &mut w);
+    assert!(w.segments_since(80 * MS).contains(&(80 * MS, 0)));
+    assert_eq!(s.tp.srtt_us, 40_000);
+    // 130 ms: segments 0 (retransmitted at 80 ms) to 4 (never retransmitted, sent at 40 ms)
+    // are cum-acked; the ACK echoes the retransmission's timestamp. RTT 131 - 81 = 50 ms
+    // (timestamps in ms), not segment 4's 90 ms: srtt = 40 + 10/8 = 41.25 ms.
+    w.now = 130 * MS;
+    s.on_packet(&ack(5, &[], ts_ms(80 * MS)), &mut w);
+    assert_eq!(s.tp.srtt_us, 41_250);
+}
+
+#[test]
+fn a_retransmission_timeout_ends_the_loss_probe_episode() {
+    // tcp_enter_loss clears tlp_high_seq: after an RTO undone as spurious, the next probe
+    // timeout sends a probe again (it would otherwise find the old probe "outstanding", send
+    // nothing and let the RTO count from the head).
+    let (mut s, mut w) = established(Some(10 * 1448));
+    w.fire(&mut s, Timer::LossProbe, 122 * MS);
+    assert_eq!(s.stats.loss_probes, 1);
+    assert_eq!(s.xmit_timer(), Some((Timer::Rto, 362 * MS)));
+    w.fire(&mut s, Timer::Rto, 362 * MS);
+    assert_eq!(s.tp.ca_state, CaState::Loss);
+    // The originals' ACK (echoing 40 ms) arrives: Eifel undo, Open again, a probe re-armed.
+    w.now = 380 * MS;
+    s.on_packet(&ack(5, &[], ts_ms(40 * MS)), &mut w);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    let (kind, at) = s.xmit_timer().unwrap();
+    assert_eq!(kind, Timer::LossProbe);
+    w.fire(&mut s, kind, at);
+    assert_eq!(s.stats.loss_probes, 2);
+    assert_eq!(w.segments_since(at), vec![(at, 9)]);
 }
