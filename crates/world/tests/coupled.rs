@@ -158,14 +158,14 @@ fn coupled_pair_takes_about_one_tcp_share_at_a_shared_bottleneck() {
     assert!(m > 1.7, "uncoupled: mean ratio {m:.3}");
 }
 
-#[test]
-fn regrouping_at_run_time_uncouples_the_pair() {
-    // The pair starts coupled (LIA) and is split into two groups at 60 s, as a shared-bottleneck
-    // detector that (wrongly, here) decides the subflows do not share a bottleneck would do:
-    // each subflow is then a Reno flow of its own, and the pair takes about two shares.
+/// The pair's goodput over the single-path flow's while coupled (20–60 s) and after the split
+/// at 60 s (80–120 s), with `seed`.
+fn regroup_ratios(seed: u64) -> (f64, f64) {
     use rove_tcp::cc::{build, CcConfig, CouplingHandle};
-    let toml = r#"
+    let toml = format!(
+        r#"
 duration = "120s"
+seed = {seed}
 [links.down]
 rate = "20Mbps"
 delay = "20ms"
@@ -186,8 +186,9 @@ ack_path = ["up"]
 name = "tcp"
 path = ["down"]
 ack_path = ["up"]
-"#;
-    let mut w = common::world(toml);
+"#
+    );
+    let mut w = common::world(&toml);
     let h = CouplingHandle::new();
     let p = toml::Table::new();
     for f in 0..2 {
@@ -203,10 +204,22 @@ ack_path = ["up"]
         (w.goodput_mbps_between(0, from, to) + w.goodput_mbps_between(1, from, to))
             / w.goodput_mbps_between(2, from, to)
     };
-    let (coupled, split) = (ratio(20.0, 60.0), ratio(80.0, 120.0));
-    println!("coupled {coupled:.2}, split {split:.2}");
-    assert!(coupled < 1.3, "coupled ratio {coupled:.3}");
-    assert!(split > 1.6, "split ratio {split:.3}");
+    (ratio(20.0, 60.0), ratio(80.0, 120.0))
+}
+
+#[test]
+fn regrouping_at_run_time_uncouples_the_pair() {
+    // The pair starts coupled (LIA) and is split into two groups at 60 s, as a shared-bottleneck
+    // detector that (wrongly, here) decides the subflows do not share a bottleneck would do:
+    // each subflow is then a Reno flow of its own, and the pair takes about two shares. One
+    // 40 s window swings with the phase of the overflows (a single seed's split ratio ranges
+    // 1.5-2.2), so the ratios are means over four seeds.
+    let runs: Vec<(f64, f64)> = (1..=4).map(regroup_ratios).collect();
+    println!("(coupled, split) per seed: {runs:.2?}");
+    let coupled = runs.iter().map(|r| r.0).sum::<f64>() / runs.len() as f64;
+    let split = runs.iter().map(|r| r.1).sum::<f64>() / runs.len() as f64;
+    assert!(coupled < 1.3, "mean coupled ratio {coupled:.3}");
+    assert!(split > 1.6, "mean split ratio {split:.3}");
 }
 
 /// The committed shared-bottleneck scenario with a LIA connection, some random loss (single
