@@ -3,6 +3,7 @@
 #   make demo    set up, run scenarios/demo.toml, write results/demo/report.html
 #   make test    set up, run the Rust tests and the Python tests
 #   make bench   set up, print wall time, events/s and peak memory of bench/*.toml
+#   make zoo     set up, run every algorithm on the same paths, write docs/zoo/README.md
 #
 # Every target first does all set-up on a fresh Debian machine (as root), idempotently:
 #   1. system packages, only if something is missing (python3 venv support, a C toolchain, cargo);
@@ -37,12 +38,13 @@ RUST_SRCS := Cargo.toml $(wildcard Cargo.lock) \
 DEPS_STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 
-.PHONY: help setup sysdeps build-emu demo test test-rust test-python bench clean
+.PHONY: help setup sysdeps build-emu demo zoo test test-rust test-python bench clean
 
 help:
 	@echo "make demo    set up, run scenarios/demo.toml and write results/demo/report.html"
 	@echo "make test    set up, run cargo test and pytest"
 	@echo "make bench   set up, print wall time, events/s and peak RSS of bench/*.toml"
+	@echo "make zoo     set up, run every algorithm on the zoo's paths, write docs/zoo/README.md"
 	@echo "make clean   remove build products (keeps .venv)"
 
 # (a) System packages, installed only when something is actually missing.
@@ -90,6 +92,14 @@ demo: $(BUILD_STAMP) $(EMU_STAMP)
 	$(ROVE) report results/demo
 	@echo
 	@echo "report: $(CURDIR)/results/demo/report.html"
+
+# The congestion-control zoo page, docs/zoo/README.md: every algorithm on the same paths
+# (scenarios/sweeps/zoo.toml; a fresh sweep, so that no point comes from an older build).
+zoo: $(BUILD_STAMP)
+	rm -rf results/zoo
+	$(ROVE) sweep scenarios/sweeps/zoo.toml -o results/zoo
+	$(ROVE) report results/zoo -o docs/zoo --markdown --force
+	@echo "page: $(CURDIR)/docs/zoo/README.md"
 
 test: test-rust test-python
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import pandas as pd
 
 from rove import results
 from rove.report import FIGURES, flow_throughput, make_report
@@ -231,3 +232,43 @@ def test_the_figure_check_fails_on_figures_that_show_nothing(tmp_path):
         with pytest.raises(AssertionError):
             assert_drawn_png(tmp_path / name)
     assert_drawn_png(tmp_path / "line.png")
+
+
+def test_markdown_page_of_a_sweep_with_cases(tmp_path):
+    """`rove report SWEEP_DIR --markdown`: README.md with the sweep's title and description, one
+    figure and one table per case in the sweep file's order, skipped cases named; refused for a
+    results directory; replaced (stale figures removed) only with --force."""
+    (tmp_path / "scenario.toml").write_text(SMALL_SCENARIO)
+    (tmp_path / "sweep.toml").write_text(
+        'title = "Tiny zoo"\ndescription = "Two algorithms, two buffers."\n'
+        'scenario = "scenario.toml"\nseeds = [1, 2]\n[grid]\n"flows.0.cc" = ["reno", "bbr"]\n'
+        '[fixed]\nduration = "1s"\n'
+        '[cases.zz-deep]\nset = { "links.down.buffer" = "300pkt" }\n'
+        '[cases.aa-shallow]\nset = { "links.down.buffer" = "10pkt" }\n'
+        '[cases.gone]\nrequires = ["no-such.trace"]\n')
+    out, page = tmp_path / "out", tmp_path / "page"
+    assert run_cli("sweep", tmp_path / "sweep.toml", "-o", out, "-q").returncode == 0
+    r = run_cli("report", out, "-o", page, "--markdown")
+    assert r.returncode == 0, r.stderr
+    text = (page / "README.md").read_text()
+    assert text.startswith("# Tiny zoo\n\nTwo algorithms, two buffers.\n")
+    assert text.index("## zz-deep") < text.index("## aa-shallow")  # the file's order
+    assert "**gone: skipped**: no-such.trace absent" in text
+    for i, case in enumerate(["zz-deep", "aa-shallow"], 1):
+        assert f"![{case}](scenario-{i:02d}-{case}.png)" in text
+        assert_drawn_png(page / f"scenario-{i:02d}-{case}.png")
+    rows = [ln for ln in text.splitlines() if ln.startswith("| reno | 2 | ")]
+    assert len(rows) == 2
+    # The table's values are the mean over seeds of the runs' summaries.
+    df = pd.read_parquet(out / "summary.parquet")
+    deep = df[(df["case"] == "zz-deep") & (df["cc"] == "reno")]["goodput_mbps"].mean()
+    assert rows[0].split(" | ")[2].split(" ")[0] == f"{deep:.2f}"
+    # A second page into the same folder needs --force, and drops the old figures.
+    (page / "scenario-99-old.png").write_bytes(b"x")
+    assert run_cli("report", out, "-o", page, "--markdown").returncode == 2
+    assert run_cli("report", out, "-o", page, "--markdown", "--force").returncode == 0
+    assert not (page / "scenario-99-old.png").exists()
+    # Not for a results directory.
+    run_dir = next((out / "runs").iterdir())
+    r = run_cli("report", run_dir, "--markdown")
+    assert r.returncode == 2 and "--markdown" in r.stderr and len(r.stderr.splitlines()) == 1

@@ -368,3 +368,118 @@ def test_ray_local_gives_the_same_table(sweep_dir):
     r = run_cli("sweep", sweep_dir, "-o", b, "-q", "--ray", "local", env={**os.environ})
     assert r.returncode == 0, r.stderr
     assert (a / "summary.parquet").read_bytes() == (b / "summary.parquet").read_bytes()
+
+
+# --------------------------------------------------------------------------------------------
+# Cases: named scenarios of one sweep
+
+SWEEP_CASES = """
+title = "two paths"
+scenario = "scenario.toml"
+seeds = [3]
+[grid]
+"flows.0.cc" = ["reno", "cubic"]
+[fixed]
+duration = "1s"
+[cases.lossy]
+set = { "links.down.loss" = 0.02 }
+[cases.slow]
+scenario = "slow.toml"
+[cases.traced]
+requires = ["traces/absent.down"]
+set = { "links.down.buffer" = "30pkt" }
+"""
+
+
+@pytest.fixture
+def cases_sweep(tmp_path):
+    _write(tmp_path / "scenario.toml", SCENARIO)
+    _write(tmp_path / "slow.toml", SCENARIO.replace('rate = "20Mbps"', 'rate = "2Mbps"', 1))
+    return _write(tmp_path / "sweep.toml", SWEEP_CASES)
+
+
+def test_cases_expand_slowest_in_file_order_with_their_overrides(cases_sweep):
+    spec = load_sweep(cases_sweep)
+    assert [c.name for c in spec.cases] == ["lossy", "slow", "traced"]
+    assert spec.cases[1].scenario.name == "slow.toml" and spec.cases[0].scenario.name == \
+        "scenario.toml"
+    points = expand_points(spec)
+    assert [p.id for p in points] == [
+        "case=lossy,cc=reno,seed=3", "case=lossy,cc=cubic,seed=3",
+        "case=slow,cc=reno,seed=3", "case=slow,cc=cubic,seed=3",
+        "case=traced,cc=reno,seed=3", "case=traced,cc=cubic,seed=3"]
+    # fixed, then the case's, then the grid's
+    assert points[0].overrides == [("duration", "1s"), ("links.down.loss", 0.02),
+                                   ("flows.0.cc", "reno")]
+    assert points[2].overrides == [("duration", "1s"), ("flows.0.cc", "reno")]
+    assert spec.title == "two paths"
+
+
+def test_cases_run_with_their_scenario_and_a_case_absent_file_is_skipped(cases_sweep):
+    out = cases_sweep.parent / "out"
+    r = run_cli("sweep", cases_sweep, "-o", out, "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    assert "case traced skipped: traces/absent.down is absent" in r.stderr
+    assert "skipped cases" in r.stdout and "skipped.json" in r.stdout
+    skipped = json.loads((out / "skipped.json").read_text())
+    assert skipped == [{"case": "traced", "missing": ["traces/absent.down"]}]
+    df = pd.read_parquet(out / "summary.parquet")
+    assert list(df.columns[:4]) == ["point", "seed", "case", "flows.0.cc"]
+    assert sorted(set(df["case"].astype(str))) == ["lossy", "slow"]
+    by_case = df.groupby("case", observed=True)
+    # 2 % random loss reached the lossy case only; the slow case ran its own 2 Mbit/s file.
+    assert (by_case.get_group("lossy")["link_down_loss_drops"] > 0).all()
+    assert (by_case.get_group("slow")["link_down_loss_drops"] == 0).all()
+    assert by_case["goodput_mbps"].max()["slow"] < 2.0 < by_case["goodput_mbps"].max()["lossy"]
+    # The missing file appears: the case runs on the next call, the others are kept.
+    (cases_sweep.parent / "traces").mkdir()
+    (cases_sweep.parent / "traces" / "absent.down").write_text("1\n")
+    r = run_cli("sweep", cases_sweep, "-o", out)
+    assert r.returncode == 0 and len(_progress_lines(r.stderr)) == 2, r.stderr
+    assert not (out / "skipped.json").exists()
+    df = pd.read_parquet(out / "summary.parquet")
+    assert set(df["case"].astype(str)) == {"lossy", "slow", "traced"}
+
+
+def test_resume_refuses_a_changed_case_and_accepts_a_new_one(cases_sweep):
+    out = cases_sweep.parent / "out"
+    assert run_cli("sweep", cases_sweep, "-o", out, "-q").returncode == 0
+    _write(cases_sweep, SWEEP_CASES.replace("0.02", "0.05"))
+    r = run_cli("sweep", cases_sweep, "-o", out, "-q")
+    assert r.returncode == 2 and "case lossy's scenario or overrides changed" in r.stderr
+    _write(cases_sweep, SWEEP_CASES + '[cases.deep]\nset = { "links.down.buffer" = "400pkt" }\n')
+    r = run_cli("sweep", cases_sweep, "-o", out)
+    assert r.returncode == 0 and len(_progress_lines(r.stderr)) == 2, r.stderr
+    assert "deep" in json.loads((out / "sweep.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("text, expect", [
+    ('scenario = "scenario.toml"\n[grid]\n"flows.0.cc" = ["reno"]\n'
+     '[cases.a]\nset = { "flows.0.cc" = "cubic" }\n', 'cases.a.set."flows.0.cc": also a grid key'),
+    ('scenario = "scenario.toml"\n[fixed]\nduration = "1s"\n'
+     '[cases.a]\nset = { duration = "2s" }\n', 'cases.a.set."duration": also a fixed key'),
+    ('scenario = "scenario.toml"\n[cases.a]\nsets = {}\n', "cases.a.sets: unknown key"),
+    ('[cases.a]\nset = {}\n', "cases.a.scenario: missing"),
+    ('scenario = "scenario.toml"\n[cases.a]\nscenario = "nope.toml"\n',
+     "cases.a.scenario: 'nope.toml': no such file"),
+    ('scenario = "scenario.toml"\n[cases."-x"]\n', 'cases.-x: a case name is'),
+    ('scenario = "scenario.toml"\n[cases.a]\nrequires = [1]\n', "cases.a.requires: expected"),
+    ('scenario = "scenario.toml"\ncases = 3\n', "cases: expected tables"),
+    ('scenario = "scenario.toml"\ntitle = 3\n', "title: expected a string"),
+])
+def test_bad_cases_are_one_line_exit_2(tmp_path, capsys, text, expect):
+    _write(tmp_path / "scenario.toml", SCENARIO)
+    f = tmp_path / "sweep.toml"
+    f.write_text(text, encoding="utf-8")
+    assert cli_main(["sweep", str(f), "-o", str(tmp_path / "out")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and expect in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_case_value_the_scenario_rejects_fails_before_any_point_runs(cases_sweep):
+    _write(cases_sweep, SWEEP_CASES.replace("0.02", "2.0"))
+    out = cases_sweep.parent / "out"
+    r = run_cli("sweep", cases_sweep, "-o", out)
+    assert r.returncode == 2 and "cases.lossy:" in r.stderr and "loss" in r.stderr, r.stderr
+    assert not (out / "runs").exists()

@@ -296,15 +296,18 @@ def _cmd_report(args) -> int:
     dirs = [Path(d) for d in args.dir]
     if args.out is not None:
         try:
-            check_output_dir(args.out, "report", force=args.force)
+            check_output_dir(args.out, "page" if args.markdown else "report", force=args.force)
         except OutputError as e:
             raise CliError(str(e)) from None
+    if args.markdown and (len(dirs) > 1 or not is_sweep_dir(dirs[0])):
+        raise CliError(f"--markdown: {dirs[0] if len(dirs) == 1 else 'several directories'}: "
+                       f"the Markdown page is for one sweep directory ('rove sweep')")
     if len(dirs) > 1:
         if args.out is None:
             raise CliError("several directories: name where the comparison goes with -o OUT")
         html = make_runs_report(dirs, args.out)
     elif is_sweep_dir(dirs[0]):
-        html = make_sweep_report(dirs[0], args.out)
+        html = make_sweep_report(dirs[0], args.out, markdown=args.markdown)
     else:
         html = make_report(dirs[0], out=args.out, window=window, flows=flows)
     print(f"report: {html}")
@@ -326,6 +329,9 @@ def _cmd_sweep(args) -> int:
               f"{len(failures)} failed -> {Path(args.out) / 'summary.parquet'}")
         if failures:
             print(f"failed points: {Path(args.out) / 'failures.json'}")
+        skipped = Path(args.out) / "skipped.json"
+        if skipped.is_file():
+            print(f"skipped cases (a required file is absent): {skipped}")
     return 1 if failures else 0
 
 
@@ -470,6 +476,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--out", metavar="OUT",
                      help="write the figures and report.html here instead of into DIR")
     rep.add_argument("--force", action="store_true", help="replace an earlier report in OUT")
+    rep.add_argument("--markdown", action="store_true",
+                     help="for a sweep directory: write README.md, a page with one figure and "
+                          "table per scenario (for a docs folder), instead of report.html")
     rep.add_argument("--from", dest="t_from", metavar="TIME",
                      help="draw the time series from TIME on (e.g. 10s)")
     rep.add_argument("--to", dest="t_to", metavar="TIME", help="draw the time series up to TIME")

@@ -5,7 +5,7 @@ exist, is empty, or holds what rove wrote there before (``--force`` / ``force=Tr
 that); any other directory is refused with a one-line error, untouched. rove recognises its own
 directories by what it writes into them: a results directory holds ``summary.json``,
 ``timeseries.parquet`` and ``queue.parquet``; a comparison ``compare.json``; a report
-``report.html``.
+``report.html``; a sweep's Markdown page ``README.md`` and the marker ``.rove-page``.
 
 Atomic writers stage into hidden siblings ``.NAME.partial-PID-*`` (and move replaced results aside
 into ``.NAME.old-PID-*``). A process killed hard (``kill -9``, power loss) leaves them behind; the
@@ -34,6 +34,7 @@ KINDS = {
     "results": ("summary.json", "timeseries.parquet", "queue.parquet"),
     "compare": ("compare.json",),
     "report": ("report.html",),
+    "page": ("README.md", ".rove-page"),     # rove report --markdown (a sweep's Markdown page)
 }
 
 

@@ -76,7 +76,8 @@ def scheme_table(df):
         if len(set(short.values())) < len(panel_keys):  # ambiguous last parts: full keys
             short = {k: k for k in panel_keys}
         df["panel"] = df[panel_keys].astype(str).apply(
-            lambda row: ", ".join(f"{short[k]}={row[k]}" for k in panel_keys), axis=1)
+            lambda row: ", ".join(row[k] if k == "case" else f"{short[k]}={row[k]}"
+                                  for k in panel_keys), axis=1)
     else:
         df["panel"] = "all points"
     # the order of first appearance (grid order), not alphabetical
@@ -109,18 +110,22 @@ def _colors(schemes):
     return {s: cmap(i % cmap.N) for i, s in enumerate(schemes)}
 
 
-def _fig_comparison(table, schemes, title: str):
+def _fig_comparison(table, schemes, title: str, names: bool = False):
+    """The Pantheon-style figure, one panel per scenario point; ``names`` writes each scheme's
+    name beside its point (for a figure of one panel with many schemes)."""
     from .report import _pyplot
 
     plt = _pyplot()
     panels = list(dict.fromkeys(table["panel"]))
     ncol = min(3, len(panels))
     nrow = math.ceil(len(panels) / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol + 1.8, 3.9 * nrow), squeeze=False)
+    width, height = (7.5, 5.2) if names else (4.6, 3.9)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(width * ncol + 1.8, height * nrow),
+                             squeeze=False)
     colors = _colors(schemes)
     for ax, panel in zip(axes.flat, panels):
         sub = table[table["panel"] == panel]
-        xs = []
+        xs, labels = [], []
         for _, r in sub.iterrows():
             c = colors[r["scheme"]]
             g, p95, mean = r["goodput_mbps"], r["p95_rtt_ms"], r["mean_rtt_ms"]
@@ -132,13 +137,26 @@ def _fig_comparison(table, schemes, title: str):
                 xs.append(mean)
             ax.errorbar([p95], [g], xerr=[r["p95_rtt_ms_std"]], yerr=[r["goodput_mbps_std"]],
                         fmt="o", ms=7, color=c, ecolor=c, elinewidth=1.0, capsize=3, zorder=4)
+            labels.append((r["scheme"], p95, g, c))
             xs.append(p95 + r["p95_rtt_ms_std"])
-        if xs:
-            ax.set_xlim(max(xs) * 1.1 + 1.0, 0)
+            xs.append(p95 - r["p95_rtt_ms_std"])
         tops = (sub["goodput_mbps"] + sub["goodput_mbps_std"]).to_numpy(dtype=float)
         tops = tops[np.isfinite(tops)]
-        ax.set_ylim(0, tops.max() * 1.12 if len(tops) and tops.max() > 0 else 1.0)
-        ax.set_title(panel, fontsize=9, loc="left")
+        if names and xs and len(tops):
+            # one panel with named points: zoom on them (the table beside it has the numbers)
+            lows = (sub["goodput_mbps"] - sub["goodput_mbps_std"]).to_numpy(dtype=float)
+            lo, hi = float(np.nanmin(lows)), float(tops.max())
+            pad = max(0.08 * (hi - lo), 0.02 * hi, 1e-3)
+            ax.set_ylim(max(0.0, lo - pad), hi + pad)
+            left, right = max(xs), min(xs)
+            pad = max(0.08 * (left - right), 1.0)
+            ax.set_xlim(left + pad, max(0.0, right - pad))
+            _name_points(ax, labels)
+        else:
+            if xs:
+                ax.set_xlim(max(xs) * 1.1 + 1.0, 0)
+            ax.set_ylim(0, tops.max() * 1.12 if len(tops) and tops.max() > 0 else 1.0)
+            ax.set_title(panel, fontsize=9, loc="left")
         ax.set_xlabel("RTT (ms; ● p95, ○ mean)")
         ax.set_ylabel("goodput (Mbit/s)")
     for ax in list(axes.flat)[len(panels):]:
@@ -148,9 +166,27 @@ def _fig_comparison(table, schemes, title: str):
                                                                    0.93), fontsize=8,
                title="scheme")
     fig.suptitle(f"{title}: goodput against delay, mean over seeds ± 1 s.d. "
-                 f"(better: up and right)", fontsize=10)
+                 f"(better: up and right)", fontsize=10 if not names else 9)
     fig.tight_layout(rect=(0, 0, 1.0 - 1.7 / fig.get_figwidth(), 0.95))
     return fig
+
+
+def _name_points(ax, labels) -> None:
+    """Write each scheme's name beside its point, moving a name down (with a leader line) where
+    it would cover one already written. Call after the axis limits are set."""
+    placed: list[tuple[float, float]] = []
+    step = 0.04
+    for name, x, y, color in sorted(labels, key=lambda t: (-t[2], -t[1])):
+        fx, fy = ax.transLimits.transform((x, y))
+        tx, ty = fx + 0.012, fy + 0.015
+        while any(abs(tx - px) < 0.11 and abs(ty - py) < step for px, py in placed):
+            ty -= step
+        placed.append((tx, ty))
+        moved = ty < fy
+        ax.annotate(name, (x, y), xytext=(tx, ty), textcoords="axes fraction", fontsize=7,
+                    color=color, va="bottom" if not moved else "center",
+                    arrowprops=dict(arrowstyle="-", color=color, lw=0.5, alpha=0.6)
+                    if moved else None)
 
 
 def _fig_versus(table, key: str, panel_keys, schemes, title: str):
@@ -229,9 +265,12 @@ def _html(title: str, table, panel_keys, images: dict[str, Path], failures: int)
             f"{figs}</body></html>")
 
 
-def make_sweep_report(directory: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
+def make_sweep_report(directory: str | os.PathLike, out: str | os.PathLike | None = None,
+                      markdown: bool = False) -> Path:
     """Draw the comparison of a sweep directory into ``out`` (default: the sweep directory);
-    return the path of its ``report.html``."""
+    return the path of its ``report.html``, or with ``markdown`` of its ``README.md``: a page
+    for a documentation folder, with one figure and one table per scenario point (the sweep
+    file's ``title`` and ``description`` on top, its skipped cases and failed points named)."""
     import pandas as pd
 
     d = Path(directory)
@@ -242,12 +281,100 @@ def make_sweep_report(directory: str | os.PathLike, out: str | os.PathLike | Non
     df = pd.read_parquet(d / SUMMARY_TABLE)
     if df.empty:
         raise ResultsError(f"{d / SUMMARY_TABLE}: no complete point to report")
-    failures = 0
-    if (d / "failures.json").is_file():
-        import json
+    failures = _read_json(d / "failures.json", [])
+    out = Path(out) if out is not None else d
+    if markdown:
+        manifest = _read_json(d / SWEEP_FILE, {})
+        if "case" in df.columns and isinstance(manifest.get("cases"), dict):
+            order = {c: i for i, c in enumerate(manifest["cases"])}  # the sweep file's order
+            df = df.sort_values("case", key=lambda c: c.astype(str).map(order), kind="stable")
+        return _write_markdown(df, out, manifest.get("title") or f"sweep {d.name}",
+                               manifest.get("description"), failures,
+                               _read_json(d / "skipped.json", []))
+    return _write(df, out, f"sweep {d.name}", len(failures))
 
-        failures = len(json.loads((d / "failures.json").read_text(encoding="utf-8")))
-    return _write(df, Path(out) if out is not None else d, f"sweep {d.name}", failures)
+
+def _read_json(path: Path, default):
+    import json
+
+    if not path.is_file():
+        return default
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ResultsError(f"{path}: unreadable: {' '.join(str(e).split())}") from None
+
+
+def _md_cell(v, std=None, scale=1.0, decimals=2) -> str:
+    """``v ± std`` with fixed decimals; the spread is left out when it rounds to zero (runs
+    without a random component give the same value for every seed)."""
+    if not isinstance(v, float) or not math.isfinite(v):
+        return "-"
+    text = f"{v * scale:.{decimals}f}"
+    if std and round(std * scale, decimals) != 0:
+        text += f" ± {std * scale:.{decimals}f}"
+    return text
+
+
+def _write_markdown(df, out: Path, title: str, description: str | None, failures: list,
+                    skipped: list) -> Path:
+    """README.md and its figures: per scenario point, the Pantheon-style figure (one point per
+    scheme, named) and the table of means ± s.d. over seeds; then each metric against each
+    non-case grid key."""
+    from .report import _pyplot
+    from .results import write_bytes_atomically
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomically(out / ".rove-page", b"a sweep's page, written by rove report --markdown\n")
+    for old in [*out.glob("scenario-*.png"), *out.glob("vs_*.png")]:  # an earlier page's figures
+        old.unlink()
+    table, panel_keys, schemes = scheme_table(df)
+    plt = _pyplot()
+
+    def save(fig, name: str) -> str:
+        try:
+            fig.savefig(out / name)
+        finally:
+            plt.close(fig)
+        return name
+
+    seeds = sorted({int(s) for s in df["seed"]})
+    lines = [f"# {title}", ""]
+    if description:
+        lines += [description.strip(), ""]
+    lines += [f"Each point and cell: the mean over {len(seeds)} seed(s) ({', '.join(map(str, seeds))})"
+              f" of the scheme's flows' mean, ± one standard deviation over seeds. Delay axes are "
+              f"reversed: better is up and to the right. Filled marker: 95th-percentile RTT; "
+              f"hollow: mean RTT.", ""]
+    for s in skipped:
+        lines.append(f"- **{s.get('case')}: skipped**: {', '.join(s.get('missing', []))} "
+                     f"absent on the machine that ran the sweep.")
+    for f in failures:
+        lines.append(f"- **{f.get('point')}: failed**: {f.get('error')}")
+    if skipped or failures:
+        lines.append("")
+    head = ("| scheme | seeds | goodput (Mbit/s) | mean RTT (ms) | p95 RTT (ms) | "
+            "retransmissions (%) |\n|---|---:|---:|---:|---:|---:|")
+    for i, panel in enumerate(dict.fromkeys(table["panel"])):
+        sub = table[table["panel"] == panel]
+        fig = save(_fig_comparison(sub, schemes, panel, names=True),
+                   f"scenario-{i + 1:02d}-{_safe(panel)}.png")
+        lines += [f"## {panel}", "", f"![{panel}]({fig})", "", head]
+        for _, r in sub.iterrows():
+            lines.append(
+                f"| {r['scheme']} | {r['seeds']} | "
+                f"{_md_cell(r['goodput_mbps'], r['goodput_mbps_std'])} | "
+                f"{_md_cell(r['mean_rtt_ms'], r['mean_rtt_ms_std'], decimals=1)} | "
+                f"{_md_cell(r['p95_rtt_ms'], r['p95_rtt_ms_std'], decimals=1)} | "
+                f"{_md_cell(r['retrans_rate'], r['retrans_rate_std'], scale=100)} |")
+        lines.append("")
+    for key in panel_keys:
+        if key != "case" and table[key].astype(str).nunique() > 1:
+            fig = save(_fig_versus(table, key, panel_keys, schemes, title), f"vs_{_safe(key)}.png")
+            lines += [f"## Against {key}", "", f"![against {key}]({fig})", ""]
+    page = out / "README.md"
+    write_bytes_atomically(page, "\n".join(lines).encode())
+    return page
 
 
 def _write(df, out: Path, title: str, failures: int) -> Path:
@@ -260,7 +387,7 @@ def _write(df, out: Path, title: str, failures: int) -> Path:
     plt = _pyplot()
     figures = {"comparison": lambda: _fig_comparison(table, schemes, title)}
     for key in panel_keys:
-        if table[key].astype(str).nunique() > 1:
+        if key != "case" and table[key].astype(str).nunique() > 1:
             figures[f"vs_{_safe(key)}"] = (
                 lambda key=key: _fig_versus(table, key, panel_keys, schemes, title))
     images = {}

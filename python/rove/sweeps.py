@@ -10,8 +10,10 @@ fixed overrides, and the seeds to repeat every combination with::
     "links.down.buffer" = ["50pkt", "500pkt"]
     [fixed]                               # overrides applied to every point
     duration = "20s"
+    [cases.lossy]                         # optional: named scenarios, each with its overrides
+    set = { "links.down.loss" = 0.01 }
 
-Every combination times every seed is a *point*. A point's results go to ``DIR/runs/<id>/``
+Every case times every combination times every seed is a *point*. A point's results go to ``DIR/runs/<id>/``
 (written atomically by :func:`rove.results.write_results`); a point whose directory holds
 ``summary.json`` is complete and is not run again, so running a sweep on an existing ``DIR``
 resumes it. A point that fails (a scenario error only some combinations hit, an engine error) is
@@ -56,7 +58,10 @@ FAILURES_FILE = "failures.json"
 SWEEP_FILE = "sweep.json"
 RUNS_DIR = "runs"
 
-SWEEP_KEYS = ("scenario", "repetitions", "seeds", "grid", "fixed")
+SWEEP_KEYS = ("scenario", "repetitions", "seeds", "grid", "fixed", "cases", "title",
+              "description")
+CASE_KEYS = ("scenario", "set", "requires")
+SKIPPED_FILE = "skipped.json"
 
 # Columns of summary.parquet after ``point``, ``seed`` and the grid keys: the flow's summary
 # fields (extra fields the engine adds, e.g. multipath's ofo_*, follow in order of appearance),
@@ -66,7 +71,7 @@ FLOW_COLUMNS = ("flow", "cc", "start_s", "goodput_mbps", "throughput_mbps", "mea
 LINK_FIELDS = ("utilization", "mean_queue_delay_ms", "p95_queue_delay_ms", "drops",
                "queue_drops", "loss_drops")
 _INT_FIELDS = {"bytes_delivered", "drops", "queue_drops", "loss_drops"}
-_RESERVED = {"point", "seed", "jain_index"} | set(FLOW_COLUMNS)
+_RESERVED = {"point", "seed", "case", "jain_index"} | set(FLOW_COLUMNS)
 
 
 class SweepError(ValueError):
@@ -74,25 +79,49 @@ class SweepError(ValueError):
 
 
 @dataclass
+class Case:
+    """A named scenario of a sweep (``[cases.NAME]``): its file and its own overrides, and the
+    files it needs (a trace that may be absent), without which it is skipped."""
+
+    name: str | None                # None: the one implicit case of a sweep without [cases]
+    scenario: Path
+    overrides: dict[str, Any] = field(default_factory=dict)
+    requires: list[str] = field(default_factory=list)   # as written in the sweep file
+    base: Path = Path(".")          # the sweep file's folder, which ``requires`` is relative to
+
+    def missing(self) -> list[str]:
+        """The required files that are absent, as the sweep file names them."""
+        return [f for f in self.requires if not (self.base / f).exists()]
+
+
+@dataclass
 class SweepSpec:
     """A parsed sweep file."""
 
     path: Path                      # the sweep file
-    scenario: Path                  # the scenario file (resolved against the sweep file)
+    scenario: Path | None           # the scenario file (resolved against the sweep file)
     grid: dict[str, list]           # --set key -> values, in file order
     fixed: dict[str, Any]           # --set key -> value
     seeds: list[int]
+    cases: list[Case] = field(default_factory=list)   # [cases.NAME], in file order
+    title: str | None = None
+    description: str | None = None  # Markdown, for the report
+
+    def all_cases(self) -> list[Case]:
+        """The cases to run: the file's, or the scenario itself as one unnamed case."""
+        return self.cases or [Case(None, self.scenario)]
 
 
 @dataclass
 class Point:
-    """One combination of grid values with one seed."""
+    """One case (if the sweep has cases) and combination of grid values, with one seed."""
 
     id: str                         # directory name under DIR/runs/
     label: str                      # readable, for progress lines: "cc=bbr buffer=50pkt seed=2"
     values: dict[str, Any]          # grid key -> value
     seed: int
-    overrides: list = field(default_factory=list)   # fixed then grid, as (key, value) pairs
+    overrides: list = field(default_factory=list)   # fixed, case, grid, as (key, value) pairs
+    case: str | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -147,17 +176,12 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
     if unknown:
         raise SweepError(f"{path}: {unknown[0]}: unknown key (accepted: {', '.join(SWEEP_KEYS)})")
 
+    cases_raw = doc.get("cases")
     scen = doc.get("scenario")
-    if scen is None:
+    if scen is None and cases_raw is None:
         raise SweepError(f"{path}: scenario: missing; name the scenario file, e.g. "
                          f"scenario = \"scenarios/demo.toml\" (relative to the sweep file)")
-    if not isinstance(scen, str) or not scen.strip():
-        raise SweepError(f"{path}: scenario: expected a file path (string), got {scen!r}")
-    scenario = Path(scen)
-    if not scenario.is_absolute():
-        scenario = path.parent / scenario
-    if not scenario.is_file():
-        raise SweepError(f"{path}: scenario: {scen!r}: no such file ({scenario})")
+    scenario = None if scen is None else _scenario_path(path, "scenario", scen)
 
     grid_raw = doc.get("grid", {})
     if not isinstance(grid_raw, Mapping):
@@ -182,6 +206,13 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
     for k in fixed:
         if k in grid:
             raise SweepError(f"{path}: fixed.\"{k}\": also a grid key; give it in one place")
+    cases = [] if cases_raw is None else _load_cases(path, cases_raw, scenario, grid, fixed)
+    texts = {}
+    for k in ("title", "description"):
+        v = doc.get(k)
+        if v is not None and not isinstance(v, str):
+            raise SweepError(f"{path}: {k}: expected a string, got {v!r}")
+        texts[k] = v
 
     if "seeds" in doc and "repetitions" in doc:
         raise SweepError(f"{path}: seeds: give either seeds = [...] or repetitions = N, not both")
@@ -197,9 +228,73 @@ def load_sweep(path: str | os.PathLike) -> SweepSpec:
         reps = doc.get("repetitions", 1)
         if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
             raise SweepError(f"{path}: repetitions: expected an integer >= 1, got {reps!r}")
-        base = _base_seed(path, scenario, fixed)
+        base = _base_seed(path, scenario or cases[0].scenario, fixed)
         seeds = [base + i for i in range(reps)]
-    return SweepSpec(path=path, scenario=scenario, grid=grid, fixed=fixed, seeds=seeds)
+    return SweepSpec(path=path, scenario=scenario, grid=grid, fixed=fixed, seeds=seeds,
+                     cases=cases, **texts)
+
+
+def _scenario_path(path: Path, where: str, scen: Any) -> Path:
+    if not isinstance(scen, str) or not scen.strip():
+        raise SweepError(f"{path}: {where}: expected a file path (string), got {scen!r}")
+    scenario = Path(scen)
+    if not scenario.is_absolute():
+        scenario = path.parent / scenario
+    if not scenario.is_file():
+        raise SweepError(f"{path}: {where}: {scen!r}: no such file ({scenario})")
+    return scenario
+
+
+_CASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def _load_cases(path: Path, raw: Any, scenario: Path | None, grid: Mapping,
+                fixed: Mapping) -> list[Case]:
+    """``[cases.NAME]`` tables: ``scenario`` (default: the sweep's), ``set`` (overrides) and
+    ``requires`` (files, relative to the sweep file, without which the case is skipped)."""
+    if not isinstance(raw, Mapping) or not raw:
+        raise SweepError(f"{path}: cases: expected tables [cases.NAME], got {raw!r}")
+    cases = []
+    for name, body in raw.items():
+        where = f"cases.{name}"
+        if not _CASE_NAME.match(name):
+            raise SweepError(f"{path}: {where}: a case name is letters, digits and . _ + - "
+                             f"(starting with a letter or digit)")
+        if not isinstance(body, Mapping):
+            raise SweepError(f"{path}: {where}: expected a table (scenario, set, requires), "
+                             f"got {body!r}")
+        unknown = [k for k in body if k not in CASE_KEYS]
+        if unknown:
+            raise SweepError(f"{path}: {where}.{unknown[0]}: unknown key (accepted: "
+                             f"{', '.join(CASE_KEYS)})")
+        if "scenario" in body:
+            scen = _scenario_path(path, f"{where}.scenario", body["scenario"])
+        elif scenario is not None:
+            scen = scenario
+        else:
+            raise SweepError(f"{path}: {where}.scenario: missing, and the sweep names no "
+                             f"scenario = ... for it")
+        sets = body.get("set", {})
+        if not isinstance(sets, Mapping):
+            raise SweepError(f"{path}: {where}.set: expected a table of KEY = value, got "
+                             f"{sets!r}")
+        sets = _flatten(sets)
+        for k in sets:
+            if k in grid or k in fixed:
+                other = "grid" if k in grid else "fixed"
+                raise SweepError(f"{path}: {where}.set.\"{k}\": also a {other} key; give it in "
+                                 f"one place")
+            if k == "seed":
+                raise SweepError(f"{path}: {where}.set.\"seed\": seeds are the sweep's; use "
+                                 f"seeds = [...] or repetitions = N")
+        req = body.get("requires", [])
+        if isinstance(req, str):
+            req = [req]
+        if not isinstance(req, list) or not all(isinstance(f, str) and f for f in req):
+            raise SweepError(f"{path}: {where}.requires: expected a list of file paths, got "
+                             f"{req!r}")
+        cases.append(Case(name, scen, sets, list(req), path.parent))
+    return cases
 
 
 def _no_repeats(values: Sequence, where: str) -> None:
@@ -258,8 +353,9 @@ def _short_names(keys: Sequence[str]) -> dict[str, str]:
     return names
 
 
-def expand_points(spec: SweepSpec) -> list[Point]:
-    """Every combination of the grid (in file order, last key varying fastest) times every seed.
+def expand_points(spec: SweepSpec, cases: Sequence[Case] | None = None) -> list[Point]:
+    """Every case (slowest; default: all of them) times every combination of the grid (in file
+    order, last key varying fastest) times every seed.
 
     A point's id is its readable label made filesystem-safe (``cc=bbr,buffer=50pkt,seed=2``);
     where that is too long or two labels would collide, a hash of the exact values is appended.
@@ -268,21 +364,26 @@ def expand_points(spec: SweepSpec) -> list[Point]:
     short = _short_names(keys)
     combos = list(itertools.product(*(spec.grid[k] for k in keys))) if keys else [()]
     points = []
-    for combo in combos:
-        values = dict(zip(keys, combo))
-        for seed in spec.seeds:
-            parts = [f"{short[k]}={_value_text(v)}" for k, v in values.items()] + [f"seed={seed}"]
-            label = " ".join(parts)
-            ident = _UNSAFE.sub("_", ",".join(parts)).strip("._") or "point"
-            overrides = list(spec.fixed.items()) + list(values.items())
-            points.append(Point(ident, label, values, seed, overrides))
+    for case in (spec.all_cases() if cases is None else cases):
+        head = [] if case.name is None else [f"case={case.name}"]
+        for combo in combos:
+            values = dict(zip(keys, combo))
+            for seed in spec.seeds:
+                parts = head + [f"{short[k]}={_value_text(v)}" for k, v in values.items()]
+                parts.append(f"seed={seed}")
+                label = " ".join(parts)
+                ident = _UNSAFE.sub("_", ",".join(parts)).strip("._") or "point"
+                overrides = (list(spec.fixed.items()) + list(case.overrides.items())
+                             + list(values.items()))
+                points.append(Point(ident, label, values, seed, overrides, case.name))
     counts: dict[str, int] = {}
     for p in points:
         counts[p.id] = counts.get(p.id, 0) + 1
     for p in points:
         if counts[p.id] > 1 or len(p.id) > _MAX_ID:
-            exact = json.dumps([[k, v] for k, v in p.values.items()] + [["seed", p.seed]],
-                               ensure_ascii=True, default=str)
+            head = [] if p.case is None else [["case", p.case]]
+            exact = json.dumps(head + [[k, v] for k, v in p.values.items()]
+                               + [["seed", p.seed]], ensure_ascii=True, default=str)
             digest = hashlib.sha256(exact.encode()).hexdigest()[:10]
             p.id = f"{p.id[:_MAX_ID - 11]}-{digest}"
     return points
@@ -349,12 +450,22 @@ def _worker_init() -> None:
 # The sweep
 
 
-def _fingerprint(spec: SweepSpec, text: str) -> dict:
-    """What makes finished points of an earlier run reusable: the scenario text and the fixed
-    overrides (the grid and seeds may grow; points are identified by their values)."""
-    return {"scenario": str(spec.scenario),
-            "scenario_sha256": hashlib.sha256(text.encode()).hexdigest(),
-            "fixed": {k: _value_text(v) for k, v in spec.fixed.items()}}
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _fingerprint(spec: SweepSpec, texts: Mapping[str | None, str]) -> dict:
+    """What makes finished points of an earlier run reusable: the scenario text (each case's,
+    with its overrides) and the fixed overrides. The grid, the seeds and the cases may grow;
+    points are identified by their values."""
+    fixed = {k: _value_text(v) for k, v in spec.fixed.items()}
+    if not spec.cases:
+        return {"scenario": str(spec.scenario), "scenario_sha256": _sha256(texts[None]),
+                "fixed": fixed}
+    cases = {c.name: {"scenario": str(c.scenario), "scenario_sha256": _sha256(texts[c.name]),
+                      "set": {k: _value_text(v) for k, v in c.overrides.items()}}
+             for c in spec.cases}
+    return {"cases": cases, "fixed": fixed}
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -363,28 +474,44 @@ def _write_atomically(path: Path, data: bytes) -> None:
     write_bytes_atomically(path, data)
 
 
-def _prepare_out(out: Path, spec: SweepSpec, text: str) -> None:
+def _prepare_out(out: Path, spec: SweepSpec, texts: Mapping[str | None, str]) -> None:
     if out.exists() and not out.is_dir():
         raise SweepError(f"{out}: exists and is not a directory (-o names the sweep's directory)")
-    fp = _fingerprint(spec, text)
+    fp = _fingerprint(spec, texts)
     manifest = out / SWEEP_FILE
+    old = None
     if manifest.is_file():
         try:
             old = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise SweepError(f"{manifest}: unreadable: {_one_line(e)}") from None
         for key in ("scenario_sha256", "fixed"):
-            if old.get(key) != fp[key]:
+            if old.get(key) != fp.get(key):
                 what = "the scenario file" if key == "scenario_sha256" else "[fixed]"
                 raise SweepError(f"{out}: holds the results of a different sweep ({what} changed "
                                  f"since); resume only with the same scenario and [fixed], or "
                                  f"write to a new directory")
+        old_cases, new_cases = old.get("cases"), fp.get("cases")
+        if (old_cases is None) != (new_cases is None):
+            raise SweepError(f"{out}: holds the results of a different sweep (one with"
+                             f"{'out' if old_cases is None else ''} [cases]); write to a new "
+                             f"directory")
+        for name in sorted(set(old_cases or ()) & set(new_cases or ())):
+            if old_cases[name] != new_cases[name]:
+                raise SweepError(f"{out}: holds the results of a different sweep (case {name}'s "
+                                 f"scenario or overrides changed since); write to a new "
+                                 f"directory")
+        if new_cases is not None:  # cases may be added: keep the old ones' records too
+            fp["cases"] = {**old_cases, **new_cases}
     elif out.is_dir() and any(out.iterdir()):
         if not (out / RUNS_DIR).is_dir():
             raise SweepError(f"{out}: exists and is not a sweep directory (no {SWEEP_FILE}); "
                              f"choose a new or empty directory")
     (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
-    if not manifest.is_file():
+    for k in ("title", "description"):  # for the report; not part of the fingerprint
+        if getattr(spec, k) is not None:
+            fp[k] = getattr(spec, k)
+    if fp != old:
         _write_atomically(manifest, (json.dumps(fp, indent=2) + "\n").encode())
     # Left-overs of an interrupted run: hidden temporary directories of the atomic writer.
     for tmp in (out / RUNS_DIR).glob(".*.partial-*"):
@@ -395,21 +522,24 @@ def _is_done(run_dir: Path) -> bool:
     return (run_dir / "summary.json").is_file()
 
 
-def check_points(spec: SweepSpec, text: str, source: str, base_dir: str, parallel: int = 1,
-                 no_limit: bool = False) -> int:
-    """Count the sweep's points and check every grid value against the scenario before anything
-    runs; return the count.
+def check_points(spec: SweepSpec, sources: Mapping[str | None, tuple], parallel: int = 1,
+                 no_limit: bool = False, cases: Sequence[Case] | None = None) -> int:
+    """Count the sweep's points and check every grid value against each case's scenario before
+    anything runs; return the count.
 
-    The count is computed, not expanded (a grid of 10^8 points is refused in microseconds, see
-    :data:`rove.guards.MAX_SWEEP_POINTS`). Each grid value is checked in one variant of the
-    scenario: the first value of every key, then each other value of each key with the rest at
-    their first values (so a misspelt key or a bad value fails here, exit 2, naming the grid
-    key); every variant must also fit in memory, ``parallel`` of them at once.
+    ``sources`` maps each case's name to its scenario's ``(text, source, base_dir)``; ``cases``
+    are the cases to run (default: all). The count is computed, not expanded (a grid of 10^8
+    points is refused in microseconds, see :data:`rove.guards.MAX_SWEEP_POINTS`). Each grid value
+    is checked in one variant of each case: the first value of every key, then each other value
+    of each key with the rest at their first values (so a misspelt key or a bad value fails
+    here, exit 2, naming the grid key and case); every variant must also fit in memory,
+    ``parallel`` of them at once.
     """
     from . import _core, _overrides
     from . import guards
 
-    count = len(spec.seeds)
+    cases = spec.all_cases() if cases is None else list(cases)
+    count = len(spec.seeds) * len(cases)
     for values in spec.grid.values():
         count *= len(values)
     guards.check_sweep_size(count, str(spec.path), no_limit=no_limit)
@@ -419,19 +549,24 @@ def check_points(spec: SweepSpec, text: str, source: str, base_dir: str, paralle
         for x in values[1:]:
             variants.append((f"grid.\"{k}\" = {_value_text(x)}", {**first, k: x}))
     biggest = None
-    for where, values in variants:
-        ovr = _overrides(list(spec.fixed.items()) + list(values.items()))
-        try:
-            est = guards.estimate(text, source, base_dir, ovr, spec.seeds[0])
-            guards.check(est, source, no_limit=no_limit)
-            _core.validate(text, source, base_dir, ovr, spec.seeds[0])
-        except (_core.ScenarioError, guards.LimitError) as e:
-            raise SweepError(f"{spec.path}: {where}: {_one_line(e)}") from None
-        if biggest is None or est["memory_bytes"] > biggest["memory_bytes"]:
-            biggest = est
+    for case in cases:
+        text, source, base_dir = sources[case.name]
+        at = "" if case.name is None else f"cases.{case.name}: "
+        for where, values in variants:
+            ovr = _overrides(list(spec.fixed.items()) + list(case.overrides.items())
+                             + list(values.items()))
+            try:
+                est = guards.estimate(text, source, base_dir, ovr, spec.seeds[0])
+                guards.check(est, source, no_limit=no_limit)
+                _core.validate(text, source, base_dir, ovr, spec.seeds[0])
+            except (_core.ScenarioError, guards.LimitError) as e:
+                raise SweepError(f"{spec.path}: {at}{where}: {_one_line(e)}") from None
+            if biggest is None or est["memory_bytes"] > biggest["memory_bytes"]:
+                biggest = est
     if biggest is not None and min(parallel, count) > 1:
         try:
-            guards.check(biggest, source, no_limit=no_limit, parallel=min(parallel, count))
+            guards.check(biggest, spec.path.name, no_limit=no_limit,
+                         parallel=min(parallel, count))
         except guards.LimitError as e:
             raise SweepError(f"{spec.path}: {_one_line(e)}") from None
     return count
@@ -485,11 +620,20 @@ def run_spec(spec: SweepSpec, out: str | os.PathLike, jobs: int | None = None,
     out = Path(out)
     from . import _scenario_source
 
-    text, source, base_dir = _scenario_source(spec.scenario)
-    check_points(spec, text, source, base_dir, parallel=1 if ray is not None else
-                 (jobs or default_jobs()), no_limit=no_limit)
-    _prepare_out(out, spec, text)
-    points = expand_points(spec)
+    sources = {c.name: _scenario_source(c.scenario) for c in spec.all_cases()}
+    cases, skipped = [], []
+    for c in spec.all_cases():
+        missing = c.missing()
+        if missing:
+            skipped.append({"case": c.name, "missing": missing})
+            if log is not None:
+                log(f"case {c.name} skipped: {missing[0]} is absent")
+        else:
+            cases.append(c)
+    check_points(spec, sources, parallel=1 if ray is not None else (jobs or default_jobs()),
+                 no_limit=no_limit, cases=cases)
+    _prepare_out(out, spec, {k: v[0] for k, v in sources.items()})
+    points = expand_points(spec, cases)
     runs = out / RUNS_DIR
     todo = [p for p in points if not _is_done(runs / p.id)]
     total, done = len(points), len(points) - len(todo)
@@ -508,30 +652,32 @@ def run_spec(spec: SweepSpec, out: str | os.PathLike, jobs: int | None = None,
             failures[p.id] = {"point": p.id, "seed": p.seed,
                               "values": {k: v for k, v in p.values.items()},
                               "error": res["error"]}
+            if p.case is not None:
+                failures[p.id]["case"] = p.case
             status = f"FAILED: {res['error']}"
         if log is not None:
             log(f"[{counter[0]}/{total}] {p.label}: {status} {res['wall_s']:.2f} s")
 
     if todo:
-        args = (text, source, base_dir)
         if ray is not None:
-            _run_ray(ray, todo, args, runs, finished)
+            _run_ray(ray, todo, sources, runs, finished)
         else:
-            _run_local(jobs, todo, args, runs, finished)
+            _run_local(jobs, todo, sources, runs, finished)
 
     fails = [failures[k] for k in sorted(failures)]
     table = summary_table(spec, points, runs)
     from .results import replace_atomically, write_parquet
 
     replace_atomically(out / SUMMARY_TABLE, lambda tmp: write_parquet(table, tmp))
-    if fails:
-        _write_atomically(out / FAILURES_FILE,
-                          (json.dumps(fails, indent=2, ensure_ascii=False, default=str) + "\n").encode())
-    else:
-        try:
-            (out / FAILURES_FILE).unlink()
-        except FileNotFoundError:
-            pass
+    for name, entries in ((FAILURES_FILE, fails), (SKIPPED_FILE, skipped)):
+        if entries:
+            _write_atomically(out / name, (json.dumps(entries, indent=2, ensure_ascii=False,
+                                                      default=str) + "\n").encode())
+        else:
+            try:
+                (out / name).unlink()
+            except FileNotFoundError:
+                pass
     return table, fails
 
 
@@ -543,17 +689,20 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _run_local(jobs, todo, args, runs: Path, finished) -> None:
+def _run_local(jobs, todo, sources, runs: Path, finished) -> None:
+    """Run the points ``todo``; ``sources`` maps a point's case to its scenario's ``(text,
+    source, base_dir)``."""
     jobs = min(jobs or default_jobs(), len(todo))
     if jobs == 1:
         for p in todo:
-            finished(p, run_point(*args, p.overrides, p.seed, str(runs / p.id)))
+            finished(p, run_point(*sources[p.case], p.overrides, p.seed, str(runs / p.id)))
         return
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
     try:
-        pending = {pool.submit(run_point, *args, p.overrides, p.seed, str(runs / p.id)): p
+        pending = {pool.submit(run_point, *sources[p.case], p.overrides, p.seed,
+                               str(runs / p.id)): p
                    for p in todo}
         while pending:
             ready, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -588,7 +737,7 @@ def _import_ray():
     return ray
 
 
-def _run_ray(address: str, todo, args, runs: Path, finished) -> None:
+def _run_ray(address: str, todo, sources, runs: Path, finished) -> None:
     ray_mod = _import_ray()
 
     import logging
@@ -606,15 +755,15 @@ def _run_ray(address: str, todo, args, runs: Path, finished) -> None:
                              f"(give a cluster address such as 'ray://HOST:10001', 'auto', "
                              f"or 'local')") from None
     try:
-        _ray_tasks(ray_mod, todo, args, runs, finished)
+        _ray_tasks(ray_mod, todo, sources, runs, finished)
     finally:
         if started:
             ray_mod.shutdown()
 
 
-def _ray_tasks(ray_mod, todo, args, runs: Path, finished) -> None:
+def _ray_tasks(ray_mod, todo, sources, runs: Path, finished) -> None:
     task = ray_mod.remote(run_point)
-    refs = {task.remote(*args, p.overrides, p.seed, None): p for p in todo}
+    refs = {task.remote(*sources[p.case], p.overrides, p.seed, None): p for p in todo}
     pending = list(refs)
     try:
         _ray_collect(ray_mod, refs, pending, runs, finished)
@@ -717,7 +866,8 @@ def summary_table(spec: SweepSpec, points: Sequence[Point], runs: Path):
                 link_names.append(name)
             links[name] = link
         for flow in s.get("flows", []):
-            row = {"point": p.id, "seed": p.seed, **{k: p.values[k] for k in spec.grid}}
+            row = {"point": p.id, "seed": p.seed, "case": p.case,
+                   **{k: p.values[k] for k in spec.grid}}
             for k, v in flow.items():
                 if k == "name":
                     row["flow"] = v
@@ -736,6 +886,8 @@ def summary_table(spec: SweepSpec, points: Sequence[Point], runs: Path):
     cols: dict[str, Any] = {}
     cols["point"] = _strings([r["point"] for r in rows])
     cols["seed"] = _nullable([r["seed"] for r in rows], "u8")
+    if spec.cases:
+        cols["case"] = _strings([r["case"] for r in rows])
     for k in spec.grid:
         cols[k] = _grid_array([r[k] for r in rows]) if rows else _grid_array(list(spec.grid[k]))[:0]
     for k in ("flow", "cc"):
