@@ -106,6 +106,10 @@
 //!   tolerance is: the gradient is taken as 0 when the regression's RMS error over the mean
 //!   RTT is at least |gradient|, or, in STARTING, when |gradient| < 1000 / duration_µs; a
 //!   negative gradient counts as 0 (Uspace master; the paper's formula has no clip).
+//! - The MI's minimum length is the sender's windowed min RTT (`tcp_min_rtt`, 10 s window;
+//!   Uspace: its own all-time minimum).
+//! - The random order of each probing pair comes from the flow's seeded stream
+//!   (`CcConfig.seed`), not `rand()`.
 //! - The Hybrid/Scavenger utilities (PCC Proteus) are not ported.
 //! - The first rate is cwnd · MSS / min(srtt, 100 ms) (Uspace: initial window · 1400 B /
 //!   100 ms, scaled by 100 ms / first RTT when that is shorter); from the live cwnd, so a
