@@ -18,6 +18,7 @@ pub mod params;
 mod reno;
 mod vegas;
 mod veno;
+mod vivace;
 mod westwood;
 mod yeah;
 
@@ -152,6 +153,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("htcp", htcp::Htcp::build),
     ("yeah", yeah::Yeah::build),
     ("cdg", cdg::Cdg::build),
+    ("vivace", vivace::Vivace::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
