@@ -1,9 +1,10 @@
 //! BBRv3 (`cc = "bbr3"`): Google's `net/ipv4/tcp_bbr.c` on the v3 branch of
 //! github.com/google/bbr (read at commit 001a430b3ddbbc6d9173061a74d8b580c757b91b, where
-//! `BBR_VERSION` is 3), which the IETF CCWG draft (draft-ietf-ccwg-bbr) describes. v3 is
-//! v2alpha's state machine with retuned constants and a handful of fixes, so it is ported as
-//! those changes against the v2alpha port ([`super`]): the same `Bbr2` runs all three,
-//! "bbr3" with `Params::v3` set and the v3 defaults below.
+//! `BBR_VERSION` is 3), which the IETF CCWG draft (draft-ietf-ccwg-bbr) describes; where the
+//! two could differ this port follows the code (the draft's text was not compared line by
+//! line). v3 is v2alpha's state machine with retuned constants and a handful of fixes, so it
+//! is ported as those changes against the v2alpha port ([`super`]): the same `Bbr2` runs all
+//! three, "bbr3" with `Params::v3` set and the v3 defaults below.
 //!
 //! # What v3 changes, against tcp_bbr2.c (v2alpha)
 //!
@@ -13,12 +14,12 @@
 //!   [bbr_high_gain 2.89]; it also sets the initial pacing rate (bbr_init_pacing_rate_from_rtt).
 //! * `bbr_startup_cwnd_gain = BBR_UNIT * 2` = 2.0 in STARTUP and DRAIN [2.89].
 //! * `bbr_pacing_gain[BBR_BW_PROBE_DOWN] = BBR_UNIT * 91 / 100` = 232/256 = 0.906 [0.75];
-//!   the draft rounds it to 0.90. UP 5/4, CRUISE and REFILL 1.0 are unchanged.
+//!   (the draft's 0.90, rounded). UP 5/4, CRUISE and REFILL 1.0 are unchanged.
 //! * `bbr_bw_probe_cwnd_gain = 1`: UP's cwnd gain is 2 + 1/4 = 2.25 (bbr_update_gains) [2.0].
 //! * `bbr_full_loss_cnt = 6` loss events in a Recovery round to leave STARTUP on loss [8].
 //! * Unchanged, checked against v3: `bbr_drain_gain = BBR_UNIT * 1000 / 2885` (0.347),
 //!   `bbr_cwnd_gain` 2, `bbr_loss_thresh = BBR_UNIT * 2 / 100` (2 %), `bbr_beta = BBR_UNIT * 30
-//!   / 100` (bw_lo, inflight_lo and inflight_hi keep 1 - 0.3 = 0.7: the draft's BBRBeta),
+//!   / 100` (bw_lo, inflight_lo and inflight_hi keep 1 - 0.3 = 0.7 of themselves),
 //!   `bbr_inflight_headroom` 15 %, `bbr_full_bw_thresh` 5/4 and `bbr_full_bw_cnt` 3,
 //!   `bbr_bw_probe_max_rounds = 63`, `bbr_bw_probe_rand_rounds = 2`, `bbr_bw_probe_base_us` 2 s,
 //!   `bbr_bw_probe_rand_us` 1 s, `bbr_probe_rtt_win_ms` 5000, `bbr_probe_rtt_mode_ms` 200,
