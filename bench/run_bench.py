@@ -44,8 +44,8 @@ def _run_measured(cmd: list[str]) -> tuple[int, int]:
     return proc.returncode, usage.ru_maxrss
 
 
-ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus", "vegas", "westwood", "illinois", "veno",
-              "highspeed", "htcp", "yeah", "cdg", "vivace")
+ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus", "bbr3", "vegas", "westwood", "illinois",
+              "veno", "highspeed", "htcp", "yeah", "cdg", "vivace")
 SCHEDULERS = ("minrtt", "roundrobin", "redundant", "blest", "ecf")
 MULTIPATH_BENCH = ROOT / "bench" / "wifi-lte-2path.toml"
 TRACES = ROOT.parent / "shared" / "traces" / "mahimahi"

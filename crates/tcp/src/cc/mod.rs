@@ -140,6 +140,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr", bbr::Bbr::build),
     ("bbr2", bbr2::Bbr2::build),
     ("bbr2plus", bbr2::Bbr2::build_plus),
+    ("bbr3", bbr2::Bbr2::build_v3),
     ("cubic", cubic::Cubic::build),
     ("vegas", vegas::Vegas::build),
     ("westwood", westwood::Westwood::build),

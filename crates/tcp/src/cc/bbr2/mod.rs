@@ -102,6 +102,11 @@
 //! The thesis's BBRv2+ is this state machine with the pieces of [`plus`] switched on (its own
 //! module documents them and their `cc_params`); "bbr2" has them all off.
 //!
+//! # BBRv3 (`cc = "bbr3"`)
+//!
+//! Google's v3 (tcp_bbr.c on the v3 branch) is this state machine with retuned gains and a few
+//! fixes, switched on by `Params::v3`; [`v3`] lists each change with its source.
+//!
 //! Fractions are given as numbers (0.02) and stored as the kernel does, in 1/256 units,
 //! truncated (0.3 -> 76/256, as `BBR_UNIT * 30 / 100`). Random choices come from the flow's own
 //! stream (`CcConfig::seed`), so runs are reproducible.
@@ -140,6 +145,8 @@ use rove_sim::rng::Stream;
 
 mod plus;
 use plus::{Plus, PlusState, PLUS_DOWN_SLIGHTLY_GAIN, PLUS_PRE_UP_GAIN};
+
+mod v3;
 
 // ---------------------------------------------------------------------------------------------
 // Constants of tcp_bbr2.c (v2alpha). Those it keeps from tcp_bbr.c (fixed-point scales, v1's
@@ -211,9 +218,10 @@ pub enum Phase {
     DownSlightly = 7,
 }
 
-/// The pacing gain of a PROBE_BW sub-state.
-fn phase_pacing_gain(phase: Phase) -> u32 {
+/// The pacing gain of a PROBE_BW sub-state (DOWN's is a parameter: BBRv3 changed it).
+fn phase_pacing_gain(p: &Params, phase: Phase) -> u32 {
     match phase {
+        Phase::Down => p.probe_down_gain,
         Phase::PreUp => PLUS_PRE_UP_GAIN,
         Phase::Guard | Phase::PostUp => BBR_UNIT,
         Phase::DownSlightly => PLUS_DOWN_SLIGHTLY_GAIN,
@@ -234,6 +242,16 @@ enum AckPhase {
 #[derive(Debug, Clone)]
 struct Params {
     plus: Plus,
+    /// BBRv3's state-machine changes ([`v3`]); off for "bbr2" and "bbr2plus".
+    v3: bool,
+    /// STARTUP's pacing gain (and the initial pacing rate's), STARTUP's and DRAIN's cwnd gain.
+    startup_pacing_gain: u32,
+    startup_cwnd_gain: u32,
+    /// PROBE_BW DOWN's pacing gain.
+    probe_down_gain: u32,
+    /// UP's cwnd gain is cwnd_gain + this many quarters (tcp_bbr.c v3: bbr_bw_probe_cwnd_gain;
+    /// v2alpha has none: 0).
+    bw_probe_cwnd_gain: u32,
     loss_thresh: u32,
     beta: u32,
     headroom: u32,
@@ -253,6 +271,11 @@ impl Default for Params {
     fn default() -> Self {
         Params {
             plus: Plus::default(),
+            v3: false,
+            startup_pacing_gain: HIGH_GAIN,
+            startup_cwnd_gain: STARTUP_CWND_GAIN,
+            probe_down_gain: PACING_GAIN[Phase::Down as usize],
+            bw_probe_cwnd_gain: 0,
             loss_thresh: LOSS_THRESH,
             beta: BETA,
             headroom: HEADROOM,
@@ -387,7 +410,7 @@ fn gain(t: &toml::Table, key: &str) -> Result<Option<u32>, ParamError> {
 
 /// BBRv2's congestion-control block (struct bbr in tcp_bbr2.c).
 pub struct Bbr2 {
-    /// "bbr2" or "bbr2plus".
+    /// "bbr2", "bbr2plus" or "bbr3".
     name: &'static str,
     p: Params,
     rng: Stream,
@@ -410,6 +433,11 @@ pub struct Bbr2 {
     pacing_gain: u32,
     cwnd_gain: u32,
     full: FullPipe,
+    /// BBRv3's bbr->full_bw_now: bw has plateaued (3 rounds without 25 % growth) since the
+    /// estimator was last reset. Always false for "bbr2" and "bbr2plus".
+    full_bw_now: bool,
+    /// This ACK's delivery-rate sample (bbr_context.sample_bw), BW_UNIT.
+    sample_bw: u32,
     cycle_idx: Phase,
     has_seen_rtt: bool,
     prior_cwnd: u32,
@@ -469,6 +497,7 @@ impl Bbr2 {
     }
 
     fn new(p: Params, seed: u64) -> Self {
+        let (pacing_gain, cwnd_gain) = (p.startup_pacing_gain, p.startup_cwnd_gain);
         Bbr2 {
             name: "bbr2",
             p,
@@ -486,9 +515,11 @@ impl Bbr2 {
             round_start: false,
             idle_restart: false,
             probe_rtt_round_done: false,
-            pacing_gain: HIGH_GAIN,
-            cwnd_gain: STARTUP_CWND_GAIN,
+            pacing_gain,
+            cwnd_gain,
             full: FullPipe::default(),
+            full_bw_now: false,
+            sample_bw: 0,
             cycle_idx: Phase::Cruise,
             has_seen_rtt: false,
             prior_cwnd: 0,
@@ -556,7 +587,7 @@ impl Bbr2 {
             USEC_PER_MSEC
         };
         let bw = (tp.snd_cwnd as u64 * BW_UNIT / rtt_us).min(u32::MAX as u64) as u32;
-        tp.pacing_rate = bw_to_pacing_rate(tp, bw, HIGH_GAIN);
+        tp.pacing_rate = bw_to_pacing_rate(tp, bw, self.p.startup_pacing_gain);
     }
 
     fn set_pacing_rate(&mut self, tp: &mut TcpState, bw: u32, gain: u32) {
@@ -786,6 +817,15 @@ impl Bbr2 {
         self.loss_round_start = true;
         self.adapt_lower_bounds(tp);
         self.loss_in_round = false;
+        if !self.p.v3 {
+            self.advance_latest_delivery_signals(rs, sample_bw);
+        }
+    }
+
+    /// The per-round restart of the "latest" filters: this sample's rate and volume. v2alpha
+    /// does it inside update_congestion_signals; v3 at the end of bbr_main
+    /// (bbr_advance_latest_delivery_signals).
+    fn advance_latest_delivery_signals(&mut self, rs: &RateSample, sample_bw: u32) {
         self.bw_latest = sample_bw;
         self.inflight_latest = rs.delivered.max(0).min(u32::MAX as i64) as u32;
     }
@@ -820,8 +860,10 @@ impl Bbr2 {
     /// bbr2_probe_inflight_hi_upward.
     fn probe_inflight_hi_upward(&mut self, tp: &TcpState, rs: &RateSample) {
         if !tp.is_cwnd_limited() || tp.snd_cwnd < self.inflight_hi {
-            self.bw_probe_up_acks = 0; // inflight_hi is not in use: do not grow it
-            return;
+            if !self.p.v3 {
+                self.bw_probe_up_acks = 0; // v2alpha: "don't accumulate unused credits"
+            }
+            return; // inflight_hi is not in use: do not grow it
         }
         self.bw_probe_up_acks += rs.acked_sacked;
         if self.bw_probe_up_acks >= self.probe_up_cnt {
@@ -893,6 +935,7 @@ impl Bbr2 {
         self.ack_phase = AckPhase::ProbeStarting;
         self.next_rtt_delivered = tp.delivered;
         self.cycle_mstamp = mstamp_us(tp.now);
+        self.v3_on_probe_up();
         self.enter_phase(Phase::Up);
         self.plus_on_probe_up();
         self.raise_inflight_hi_slope(tp);
@@ -1000,6 +1043,8 @@ impl Bbr2 {
                 if self.prev_probe_too_high && inflight >= self.inflight_hi {
                     self.stopped_risky_probe = true;
                     is_risky = true;
+                } else if self.p.v3 {
+                    is_queuing = self.v3_probe_up_plateaued(tp);
                 } else if us_delta(mstamp_us(tp.now), self.cycle_mstamp) > self.min_rtt_us as u64
                     && inflight >= self.inflight(tp, bw, BW_PROBE_PIF_GAIN)
                 {
@@ -1030,8 +1075,19 @@ impl Bbr2 {
 
     /// bbr_check_full_bw_reached (as v1).
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
+        if self.p.v3 {
+            return self.v3_check_full_bw_reached(rs);
+        }
         let max_bw = self.max_bw();
         self.full.check(self.round_start, rs, max_bw);
+    }
+
+    /// bbr_reset_full_bw (v3; v2alpha clears full_bw and full_bw_cnt where it restarts the
+    /// estimator, and has no full_bw_now).
+    fn reset_full_bw(&mut self) {
+        self.full.bw = 0;
+        self.full.cnt = 0;
+        self.full_bw_now = false;
     }
 
     /// bbr2_check_loss_too_high_in_startup: at the end of a round in Recovery with at least
@@ -1050,9 +1106,14 @@ impl Bbr2 {
             && self.loss_events_in_round >= self.p.full_loss_cnt
             && self.is_inflight_too_high(rs)
         {
-            // bbr2_handle_queue_too_high_in_startup
+            // bbr2_handle_queue_too_high_in_startup; v3 keeps at least what the round delivered.
             self.full.reached = true;
-            self.inflight_hi = self.inflight(tp, self.max_bw(), BBR_UNIT);
+            let bdp = self.inflight(tp, self.max_bw(), BBR_UNIT);
+            self.inflight_hi = if self.p.v3 {
+                bdp.max(self.inflight_latest)
+            } else {
+                bdp
+            };
             return;
         }
         if self.loss_round_start {
@@ -1110,7 +1171,9 @@ impl Bbr2 {
         );
         if rs.rtt_ns >= 0 {
             let rtt = (rs.rtt_ns as u64 / 1000).min(u32::MAX as u64) as u32;
-            if rtt <= self.probe_rtt_min_us || probe_rtt_expired {
+            // v2alpha refreshes on an equal RTT (<=), v3 only on a lower one (<).
+            let lower = rtt < self.probe_rtt_min_us || (rtt == self.probe_rtt_min_us && !self.p.v3);
+            if lower || probe_rtt_expired {
                 self.probe_rtt_min_us = rtt;
                 self.probe_rtt_min_stamp = now;
             }
@@ -1187,9 +1250,13 @@ impl Bbr2 {
     /// bbr2_update_gains.
     fn update_gains(&mut self) {
         let (pacing, cwnd) = match self.mode {
-            Mode::Startup => (HIGH_GAIN, STARTUP_CWND_GAIN),
-            Mode::Drain => (DRAIN_GAIN, STARTUP_CWND_GAIN),
-            Mode::ProbeBw => (phase_pacing_gain(self.cycle_idx), CWND_GAIN),
+            Mode::Startup => (self.p.startup_pacing_gain, self.p.startup_cwnd_gain),
+            Mode::Drain => (DRAIN_GAIN, self.p.startup_cwnd_gain),
+            Mode::ProbeBw if self.cycle_idx == Phase::Up => (
+                phase_pacing_gain(&self.p, Phase::Up),
+                CWND_GAIN + BBR_UNIT * self.p.bw_probe_cwnd_gain / 4,
+            ),
+            Mode::ProbeBw => (phase_pacing_gain(&self.p, self.cycle_idx), CWND_GAIN),
             Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
         };
         self.pacing_gain = pacing;
@@ -1297,8 +1364,8 @@ impl CongestionControl for Bbr2 {
         self.cycle_mstamp = 0;
         self.cycle_idx = Phase::Cruise;
         self.mode = Mode::Startup;
-        self.pacing_gain = HIGH_GAIN;
-        self.cwnd_gain = STARTUP_CWND_GAIN;
+        self.pacing_gain = self.p.startup_pacing_gain;
+        self.cwnd_gain = self.p.startup_cwnd_gain;
         self.ack_aggr = AckAggregation {
             epoch_mstamp: mstamp_us(tp.now),
             ..AckAggregation::default()
@@ -1319,6 +1386,7 @@ impl CongestionControl for Bbr2 {
         self.stopped_risky_probe = false;
         self.ack_phase = AckPhase::Init;
         self.pick_probe_wait();
+        self.v3_init(tp);
         tp.pacing_needed = true;
     }
 
@@ -1364,13 +1432,14 @@ impl CongestionControl for Bbr2 {
     fn cong_control(&mut self, tp: &mut TcpState, rs: &RateSample) {
         self.update_round_start(tp, rs);
         self.plus_update_rtt_rounds(tp, rs);
-        let sample_bw = match interval_us(rs) {
+        self.sample_bw = match interval_us(rs) {
             // DIV_ROUND_UP, as bbr_calculate_bw_sample.
             Some(us) => (rs.delivered as u64 * BW_UNIT)
                 .div_ceil(us)
                 .min(u32::MAX as u64) as u32,
             None => 0,
         };
+        let sample_bw = self.sample_bw;
         self.plus_note_bw_sample(sample_bw);
         // bbr2_update_model
         self.update_congestion_signals(tp, rs, sample_bw);
@@ -1386,6 +1455,9 @@ impl CongestionControl for Bbr2 {
         self.set_pacing_rate(tp, bw, self.pacing_gain);
         self.set_cwnd(tp, rs.acked_sacked, bw, self.cwnd_gain);
         self.bound_cwnd_for_inflight_model(tp);
+        if self.p.v3 && self.loss_round_start {
+            self.advance_latest_delivery_signals(rs, sample_bw);
+        }
         self.prev_ca_state = tp.ca_state;
     }
 
@@ -1394,7 +1466,11 @@ impl CongestionControl for Bbr2 {
     fn set_state(&mut self, tp: &mut TcpState, new_state: CaState) {
         if new_state == CaState::Loss {
             self.prev_ca_state = CaState::Loss;
-            self.full.bw = 0;
+            if self.p.v3 {
+                self.reset_full_bw();
+            } else {
+                self.full.bw = 0;
+            }
             if !self.is_probing_bandwidth() && self.inflight_lo == u32::MAX {
                 self.inflight_lo = tp.snd_cwnd.max(self.prior_cwnd);
             }
@@ -1423,8 +1499,7 @@ impl CongestionControl for Bbr2 {
     /// bbr2_undo_cwnd (bbr_undo = true): a spurious recovery; restart full-pipe detection,
     /// restore the bounds saved in ssthresh and the cwnd from before.
     fn undo_cwnd(&mut self, _tp: &TcpState) -> u32 {
-        self.full.bw = 0;
-        self.full.cnt = 0;
+        self.reset_full_bw();
         self.loss_in_round = false;
         self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
         self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
