@@ -82,7 +82,8 @@
 //!   ACKs, as genericCC's intersend time 0.
 //! - **Velocity start** is a parameter (see `velocity_rtts`; the paper says 3 RTTs, the code 2).
 //!   Otherwise the velocity bookkeeping is genericCC's, including its quirk that a tie (as many
-//!   steps up as down in an RTT) counts as a change and flips the remembered direction.
+//!   steps up as down in an RTT) counts as a change and flips the remembered direction, and its
+//!   `(int)v·2` doubling (its `v < 0.006` branch is unreachable, v ≥ 1, and left out).
 //! - **Mode window.** The paper checks for a nearly empty queue "in the last 5 RTTs"; the code,
 //!   followed here, uses 4·srtt.
 //! - **Mid-connection start** (`init` from a live socket): Copa starts from the live cwnd (at
