@@ -45,7 +45,7 @@ def _run_measured(cmd: list[str]) -> tuple[int, int]:
 
 
 ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus", "bbr3", "vegas", "westwood", "illinois",
-              "veno", "highspeed", "htcp", "yeah", "cdg", "vivace")
+              "veno", "highspeed", "htcp", "yeah", "cdg", "copa", "c2tcp", "vivace")
 SCHEDULERS = ("minrtt", "roundrobin", "redundant", "blest", "ecf")
 MULTIPATH_BENCH = ROOT / "bench" / "wifi-lte-2path.toml"
 TRACES = ROOT.parent / "shared" / "traces" / "mahimahi"

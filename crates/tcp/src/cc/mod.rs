@@ -8,7 +8,9 @@
 mod bbr;
 mod bbr2;
 mod bbr_model;
+mod c2tcp;
 mod cdg;
+mod copa;
 pub mod coupled;
 mod cubic;
 mod highspeed;
@@ -155,6 +157,8 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("yeah", yeah::Yeah::build),
     ("cdg", cdg::Cdg::build),
     ("vivace", vivace::Vivace::build),
+    ("copa", copa::Copa::build),
+    ("c2tcp", c2tcp::C2tcp::build),
 ];
 
 /// A bad `cc_params` entry: the key (relative to `cc_params`) and what is wrong.
