@@ -47,7 +47,7 @@
 //! |---|---|---|
 //! | `delta` | 0.5 | Pantheon's `do_ss:auto:0.5`; paper §5 "δ = 0.5" (`default_delta`) |
 //! | `mode` | `"auto"` | `auto:` (mode switching); `"default"` keeps δ constant (`constant_delta:`) |
-//! | `velocity_rtts` | 3 | paper §2.2 ("start doubling only after the direction has remained the same for three RTTs"); genericCC's code doubles after 2 (this RTT and the last) — set 2 for it |
+//! | `velocity_rtts` | 2 | genericCC's code: doubles once the direction held this RTT and the last; the paper §2.2 says "start doubling only after the direction has remained the same for three RTTs": set 3 for it |
 //! | `slow_start` | true | `do_ss:`; false starts straight in the velocity mode ([GAP]: genericCC asserts there) |
 //!
 //! Fixed: srtt gain 1/16 and the 10 s / 20·RTTmin min-RTT window, srtt/2 and 4·srtt windows
@@ -80,7 +80,8 @@
 //! - **Pacing.** `tp.pacing_rate = 2·cwnd·mss/RTTstanding` bytes/s with `tp.pacing_needed` set
 //!   (sticky after a switch away, as Linux's `sk_pacing_status`); 0 (unpaced) during the probe
 //!   ACKs, as genericCC's intersend time 0.
-//! - **Velocity start** is a parameter (see `velocity_rtts`; the paper says 3 RTTs, the code 2).
+//! - **Velocity start** is a parameter, defaulting to the code's 2 RTTs (see `velocity_rtts`;
+//!   the paper says 3).
 //!   Otherwise the velocity bookkeeping is genericCC's, including its quirk that a tie (as many
 //!   steps up as down in an RTT) counts as a change and flips the remembered direction, and its
 //!   `(int)v·2` doubling (its `v < 0.006` branch is unreachable, v ≥ 1, and left out).
@@ -156,7 +157,7 @@ impl Default for CopaParams {
         CopaParams {
             delta: 0.5,
             auto_mode: true,
-            velocity_rtts: 3,
+            velocity_rtts: 2, // markoviancc.cc (the paper's text: 3)
             slow_start: true,
         }
     }
@@ -611,9 +612,11 @@ mod tests {
 
     #[test]
     fn velocity_doubles_once_the_direction_held_three_rtts_and_resets_on_a_change() {
-        // Target 101/(0.5·1) = 202 packets, cwnd 100: every step is up. One ACK every 30 ms
-        // and RTT samples of 101 ms: an RTT boundary every 4th ACK (more than 101 ms apart).
+        // The paper's rule (velocity_rtts = 3). Target 101/(0.5·1) = 202 packets, cwnd 100:
+        // every step is up. One ACK every 30 ms and RTT samples of 101 ms: an RTT boundary
+        // every 4th ACK (more than 101 ms apart).
         let mut c = copa_at(100.0, 101.0);
+        c.p.velocity_rtts = 3;
         let mut t = 1000.0 * MS;
         let mut seen = Vec::new();
         for _ in 0..24 {
