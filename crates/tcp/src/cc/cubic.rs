@@ -392,7 +392,7 @@ fn get_hystart(t: &toml::Table) -> Result<(bool, bool), ParamError> {
         Some(v) => Err(ParamError {
             key: "hystart".into(),
             message: format!(
-                "got {} {v}; accepted: true (Linux HyStart), false, \"hystart++\" (RFC 9406)",
+                "expected a boolean (true: Linux's HyStart) or \"hystart++\" (RFC 9406), got {} {v}",
                 v.type_str()
             ),
         }),
@@ -1964,7 +1964,7 @@ mod tests {
         assert!(e.message.contains("hystart_low_window"), "{}", e.message);
         let e = build_err(&[("hystart", toml::Value::String("no".into()))]);
         assert_eq!(e.key, "hystart");
-        assert!(e.message.contains("accepted: true"), "{}", e.message);
+        assert!(e.message.contains("expected a boolean"), "{}", e.message);
         let e = build_err(&[("beta", toml::Value::Float(0.7))]);
         assert_eq!(e.key, "beta");
         assert!(
