@@ -419,6 +419,13 @@ pub enum Change {
     LinkLoss(f64),
 }
 
+/// The most samples `handoff = "delay_scaled"` averages: the size of the sender's ring
+/// (`rove_tcp::HANDOFF_HISTORY`, checked at compile time in rove-world).
+pub const HANDOFF_SAMPLES_MAX: u64 = 32;
+
+/// The default `samples` of `handoff = "delay_scaled"`: seed-002 §2.7, "the last 7 samples".
+pub const HANDOFF_SAMPLES_DEFAULT: u32 = 7;
+
 /// How the window is handed to a newly switched algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HandoffSpec {
@@ -426,4 +433,6 @@ pub enum HandoffSpec {
     Keep,
     /// cwnd (and optionally ssthresh), in packets, set after `init`.
     Set { cwnd: u32, ssthresh: Option<u32> },
+    /// seed-002 Eq. 6.3: cwnd = sCWND·Dmin/sD over the last `samples` (cwnd, RTT) samples.
+    DelayScaled { samples: u32 },
 }

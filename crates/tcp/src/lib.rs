@@ -47,7 +47,15 @@ pub enum Handoff {
     Keep,
     /// cwnd (and optionally ssthresh), in packets, written after `init`.
     Set { cwnd: u32, ssthresh: Option<u32> },
+    /// The delay-scaled handoff of seed-002 Eq. 6.3 (Molina's thesis): cwnd = sCWND·Dmin/sD,
+    /// sCWND and sD the means of the last `samples` (cwnd, RTT) pairs the sender recorded (one
+    /// per ACK carrying an RTT sample), Dmin the connection's min RTT; ssthresh = that cwnd.
+    /// `samples` is 1..=[`HANDOFF_HISTORY`].
+    DelayScaled { samples: u32 },
 }
+
+/// The most (cwnd, RTT) samples a sender keeps for [`Handoff::DelayScaled`].
+pub const HANDOFF_HISTORY: usize = 32;
 
 /// The timers an endpoint can arm. Each endpoint keeps its own deadline per timer; an armed
 /// timer that fires early (the deadline moved later) is simply re-armed.

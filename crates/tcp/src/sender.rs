@@ -61,7 +61,8 @@ use crate::state::{
     CA_ACK_WIN_UPDATE, INFINITE_SSTHRESH, INIT_CWND,
 };
 use crate::{
-    ts_ms, DataSource, FedSegments, Handoff, Segments, Timer, Wire, HEADER_BYTES, SYN_BYTES,
+    ts_ms, DataSource, FedSegments, Handoff, Segments, Timer, Wire, HANDOFF_HISTORY, HEADER_BYTES,
+    SYN_BYTES,
 };
 use rove_sim::histogram::Histogram;
 use rove_sim::packet::{Kind, Packet, SeqRange, MAX_SACK_BLOCKS};
@@ -235,6 +236,52 @@ pub struct TcpSender {
     /// The delivery-rate sample of the last ACK (what `cong_control` saw).
     pub last_rate_sample: RateSample,
     pub stats: SenderStats,
+    /// The last (cwnd, RTT) samples, for the delay-scaled handoff (read only on a switch).
+    handoff_history: HandoffHistory,
+}
+
+/// A fixed ring of the last [`HANDOFF_HISTORY`] (cwnd in packets, RTT in µs) pairs: one per ACK
+/// that carries an RTT sample, with the cwnd in force when the ACK arrived.
+#[derive(Debug, Clone, Copy)]
+struct HandoffHistory {
+    samples: [(u32, u64); HANDOFF_HISTORY],
+    next: usize,
+    len: usize,
+}
+
+impl Default for HandoffHistory {
+    fn default() -> Self {
+        HandoffHistory {
+            samples: [(0, 0); HANDOFF_HISTORY],
+            next: 0,
+            len: 0,
+        }
+    }
+}
+
+impl HandoffHistory {
+    fn push(&mut self, cwnd: u32, rtt_us: u64) {
+        self.samples[self.next] = (cwnd, rtt_us);
+        self.next = (self.next + 1) % HANDOFF_HISTORY;
+        self.len = (self.len + 1).min(HANDOFF_HISTORY);
+    }
+
+    /// Eq. 6.3: sCWND·Dmin/sD over the last `n` samples (fewer if fewer were recorded), at least
+    /// 2 packets; None without samples or without a min RTT.
+    fn delay_scaled_cwnd(&self, n: usize, min_rtt_us: u64) -> Option<u32> {
+        let n = n.min(self.len);
+        if n == 0 || min_rtt_us == u64::MAX {
+            return None;
+        }
+        let (mut cwnds, mut rtts) = (0u64, 0u64);
+        for k in 1..=n {
+            let (c, r) = self.samples[(self.next + HANDOFF_HISTORY - k) % HANDOFF_HISTORY];
+            cwnds += c as u64;
+            rtts += r;
+        }
+        // (Σcwnd/n)·Dmin/(Σrtt/n): the n cancels.
+        Some((cwnds * min_rtt_us / rtts.max(1)).clamp(2, u32::MAX as u64) as u32)
+    }
 }
 
 impl TcpSender {
@@ -294,6 +341,7 @@ impl TcpSender {
             sack_cache: [SeqRange::default(); MAX_SACK_BLOCKS],
             last_rate_sample: RateSample::default(),
             stats: SenderStats::default(),
+            handoff_history: HandoffHistory::default(),
         }
     }
 
@@ -575,6 +623,7 @@ impl TcpSender {
         if let (Some(seq_rtt), Some(ca_rtt)) = (seq_rtt, ca_rtt) {
             self.rtt_sample(seq_rtt, ca_rtt);
             rs.rtt_ns = ca_rtt as i64;
+            self.handoff_history.push(self.tp.snd_cwnd, ca_rtt / 1000);
         }
         // tcp_clean_rtx_queue calls pkts_acked on every ACK, with the newest RTT sample.
         let sample = AckSample {
@@ -1715,10 +1764,23 @@ impl TcpSender {
                 self.update_pacing_rate();
             }
         }
-        if let Handoff::Set { cwnd, ssthresh } = handoff {
-            self.tp.snd_cwnd = cwnd.min(self.tp.snd_cwnd_clamp);
-            if let Some(ss) = ssthresh {
-                self.tp.snd_ssthresh = ss;
+        match handoff {
+            Handoff::Keep => {}
+            Handoff::Set { cwnd, ssthresh } => {
+                self.tp.snd_cwnd = cwnd.min(self.tp.snd_cwnd_clamp);
+                if let Some(ss) = ssthresh {
+                    self.tp.snd_ssthresh = ss;
+                }
+            }
+            Handoff::DelayScaled { samples } => {
+                // Without an RTT sample yet there is nothing to scale: as `keep`.
+                if let Some(cwnd) = self
+                    .handoff_history
+                    .delay_scaled_cwnd(samples as usize, self.tp.min_rtt_us)
+                {
+                    self.tp.snd_cwnd = cwnd.min(self.tp.snd_cwnd_clamp);
+                    self.tp.snd_ssthresh = self.tp.snd_cwnd;
+                }
             }
         }
     }
@@ -1745,4 +1807,42 @@ fn note_time(times: &mut Option<(Nanos, Nanos)>, t: Nanos) {
         None => (t, t),
         Some((a, b)) => (a.min(t), b.max(t)),
     });
+}
+
+#[cfg(test)]
+mod handoff_tests {
+    use super::HandoffHistory;
+
+    #[test]
+    fn delay_scaled_cwnd_is_the_theses_worked_example() {
+        // seed-002 §2.7: sCWND = 100, sD = 150 ms, Dmin = 60 ms → 100/(150/60) = 40 segments.
+        let mut h = HandoffHistory::default();
+        for (c, r) in [(90, 140_000), (110, 160_000), (100, 150_000)] {
+            for _ in 0..2 {
+                h.push(c, r);
+            }
+        }
+        h.push(100, 150_000); // 7 samples: means 100 packets and 150 ms
+        assert_eq!(h.delay_scaled_cwnd(7, 60_000), Some(40));
+    }
+
+    #[test]
+    fn delay_scaled_cwnd_averages_only_the_last_samples_of_the_ring() {
+        let mut h = HandoffHistory::default();
+        assert_eq!(h.delay_scaled_cwnd(7, 60_000), None, "no samples: keep");
+        for _ in 0..100 {
+            h.push(1000, 600_000); // old samples, pushed out of the ring or out of the window
+        }
+        for _ in 0..7 {
+            h.push(100, 150_000);
+        }
+        assert_eq!(h.delay_scaled_cwnd(7, 60_000), Some(40));
+        // 8 samples: one old one in: (7·100 + 1000)·60/(7·150 + 600) = 61.8 → 61.
+        assert_eq!(h.delay_scaled_cwnd(8, 60_000), Some(61));
+        // Fewer recorded than asked: the mean of what there is; at least 2 packets.
+        let mut h = HandoffHistory::default();
+        h.push(3, 150_000);
+        assert_eq!(h.delay_scaled_cwnd(7, 60_000), Some(2));
+        assert_eq!(h.delay_scaled_cwnd(7, u64::MAX), None, "no min RTT");
+    }
 }

@@ -8,6 +8,10 @@ use rove_sim::link::LinkChange;
 use rove_tcp::cc::{self, CcConfig, CongestionControl};
 use rove_tcp::Handoff;
 
+// The parser's bound on `samples` is the sender's ring.
+const _: () =
+    assert!(rove_scenario::spec::HANDOFF_SAMPLES_MAX as usize == rove_tcp::HANDOFF_HISTORY);
+
 impl World {
     /// Schedules the scenario's `[[actions]]` (already in time order).
     pub(crate) fn schedule_actions(&mut self) {
@@ -42,6 +46,7 @@ impl World {
                 let handoff = match *handoff {
                     HandoffSpec::Keep => Handoff::Keep,
                     HandoffSpec::Set { cwnd, ssthresh } => Handoff::Set { cwnd, ssthresh },
+                    HandoffSpec::DelayScaled { samples } => Handoff::DelayScaled { samples },
                 };
                 let subs: Vec<usize> = match subflow {
                     Some(k) => vec![k],

@@ -120,6 +120,10 @@ fn a_scheduled_action_and_the_stepping_api_give_the_same_run() {
             },
             "handoff = \"set\"\ncwnd = 40",
         ),
+        (
+            HandoffSpec::DelayScaled { samples: 5 },
+            "handoff = \"delay_scaled\"\nsamples = 5",
+        ),
     ] {
         let (scheduled, s1) = run(&cubic_flow(&format!(
             "[[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"bbr\"\n{text}\n"
@@ -367,4 +371,121 @@ fn bbr2_telemetry_adds_inflight_hi_once_loss_sets_it() {
     // A 20-packet buffer under a 100-packet BDP: losses in STARTUP set inflight_hi.
     let hi = f.extra[4].1[last];
     assert!(hi.is_finite() && hi > 50.0 && hi < 200.0, "{hi}");
+}
+
+/// One CUBIC flow over a 20 Mbit/s, 20 ms bottleneck with a deep 1000-packet buffer (BDP 40 ms ×
+/// 20 Mbit/s = 67 packets), switched to Reno at 10 s with `handoff`.
+fn standing_queue(handoff: &str) -> (World, f64) {
+    let toml = bottleneck(
+        "14s",
+        "",
+        "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"1000pkt\"",
+        &[("a", "cubic", "")],
+    ) + &format!("[[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"reno\"\n{handoff}\n");
+    let (w, _) = run(&toml);
+    let l = &w.recorder.links;
+    let q: Vec<f64> = (0..l.time_s.len())
+        .filter(|&k| l.link[k] == 0 && (10.5..12.0).contains(&l.time_s[k]))
+        .map(|k| l.backlog_pkts[k] as f64)
+        .collect();
+    let mean = q.iter().sum::<f64>() / q.len() as f64;
+    (w, mean)
+}
+
+#[test]
+fn delay_scaled_handoff_drains_the_standing_queue_where_keep_does_not() {
+    // Measured: CUBIC holds ≈ 890 packets at 10 s over a 67-packet BDP (a ≈ 780-packet queue
+    // in 9-10 s). keep: Reno inherits cwnd 891, queue 825 packets in 10.5-12 s. delay_scaled
+    // (Eq. 6.3, last 7 samples): cwnd = sCWND·Dmin/sD = 70 (≈ the BDP), ssthresh 70, queue 27
+    // packets. Goodput 19.11 Mbit/s either way.
+    let (keep, keep_q) = standing_queue("handoff = \"keep\"");
+    let (scaled, scaled_q) = standing_queue("handoff = \"delay_scaled\"");
+    let at = |w: &World| {
+        let f = &w.recorder.flows;
+        let i = row_at(f, SWITCH_AT_S);
+        (f.cwnd_pkts[i - 1], f.cwnd_pkts[i], f.ssthresh_pkts[i])
+    };
+    let (k_before, k_after, _) = at(&keep);
+    let (s_before, s_after, s_ssthresh) = at(&scaled);
+    eprintln!(
+        "keep: cwnd {k_before} -> {k_after}, queue {keep_q:.0}; delay_scaled: cwnd {s_before} -> {s_after} (ssthresh {s_ssthresh}), queue {scaled_q:.0}"
+    );
+    assert!(
+        k_before > 500 && s_before > 500,
+        "a standing queue to hand over"
+    );
+    assert!(
+        k_after.abs_diff(k_before) <= 2,
+        "keep carries the window over"
+    );
+    assert!(
+        (60..=80).contains(&s_after),
+        "delay_scaled cwnd {s_after} vs BDP 67"
+    );
+    assert_eq!(
+        s_ssthresh, s_after,
+        "delay_scaled leaves the new algorithm in congestion avoidance"
+    );
+    assert!(keep_q > 500.0, "keep: queue {keep_q:.0}");
+    assert!(
+        scaled_q < 0.1 * keep_q,
+        "delay_scaled: queue {scaled_q:.0} vs {keep_q:.0}"
+    );
+}
+
+#[test]
+fn bad_handoff_keys_are_one_line_errors_naming_the_key_and_what_is_accepted() {
+    for (action, key, says) in [
+        (
+            "handoff = \"scaled\"",
+            "handoff",
+            "accepted: keep, set, delay_scaled",
+        ),
+        (
+            "handoff = \"delay_scaled\"\nsamples = 0",
+            "samples",
+            "from 1 to 32",
+        ),
+        (
+            "handoff = \"delay_scaled\"\nsamples = 33",
+            "samples",
+            "from 1 to 32",
+        ),
+        (
+            "handoff = \"delay_scaled\"\nsamples = \"7\"",
+            "samples",
+            "from 1 to 32, got",
+        ),
+        (
+            "handoff = \"keep\"\nsamples = 7",
+            "samples",
+            "goes with handoff = \"delay_scaled\"",
+        ),
+        (
+            "handoff = \"delay_scaled\"\ncwnd = 40",
+            "cwnd",
+            "goes with handoff = \"set\"",
+        ),
+    ] {
+        let toml = cubic_flow(&format!(
+            "[[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"reno\"\n{action}\n"
+        ));
+        let e = match rove_world::load(&toml, &Default::default()) {
+            Ok(_) => panic!("{action:?} accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(key) && e.contains(says), "{action:?}: {e}");
+        assert!(!e.trim_end().contains('\n'), "{action:?}: {e}");
+    }
+    // And a good one parses, with 7 samples by default.
+    let w = world(&cubic_flow(
+        "[[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"reno\"\nhandoff = \"delay_scaled\"\n",
+    ));
+    assert!(matches!(
+        w.scenario.actions[0].change,
+        Change::Cc {
+            handoff: HandoffSpec::DelayScaled { samples: 7 },
+            ..
+        }
+    ));
 }

@@ -15,6 +15,7 @@ const ACTION_KEYS: &[&str] = &[
     "handoff",
     "cwnd",
     "ssthresh",
+    "samples",
     "rwnd",
     "add_subflow",
     "remove",
@@ -223,6 +224,7 @@ impl Validator<'_> {
             ("handoff", "cc"),
             ("cwnd", "handoff = \"set\""),
             ("ssthresh", "handoff = \"set\""),
+            ("samples", "handoff = \"delay_scaled\""),
         ] {
             if t.contains_key(k) && key != "cc" {
                 return Err(self.err(join(path, k), format!("{k:?} goes with {needs}")));
@@ -402,38 +404,69 @@ impl Validator<'_> {
                 Some(n) => Ok(Some(n as u32)),
             }
         };
-        let handoff = match self.get(t, path, "handoff", read_string)?.as_deref() {
-            None | Some("keep") => {
-                for k in ["cwnd", "ssthresh"] {
-                    if t.contains_key(k) {
-                        return Err(
-                            self.err(join(path, k), format!("{k:?} goes with handoff = \"set\""))
-                        );
+        let handoff_name = self.get(t, path, "handoff", read_string)?;
+        if t.contains_key("samples") && handoff_name.as_deref() != Some("delay_scaled") {
+            return Err(self.err(
+                join(path, "samples"),
+                "\"samples\" goes with handoff = \"delay_scaled\"",
+            ));
+        }
+        let handoff =
+            match handoff_name.as_deref() {
+                None | Some("keep") => {
+                    for k in ["cwnd", "ssthresh"] {
+                        if t.contains_key(k) {
+                            return Err(self
+                                .err(join(path, k), format!("{k:?} goes with handoff = \"set\"")));
+                        }
+                    }
+                    HandoffSpec::Keep
+                }
+                Some("set") => HandoffSpec::Set {
+                    cwnd: packets("cwnd")?.ok_or_else(|| {
+                        self.err(
+                            join(path, "cwnd"),
+                            "handoff = \"set\" needs cwnd = N (packets)",
+                        )
+                    })?,
+                    ssthresh: packets("ssthresh")?,
+                },
+                Some("delay_scaled") => {
+                    for k in ["cwnd", "ssthresh"] {
+                        if t.contains_key(k) {
+                            return Err(self
+                                .err(join(path, k), format!("{k:?} goes with handoff = \"set\"")));
+                        }
+                    }
+                    let samples = self.get(t, path, "samples", read_handoff_samples)?;
+                    HandoffSpec::DelayScaled {
+                        samples: samples.unwrap_or(crate::spec::HANDOFF_SAMPLES_DEFAULT),
                     }
                 }
-                HandoffSpec::Keep
-            }
-            Some("set") => HandoffSpec::Set {
-                cwnd: packets("cwnd")?.ok_or_else(|| {
-                    self.err(
-                        join(path, "cwnd"),
-                        "handoff = \"set\" needs cwnd = N (packets)",
-                    )
-                })?,
-                ssthresh: packets("ssthresh")?,
-            },
-            Some(other) => {
-                return Err(self.err(
-                    join(path, "handoff"),
-                    format!("unknown handoff {other:?}; accepted: keep, set"),
-                ))
-            }
-        };
+                Some(other) => {
+                    return Err(self.err(
+                        join(path, "handoff"),
+                        format!("unknown handoff {other:?}; accepted: keep, set, delay_scaled"),
+                    ))
+                }
+            };
         Ok(Change::Cc {
             name,
             params,
             handoff,
         })
+    }
+}
+
+/// `samples` of `handoff = "delay_scaled"`: 1..=HANDOFF_SAMPLES_MAX (the sender's ring).
+fn read_handoff_samples(value: &Value) -> Result<u32, String> {
+    let max = crate::spec::HANDOFF_SAMPLES_MAX;
+    match value {
+        Value::Integer(i) if (1..=max as i64).contains(i) => Ok(*i as u32),
+        other => Err(format!(
+            "the number of (cwnd, RTT) samples averaged: a whole number from 1 to {max}, got {}",
+            describe(other)
+        )),
     }
 }
 

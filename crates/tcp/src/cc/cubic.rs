@@ -56,6 +56,49 @@
 //! in the first second after an epoch starts are discarded (they reflect the queue left by the
 //! recovery).
 //!
+//! # HyStart variants (cc_params)
+//!
+//! **`hystart_version = "4.10"`**: HyStart as Linux 4.10's tcp_cubic.c (the kernel of seed-002's
+//! thesis; the same code ran from 3.x to 5.5), before the 2019-2020 series that moved it to µs
+//! ("tcp_cubic: switch bictcp_clock() to usec resolution", "tcp_cubic: tweak Hystart detection
+//! for short RTT flows", "tcp_cubic: fix spurious HYSTART_DELAY exit upon drop in min RTT"):
+//! - RTT samples and `delay_min` in ms<<3 (`delay = (rtt_us << 3) / USEC_PER_MSEC`, at least
+//!   1); the delay threshold `clamp(delay_min >> 3, 4<<3, 16<<3)` (HYSTART_DELAY_MIN/MAX).
+//!   `delay_min` also sets the cubic's look-ahead, `msecs_to_jiffies(delay_min >> 3)`.
+//! - `bictcp_clock()` in ms for the round start and the ACK train.
+//! - ACK train: `(s32)(now − last_ack) <= hystart_ack_delta` (2 ms: `hystart_ack_delta_us`/1000)
+//!   and `now − round_start > delay_min >> 4` (half the min RTT): no `hystart_ack_delay` cushion,
+//!   no whole-RTT threshold when paced.
+//! - `curr_rtt` is the minimum of the round's first HYSTART_MIN_SAMPLES (8) samples only
+//!   (reset to 0), the test runs on every later sample; 6.x keeps the minimum over all samples.
+//! - The round restarts in `cong_avoid` (`hystart && after(ack, end_seq)`, in slow start and
+//!   cwnd-limited), not in `hystart_update`; `hystart_low_window` is checked in `bictcp_acked`.
+//!
+//! **`hystart_delay_checks = N`** (seed-002 §3.2(c), the thesis's "triple delay check", N = 3;
+//! default 1 = Linux): the delay exit fires only once the delay test has fired in N rounds. A
+//! round counts once, when its test (after HYSTART_MIN_SAMPLES samples) first fires.
+//! [GAP] The thesis does not say whether the rounds may be apart: `hystart_delay_count =
+//! "cumulative"` (default: any N rounds since the start or the last RTO) or `"consecutive"` (a
+//! round whose test was evaluated and did not fire resets the count; a round too short to be
+//! evaluated neither counts nor resets). The ACK train is unaffected. Applies to both versions.
+//!
+//! **`hystart = "hystart++"`**: HyStart++, RFC 9406 §4.2, in place of Linux's HyStart (no ACK
+//! train): per round (ended when snd_una passes windowEnd = snd_nxt at the round start) the
+//! minimum RTT of the round is compared, after N_RTT_SAMPLE (8) samples, with the previous
+//! round's; a rise of RttThresh = clamp(lastRoundMinRTT/8, 4 ms, 16 ms) or more enters
+//! Conservative Slow Start (mode `"css"`): growth per ACK min(N, L)/CSS_GROWTH_DIVISOR (4).
+//! If a CSS round's minimum (after 8 samples) falls below the RTT that triggered CSS, slow start
+//! resumes; after CSS_ROUNDS (5) rounds, the partial first one included, ssthresh = cwnd and
+//! CUBIC's congestion avoidance takes over. In slow start the growth per ACK is min(N, L)
+//! (§4.2), L = 8 segments unpaced and unlimited when paced (§4.3; `tp.pacing_needed`).
+//! HyStart++ runs in the initial slow start only (ssthresh still infinite, §4.2: "only for the
+//! initial slow start"); after a loss, an RTO or the end of CSS, slow start is the standard one
+//! (RFC 9406 leaves loss handling to the congestion control: CUBIC's ssthresh). Differences:
+//! the RFC counts bytes, this counts segments (the CSS remainder of the division by 4 is carried
+//! to the next ACK); the round ends when snd_una passes windowEnd, Linux's `after()`, not when
+//! it reaches it. The Linux HyStart keys (`hystart_version`, `hystart_detect`,
+//! `hystart_low_window`, `hystart_ack_delta_us`, `hystart_delay_*`) are rejected with it.
+//!
 //! # Hooks
 //!
 //! | tcp_congestion_ops | here | what |
@@ -93,7 +136,7 @@
 //! - `initial_ssthresh` (module parameter, default 0 = off) is not offered.
 
 use super::{params, reject_unknown, CcConfig, CongestionControl, ParamError};
-use crate::state::{AckSample, CaEvent, CaState, TcpState};
+use crate::state::{AckSample, CaEvent, CaState, TcpState, INFINITE_SSTHRESH};
 
 /// BICTCP_BETA_SCALE, tcp_cubic.c: beta is in units of 1/1024.
 const BICTCP_BETA_SCALE: u32 = 1024;
@@ -112,6 +155,43 @@ const HYSTART_DELAY_MIN_US: u32 = 4000;
 const HYSTART_DELAY_MAX_US: u32 = 16000;
 /// USEC_PER_MSEC: hystart_ack_delay's cap, 1 ms (µs).
 const HYSTART_ACK_DELAY_MAX_US: u64 = 1000;
+/// HYSTART_DELAY_MIN, Linux 4.10 tcp_cubic.c: `(4U<<3)`, 4 ms in ms<<3.
+const HYSTART_DELAY_MIN_4_10: u32 = 4 << 3;
+/// HYSTART_DELAY_MAX, Linux 4.10 tcp_cubic.c: `(16U<<3)`, 16 ms in ms<<3.
+const HYSTART_DELAY_MAX_4_10: u32 = 16 << 3;
+
+/// RFC 9406 §4.3: MIN_RTT_THRESH = 4 msec (µs here).
+const HSPP_MIN_RTT_THRESH_US: u32 = 4000;
+/// RFC 9406 §4.3: MAX_RTT_THRESH = 16 msec (µs here).
+const HSPP_MAX_RTT_THRESH_US: u32 = 16000;
+/// RFC 9406 §4.3: MIN_RTT_DIVISOR = 8.
+const HSPP_MIN_RTT_DIVISOR: u32 = 8;
+/// RFC 9406 §4.3: N_RTT_SAMPLE = 8.
+const HSPP_N_RTT_SAMPLE: u32 = 8;
+/// RFC 9406 §4.3: CSS_GROWTH_DIVISOR = 4.
+const HSPP_CSS_GROWTH_DIVISOR: u32 = 4;
+/// RFC 9406 §4.3: CSS_ROUNDS = 5.
+const HSPP_CSS_ROUNDS: u32 = 5;
+/// RFC 9406 §4.3: "L = infinity if paced, L = 8 if non-paced" (segments per ACK).
+const HSPP_L_NON_PACED: u32 = 8;
+
+/// Which Linux HyStart: today's (µs clock, since 5.6/5.8) or Linux 4.10's (ms<<3 units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HystartVersion {
+    /// Linux ≥ 5.8 tcp_cubic.c (the default).
+    Linux6,
+    /// Linux 4.10 tcp_cubic.c, the kernel of seed-002's thesis.
+    Linux4_10,
+}
+
+/// How `hystart_delay_checks` counts rounds whose delay test fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DelayCount {
+    /// Every such round counts, whatever came between.
+    Cumulative,
+    /// A round whose delay test was evaluated and did not fire resets the count.
+    Consecutive,
+}
 
 /// Tunables: the module parameters of tcp_cubic.c, settable per flow through `cc_params`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,6 +206,15 @@ pub struct CubicParams {
     pub tcp_friendliness: bool,
     /// tcp_cubic.c: hystart = 1.
     pub hystart: bool,
+    /// `hystart = "hystart++"`: RFC 9406 HyStart++ in place of Linux's HyStart.
+    pub hystart_pp: bool,
+    /// Which Linux HyStart (`hystart_version`, "6.x" or "4.10").
+    pub hystart_version: HystartVersion,
+    /// seed-002's "triple delay check": the delay exit needs this many rounds whose delay test
+    /// fired (1 = Linux; 3 = the thesis's modified CUBIC).
+    pub hystart_delay_checks: u32,
+    /// Whether those rounds may be apart (cumulative) or must follow each other (consecutive).
+    pub hystart_delay_count: DelayCount,
     /// tcp_cubic.c: hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY.
     pub hystart_detect: u8,
     /// tcp_cubic.c: hystart_low_window = 16 (packets).
@@ -146,6 +235,10 @@ impl Default for CubicParams {
             bic_scale: 41,
             tcp_friendliness: true,
             hystart: true,
+            hystart_pp: false,
+            hystart_version: HystartVersion::Linux6,
+            hystart_delay_checks: 1,
+            hystart_delay_count: DelayCount::Cumulative,
             hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
             hystart_low_window: 16,
             hystart_ack_delta_us: 2000,
@@ -157,6 +250,9 @@ impl Default for CubicParams {
 
 const PARAM_KEYS: &[&str] = &[
     "hystart",
+    "hystart_version",
+    "hystart_delay_checks",
+    "hystart_delay_count",
     "hystart_detect",
     "fast_convergence",
     "tcp_friendliness",
@@ -192,7 +288,34 @@ impl CubicParams {
                 "C = bic_scale·10/1024: 41 is 0.4",
             )?,
             tcp_friendliness: params::boolean(t, "tcp_friendliness", d.tcp_friendliness)?,
-            hystart: params::boolean(t, "hystart", d.hystart)?,
+            hystart: get_hystart(t)?.0,
+            hystart_pp: get_hystart(t)?.1,
+            hystart_version: get_choice(
+                t,
+                "hystart_version",
+                &[
+                    ("6.x", HystartVersion::Linux6),
+                    ("4.10", HystartVersion::Linux4_10),
+                ],
+                d.hystart_version,
+            )?,
+            hystart_delay_checks: params::integer(
+                t,
+                "hystart_delay_checks",
+                d.hystart_delay_checks,
+                1,
+                255,
+                "rounds whose delay test fired before the delay exit: 1 = Linux, 3 = seed-002's triple check",
+            )?,
+            hystart_delay_count: get_choice(
+                t,
+                "hystart_delay_count",
+                &[
+                    ("cumulative", DelayCount::Cumulative),
+                    ("consecutive", DelayCount::Consecutive),
+                ],
+                d.hystart_delay_count,
+            )?,
             hystart_detect: get_detect(t, d.hystart_detect)?,
             hystart_low_window: params::integer(
                 t,
@@ -227,6 +350,25 @@ impl CubicParams {
                 "bytes; 0 = no GSO",
             )?,
         };
+        if p.hystart_pp {
+            // These tune Linux's HyStart; HyStart++ has its own fixed constants (RFC 9406 §4.3).
+            for k in [
+                "hystart_version",
+                "hystart_detect",
+                "hystart_low_window",
+                "hystart_ack_delta_us",
+                "hystart_delay_checks",
+                "hystart_delay_count",
+            ] {
+                if t.contains_key(k) {
+                    return Err(ParamError {
+                        key: k.into(),
+                        message: "tunes Linux's HyStart, not hystart = \"hystart++\" (RFC 9406)"
+                            .into(),
+                    });
+                }
+            }
+        }
         if !crate::kernel::HZ_CHOICES.contains(&p.hz) {
             return Err(ParamError {
                 key: "hz".into(),
@@ -238,6 +380,43 @@ impl CubicParams {
         }
         Ok(p)
     }
+}
+
+/// `hystart`: true (Linux's HyStart), false (none) or "hystart++" (RFC 9406). Returns
+/// (hystart, hystart_pp).
+fn get_hystart(t: &toml::Table) -> Result<(bool, bool), ParamError> {
+    match t.get("hystart") {
+        None => Ok((true, false)),
+        Some(toml::Value::Boolean(b)) => Ok((*b, false)),
+        Some(toml::Value::String(s)) if s == "hystart++" => Ok((true, true)),
+        Some(v) => Err(ParamError {
+            key: "hystart".into(),
+            message: format!(
+                "expected a boolean (true: Linux's HyStart) or \"hystart++\" (RFC 9406), got {} {v}",
+                v.type_str()
+            ),
+        }),
+    }
+}
+
+/// A string key with a fixed set of values.
+fn get_choice<T: Copy>(
+    t: &toml::Table,
+    key: &str,
+    choices: &[(&str, T)],
+    default: T,
+) -> Result<T, ParamError> {
+    let Some(v) = t.get(key) else {
+        return Ok(default);
+    };
+    let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    let found = v
+        .as_str()
+        .and_then(|s| choices.iter().find(|(n, _)| *n == s).map(|&(_, c)| c));
+    found.ok_or_else(|| ParamError {
+        key: key.into(),
+        message: format!("got {v}; accepted: {}", names.join(", ")),
+    })
 }
 
 /// `hystart_detect`: "both", "ack_train", "delay" or "none" (or the kernel's bit mask 0..=3).
@@ -300,6 +479,8 @@ struct Bic {
     bic_k: u32,
     /// Minimum RTT seen, µs (0: none yet).
     delay_min: u32,
+    /// Linux 4.10's delay_min: minimum RTT in ms<<3 (0: none yet); `hystart_version = "4.10"`.
+    delay_min_ms8: u32,
     /// Start of the current epoch, jiffies (0: no epoch).
     epoch_start: u32,
     /// Packets acked, for the Reno-equivalent window.
@@ -321,8 +502,54 @@ struct HyStart {
     end_seq: u64,
     /// Time of the last ACK of the current train, µs.
     last_ack: u32,
-    /// Minimum RTT of this round's samples, µs.
+    /// Minimum RTT of this round's samples, µs (4.10: ms<<3, of the first 8 samples, 0 = none).
     curr_rtt: u32,
+    /// Rounds whose delay test fired (`hystart_delay_checks`), cleared only by bictcp_reset.
+    delay_hits: u32,
+    /// Whether this round's delay test has fired (it counts once per round).
+    delay_counted: bool,
+    /// Whether this round's delay test was evaluated (enough samples).
+    delay_evaluated: bool,
+}
+
+/// RFC 9406 §4.2 state (`hystart = "hystart++"`). RTTs in µs, `u32::MAX` is "infinity".
+#[derive(Debug, Clone, Copy)]
+struct HyStartPP {
+    /// windowEnd: the round ends when snd_una passes it.
+    window_end: u64,
+    /// lastRoundMinRTT.
+    last_round_min_rtt: u32,
+    /// currentRoundMinRTT.
+    current_round_min_rtt: u32,
+    /// rttSampleCount.
+    rtt_sample_count: u32,
+    /// cssBaselineMinRtt: infinity outside Conservative Slow Start.
+    css_baseline_min_rtt: u32,
+    /// CSS rounds begun, the partial round of the entry included.
+    css_rounds: u32,
+    /// Segments acked in CSS not yet turned into growth (the remainder of the division by
+    /// CSS_GROWTH_DIVISOR: the RFC counts bytes, cwnd here counts segments).
+    css_acked: u32,
+}
+
+impl Default for HyStartPP {
+    fn default() -> Self {
+        HyStartPP {
+            window_end: 0,
+            last_round_min_rtt: u32::MAX,
+            current_round_min_rtt: u32::MAX,
+            rtt_sample_count: 0,
+            css_baseline_min_rtt: u32::MAX,
+            css_rounds: 0,
+            css_acked: 0,
+        }
+    }
+}
+
+impl HyStartPP {
+    fn in_css(&self) -> bool {
+        self.css_baseline_min_rtt != u32::MAX
+    }
 }
 
 pub struct Cubic {
@@ -330,6 +557,7 @@ pub struct Cubic {
     scales: Scales,
     bic: Bic,
     hs: HyStart,
+    pp: HyStartPP,
 }
 
 impl Cubic {
@@ -345,6 +573,7 @@ impl Cubic {
             scales: Scales::new(p.beta, p.bic_scale),
             bic: Bic::default(),
             hs: HyStart::default(),
+            pp: HyStartPP::default(),
         }
     }
 
@@ -364,20 +593,61 @@ impl Cubic {
         (now_ns / 1000) as u32
     }
 
+    /// Linux 4.10's bictcp_clock: milliseconds (`ktime_get_real` in ms below HZ 1000,
+    /// `jiffies_to_msecs(jiffies)` at HZ 1000; only differences matter), truncated to u32.
+    fn clock_ms(now_ns: u64) -> u32 {
+        (now_ns / 1_000_000) as u32
+    }
+
     /// bictcp_reset.
     fn reset(&mut self) {
         self.bic = Bic::default();
         self.hs.found = false;
+        self.hs.delay_hits = 0;
     }
 
     /// bictcp_hystart_reset: start a new round at the current time and snd_nxt.
     fn hystart_reset(&mut self, tp: &TcpState) {
-        let now = Self::clock_us(tp.now);
+        let (now, no_rtt) = match self.p.hystart_version {
+            HystartVersion::Linux6 => (Self::clock_us(tp.now), u32::MAX),
+            HystartVersion::Linux4_10 => (Self::clock_ms(tp.now), 0),
+        };
         self.hs.round_start = now;
         self.hs.last_ack = now;
         self.hs.end_seq = tp.snd_nxt;
-        self.hs.curr_rtt = u32::MAX;
+        self.hs.curr_rtt = no_rtt;
         self.hs.sample_cnt = 0;
+        // The triple delay check: a round that evaluated the delay test without it firing
+        // breaks a consecutive run.
+        if self.p.hystart_delay_count == DelayCount::Consecutive
+            && self.hs.delay_evaluated
+            && !self.hs.delay_counted
+        {
+            self.hs.delay_hits = 0;
+        }
+        self.hs.delay_evaluated = false;
+        self.hs.delay_counted = false;
+    }
+
+    /// The delay test fired: count the round (once) and say whether `hystart_delay_checks`
+    /// rounds have now fired (always, at the Linux default of 1).
+    fn delay_check_exits(&mut self) -> bool {
+        if !self.hs.delay_counted {
+            self.hs.delay_counted = true;
+            self.hs.delay_hits += 1;
+        }
+        self.hs.delay_hits >= self.p.hystart_delay_checks
+    }
+
+    /// The look-ahead of the cubic target, jiffies: usecs_to_jiffies(delay_min) (6.x), or
+    /// msecs_to_jiffies(delay_min >> 3) (4.10's ms<<3 delay_min).
+    fn delay_min_jiffies(&self) -> u64 {
+        match self.p.hystart_version {
+            HystartVersion::Linux6 => self.usecs_to_jiffies(self.bic.delay_min),
+            HystartVersion::Linux4_10 => {
+                self.usecs_to_jiffies((self.bic.delay_min_ms8 >> 3).saturating_mul(1000))
+            }
+        }
     }
 
     /// The cubic's target window at jiffy `now_j`, evaluated one `delay_min` ahead:
@@ -386,7 +656,7 @@ impl Cubic {
         let b = &self.bic;
         // (s32)(jiffies − epoch_start), sign-extended to u64 as in the kernel, plus delay_min.
         let mut t = now_j.wrapping_sub(b.epoch_start) as i32 as i64 as u64;
-        t = t.wrapping_add(self.usecs_to_jiffies(b.delay_min));
+        t = t.wrapping_add(self.delay_min_jiffies());
         t = (t << BICTCP_HZ) / self.p.hz as u64; // jiffies to 2^-10 s
         let k = b.bic_k as u64;
         let offs = k.abs_diff(t);
@@ -525,8 +795,117 @@ impl Cubic {
             self.hs.sample_cnt += 1;
             return false;
         }
+        self.hs.delay_evaluated = true;
         let d = self.bic.delay_min;
-        self.hs.curr_rtt > d.wrapping_add(hystart_delay_thresh(d >> 3))
+        self.hs.curr_rtt > d.wrapping_add(hystart_delay_thresh(d >> 3)) && self.delay_check_exits()
+    }
+
+    /// Linux 4.10's hystart_update (bictcp_acked checked cwnd ≥ hystart_low_window; the round
+    /// is reset in cong_avoid). Times in ms, `delay` and delay_min in ms<<3.
+    fn hystart_update_4_10(&mut self, tp: &mut TcpState, delay: u32) {
+        let mut found = false;
+        if self.p.hystart_detect & HYSTART_ACK_TRAIN != 0 {
+            let now = Self::clock_ms(tp.now);
+            // hystart_ack_delta = 2 (ms, an int: a signed comparison).
+            let ack_delta_ms = (self.p.hystart_ack_delta_us / 1000) as i32;
+            if now.wrapping_sub(self.hs.last_ack) as i32 <= ack_delta_ms {
+                self.hs.last_ack = now;
+                // (s32)(now − round_start) > delay_min >> 4: half the min RTT in ms, no
+                // ack_delay cushion, no pacing case; compared unsigned, as in C.
+                if now.wrapping_sub(self.hs.round_start) > self.bic.delay_min_ms8 >> 4 {
+                    found = true;
+                }
+            }
+        }
+        if self.p.hystart_detect & HYSTART_DELAY != 0 {
+            // curr_rtt is the minimum of the round's first HYSTART_MIN_SAMPLES samples only.
+            if self.hs.sample_cnt < HYSTART_MIN_SAMPLES {
+                if self.hs.curr_rtt == 0 || self.hs.curr_rtt > delay {
+                    self.hs.curr_rtt = delay;
+                }
+                self.hs.sample_cnt += 1;
+            } else {
+                self.hs.delay_evaluated = true;
+                let d = self.bic.delay_min_ms8;
+                if self.hs.curr_rtt > d.wrapping_add(hystart_delay_thresh_4_10(d >> 3))
+                    && self.delay_check_exits()
+                {
+                    found = true;
+                }
+            }
+        }
+        if found {
+            self.hs.found = true;
+            tp.snd_ssthresh = tp.snd_cwnd;
+        }
+    }
+
+    /// HyStart++ applies to the initial slow start only (RFC 9406 §4.2: "only for the initial
+    /// slow start (when ssthresh is at its initial value ...)"); a loss, an RTO or the end of
+    /// CSS sets ssthresh and ends it for the rest of the connection.
+    fn hystart_pp_active(&self, tp: &TcpState) -> bool {
+        self.p.hystart_pp && tp.snd_ssthresh == INFINITE_SSTHRESH
+    }
+
+    /// RFC 9406 §4.2, per RTT sample: rounds, the per-round min RTT, the exit to CSS on a delay
+    /// increase, the return to slow start when the RTT falls back below the CSS baseline, and
+    /// the exit to congestion avoidance after CSS_ROUNDS rounds of CSS.
+    fn hystart_pp_update(&mut self, tp: &mut TcpState, rtt_us: u32) {
+        let pp = &mut self.pp;
+        if tp.snd_una > pp.window_end {
+            // "When windowEnd is ACKed, the current round ends and windowEnd is set to SND.NXT."
+            pp.window_end = tp.snd_nxt;
+            pp.last_round_min_rtt = pp.current_round_min_rtt;
+            pp.current_round_min_rtt = u32::MAX;
+            pp.rtt_sample_count = 0;
+            if pp.in_css() {
+                // "If CSS_ROUNDS rounds are complete, enter congestion avoidance by setting
+                // the ssthresh to the current cwnd" (the entry's partial round counts).
+                if pp.css_rounds >= HSPP_CSS_ROUNDS {
+                    pp.css_baseline_min_rtt = u32::MAX;
+                    tp.snd_ssthresh = tp.snd_cwnd;
+                    return;
+                }
+                pp.css_rounds += 1;
+            }
+        }
+        pp.current_round_min_rtt = pp.current_round_min_rtt.min(rtt_us);
+        pp.rtt_sample_count += 1;
+        if pp.rtt_sample_count < HSPP_N_RTT_SAMPLE || pp.current_round_min_rtt == u32::MAX {
+            return;
+        }
+        if !pp.in_css() {
+            if pp.last_round_min_rtt == u32::MAX {
+                return;
+            }
+            let thresh = hystart_pp_rtt_thresh(pp.last_round_min_rtt);
+            if pp.current_round_min_rtt as u64 >= pp.last_round_min_rtt as u64 + thresh as u64 {
+                // "exit slow start and enter CSS"
+                pp.css_baseline_min_rtt = pp.current_round_min_rtt;
+                pp.css_rounds = 1;
+                pp.css_acked = 0;
+            }
+        } else if pp.current_round_min_rtt < pp.css_baseline_min_rtt {
+            // "resume slow start including HyStart++": the exit was spurious (jitter).
+            pp.css_baseline_min_rtt = u32::MAX;
+        }
+    }
+
+    /// RFC 9406 §4.2 growth per ACK: min(N, L) segments in slow start, a CSS_GROWTH_DIVISOR-th
+    /// of that in CSS (remainders carried to the next ACK).
+    fn hystart_pp_grow(&mut self, tp: &mut TcpState, acked: u32) {
+        let l = if tp.pacing_needed {
+            u32::MAX
+        } else {
+            HSPP_L_NON_PACED
+        };
+        let mut grow = acked.min(l);
+        if self.pp.in_css() {
+            self.pp.css_acked += grow;
+            grow = self.pp.css_acked / HSPP_CSS_GROWTH_DIVISOR;
+            self.pp.css_acked %= HSPP_CSS_GROWTH_DIVISOR;
+        }
+        tp.slow_start(grow); // ssthresh is infinite: all of it
     }
 
     /// For tests: (W_max, K in 2^-10 s, cnt).
@@ -539,6 +918,18 @@ impl Cubic {
 /// HYSTART_DELAY_THRESH, tcp_cubic.c: clamp(x, 4 ms, 16 ms).
 fn hystart_delay_thresh(x_us: u32) -> u32 {
     x_us.clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US)
+}
+
+/// HYSTART_DELAY_THRESH, Linux 4.10 tcp_cubic.c: clamp(x, 4<<3, 16<<3), in ms<<3.
+fn hystart_delay_thresh_4_10(x_ms8: u32) -> u32 {
+    x_ms8.clamp(HYSTART_DELAY_MIN_4_10, HYSTART_DELAY_MAX_4_10)
+}
+
+/// RFC 9406 §4.2: RttThresh = max(MIN_RTT_THRESH, min(lastRoundMinRTT / MIN_RTT_DIVISOR,
+/// MAX_RTT_THRESH)), µs.
+fn hystart_pp_rtt_thresh(last_round_min_rtt_us: u32) -> u32 {
+    (last_round_min_rtt_us / HSPP_MIN_RTT_DIVISOR)
+        .clamp(HSPP_MIN_RTT_THRESH_US, HSPP_MAX_RTT_THRESH_US)
 }
 
 /// cubic_root, tcp_cubic.c: ∛a by a table lookup on the top bits and one Newton-Raphson step
@@ -582,6 +973,10 @@ impl CongestionControl for Cubic {
         if self.p.hystart {
             self.hystart_reset(tp);
         }
+        self.pp = HyStartPP {
+            window_end: tp.snd_nxt,
+            ..HyStartPP::default()
+        };
     }
 
     /// cubictcp_recalc_ssthresh: end the epoch, remember W_max (lowered by fast convergence when
@@ -605,6 +1000,17 @@ impl CongestionControl for Cubic {
         }
         let mut acked = acked;
         if tp.in_slow_start() {
+            if self.hystart_pp_active(tp) {
+                self.hystart_pp_grow(tp, acked);
+                return;
+            }
+            // Linux 4.10 starts a new HyStart round here, `after(ack, ca->end_seq)`.
+            if self.p.hystart_version == HystartVersion::Linux4_10
+                && self.p.hystart
+                && tp.snd_una > self.hs.end_seq
+            {
+                self.hystart_reset(tp);
+            }
             acked = tp.slow_start(acked);
             if acked == 0 {
                 return;
@@ -654,8 +1060,44 @@ impl CongestionControl for Cubic {
         if self.bic.delay_min == 0 || self.bic.delay_min > delay {
             self.bic.delay_min = delay;
         }
-        if !self.hs.found && tp.in_slow_start() && self.p.hystart {
-            self.hystart_update(tp, delay);
+        if self.p.hystart_pp {
+            // Later slow starts (after a loss or an RTO) are standard ones: no Linux HyStart.
+            if self.hystart_pp_active(tp) && tp.in_slow_start() {
+                self.hystart_pp_update(tp, delay);
+            }
+            return;
+        }
+        match self.p.hystart_version {
+            HystartVersion::Linux6 => {
+                if !self.hs.found && tp.in_slow_start() && self.p.hystart {
+                    self.hystart_update(tp, delay);
+                }
+            }
+            HystartVersion::Linux4_10 => {
+                // delay = (rtt_us << 3) / USEC_PER_MSEC, at least 1.
+                let delay = (((sample.rtt_us as u64) << 3) / 1000).max(1) as u32;
+                if self.bic.delay_min_ms8 == 0 || self.bic.delay_min_ms8 > delay {
+                    self.bic.delay_min_ms8 = delay;
+                }
+                if !self.hs.found
+                    && self.p.hystart
+                    && tp.in_slow_start()
+                    && tp.snd_cwnd >= self.p.hystart_low_window
+                {
+                    self.hystart_update_4_10(tp, delay);
+                }
+            }
+        }
+    }
+
+    /// "css" while HyStart++ is in Conservative Slow Start.
+    fn mode(&self, tp: &TcpState) -> &'static str {
+        if self.hystart_pp_active(tp) && self.pp.in_css() {
+            "css"
+        } else if tp.in_slow_start() {
+            "slow_start"
+        } else {
+            "cong_avoid"
         }
     }
 }
@@ -1084,6 +1526,372 @@ mod tests {
         assert_eq!(c.bic.delay_min, 20_000);
     }
 
+    // ---- Linux 4.10 HyStart (hystart_version = "4.10") ----
+
+    fn v4_10(detect: u8) -> CubicParams {
+        CubicParams {
+            hystart_version: HystartVersion::Linux4_10,
+            hystart_detect: detect,
+            ..Default::default()
+        }
+    }
+
+    /// Feeds the first sample (`delay_min`), then starts a new round the 4.10 way: cong_avoid
+    /// sees an ACK past end_seq.
+    fn open_round_4_10(c: &mut Cubic, tp: &mut TcpState, delay_min_us: i64) {
+        c.pkts_acked(tp, &ack(delay_min_us));
+        tp.snd_una = 1001;
+        tp.snd_nxt = 2000;
+        tp.is_cwnd_limited = true;
+        c.cong_avoid(tp, 1); // cwnd 20 → 21, new round at end_seq 2000 (4.10)
+    }
+
+    #[test]
+    fn linux_4_10_delay_threshold_is_clamped_to_4_and_16_ms_in_ms_shifted_3() {
+        // delay_min >> 3 in ms<<3 units: 10 ms = 80 → 10 → 32 (4 ms); 100 ms = 800 → 100
+        // (12.5 ms); 200 ms = 1600 → 200 → 128 (16 ms).
+        assert_eq!(hystart_delay_thresh_4_10(80 >> 3), 32);
+        assert_eq!(hystart_delay_thresh_4_10(800 >> 3), 100);
+        assert_eq!(hystart_delay_thresh_4_10(1600 >> 3), 128);
+    }
+
+    #[test]
+    fn linux_4_10_delay_exit_compares_in_eighths_of_a_ms() {
+        // delay_min = 100 ms = 800 (ms<<3); threshold 800 + 100 = 900 = 112.5 ms. A sample of
+        // 112.501 ms is (112501 << 3)/1000 = 900: not above (6.x fires at 112.501 ms, see
+        // above); 112.625 ms is 901: fires, on the 9th sample of the round.
+        for (rtt, fires) in [(112_501i64, false), (112_624, false), (112_625, true)] {
+            let (mut c, mut tp) = slow_start(v4_10(HYSTART_DELAY), 20);
+            open_round_4_10(&mut c, &mut tp, 100_000);
+            assert_eq!((c.bic.delay_min_ms8, c.hs.end_seq), (800, 2000));
+            for i in 1..=8 {
+                tp.now += 3 * MS;
+                c.pkts_acked(&mut tp, &ack(rtt));
+                assert!(!c.hs.found, "fired after {i} samples");
+            }
+            tp.now += 3 * MS;
+            c.pkts_acked(&mut tp, &ack(rtt));
+            assert_eq!(c.hs.found, fires, "rtt {rtt}");
+            assert_eq!(tp.snd_ssthresh, if fires { 21 } else { INFINITE_SSTHRESH });
+        }
+    }
+
+    #[test]
+    fn linux_4_10_curr_rtt_is_the_min_of_the_first_8_samples_only() {
+        // Eight samples at 120 ms, then one at 100 ms: 4.10's curr_rtt stays 960 (120 ms) and
+        // exits; 6.x takes the 9th sample into the minimum (100 ms) and does not.
+        for (version, exits) in [
+            (HystartVersion::Linux4_10, true),
+            (HystartVersion::Linux6, false),
+        ] {
+            let p = CubicParams {
+                hystart_version: version,
+                hystart_detect: HYSTART_DELAY,
+                ..Default::default()
+            };
+            let (mut c, mut tp) = slow_start(p, 20);
+            open_round_4_10(&mut c, &mut tp, 100_000);
+            for _ in 0..8 {
+                tp.now += 3 * MS;
+                c.pkts_acked(&mut tp, &ack(120_000));
+            }
+            tp.now += 3 * MS;
+            c.pkts_acked(&mut tp, &ack(100_000));
+            assert_eq!(c.hs.found, exits, "{version:?}");
+        }
+    }
+
+    #[test]
+    fn linux_4_10_ack_train_fires_past_half_the_min_rtt_in_ms_paced_or_not() {
+        // delay_min = 100 ms = 800; 800 >> 4 = 50 ms. ACKs 1 ms apart (≤ hystart_ack_delta,
+        // 2 ms): fires on the ACK 51 ms after the round start, with no ack_delay cushion and no
+        // doubling when paced (6.x: 51 and 102 ms, see above).
+        for paced in [false, true] {
+            let (mut c, mut tp) = slow_start(v4_10(HYSTART_ACK_TRAIN), 40);
+            tp.pacing_rate = 1_000_000;
+            tp.pacing_needed = paced;
+            open_round_4_10(&mut c, &mut tp, 100_000);
+            let t0 = tp.now;
+            let mut fired = None;
+            for ms in 1..=150 {
+                tp.now = t0 + ms * MS;
+                c.pkts_acked(&mut tp, &ack(100_000));
+                if c.hs.found {
+                    fired = Some(ms);
+                    break;
+                }
+            }
+            assert_eq!(fired, Some(51), "paced {paced}");
+            assert_eq!(tp.snd_ssthresh, 41);
+        }
+    }
+
+    #[test]
+    fn linux_4_10_round_starts_in_cong_avoid_not_in_pkts_acked() {
+        let (mut c, mut tp) = slow_start(v4_10(HYSTART_DELAY), 20);
+        c.pkts_acked(&mut tp, &ack(100_000));
+        // snd_una is past end_seq, but pkts_acked does not start a round in 4.10.
+        assert_eq!((c.hs.end_seq, c.hs.sample_cnt), (0, 1));
+        tp.is_cwnd_limited = true;
+        tp.now += 7 * MS;
+        c.cong_avoid(&mut tp, 1);
+        assert_eq!((c.hs.end_seq, c.hs.sample_cnt, c.hs.curr_rtt), (1000, 0, 0));
+        assert_eq!(c.hs.round_start, Cubic::clock_ms(tp.now));
+    }
+
+    #[test]
+    fn linux_4_10_cubic_looks_ahead_by_the_ms_rounded_delay_min() {
+        // delay_min 100.9 ms: 4.10 keeps 807 (ms<<3) and looks ahead msecs_to_jiffies(100)
+        // = 100 jiffies at HZ 1000; 6.x usecs_to_jiffies(100900) = 101.
+        let p = CubicParams {
+            hz: 1000,
+            hystart_version: HystartVersion::Linux4_10,
+            ..Default::default()
+        };
+        let mut c = Cubic::new(p);
+        c.bic.delay_min_ms8 = (100_900u64 * 8 / 1000) as u32;
+        c.bic.delay_min = 100_900;
+        assert_eq!(c.bic.delay_min_ms8, 807);
+        assert_eq!(c.delay_min_jiffies(), 100);
+        assert_eq!(cubic().usecs_to_jiffies(100_900), 101);
+    }
+
+    // ---- the triple delay check (hystart_delay_checks) ----
+
+    /// Opens a new round (6.x: hystart_update sees snd_una past end_seq) and feeds `n` samples
+    /// of `rtt_us`, 3 ms apart. Returns whether HyStart found the exit.
+    fn delay_round(c: &mut Cubic, tp: &mut TcpState, rtt_us: i64, n: u32) -> bool {
+        tp.snd_una = tp.snd_nxt + 1;
+        tp.snd_nxt += 1000;
+        for _ in 0..n {
+            tp.now += 3 * MS;
+            c.pkts_acked(tp, &ack(rtt_us));
+        }
+        c.hs.found
+    }
+
+    fn triple(count: DelayCount) -> (Cubic, TcpState) {
+        let p = CubicParams {
+            hystart_detect: HYSTART_DELAY,
+            hystart_delay_checks: 3,
+            hystart_delay_count: count,
+            ..Default::default()
+        };
+        let (mut c, mut tp) = slow_start(p, 20);
+        c.pkts_acked(&mut tp, &ack(100_000)); // delay_min 100 ms: threshold 112.5 ms
+        (c, tp)
+    }
+
+    const HIT: i64 = 120_000; // above 112.5 ms
+    const CLEAN: i64 = 105_000; // below
+
+    #[test]
+    fn triple_check_counts_a_round_once_however_many_samples_exceed() {
+        let (mut c, mut tp) = triple(DelayCount::Cumulative);
+        assert!(!delay_round(&mut c, &mut tp, HIT, 40));
+        assert_eq!(c.hs.delay_hits, 1);
+        assert!(!delay_round(&mut c, &mut tp, HIT, 40));
+        assert!(delay_round(&mut c, &mut tp, HIT, 9), "third round exits");
+        assert_eq!(c.hs.delay_hits, 3);
+        assert_eq!(tp.snd_ssthresh, 20);
+    }
+
+    #[test]
+    fn triple_check_cumulative_counts_across_clean_rounds() {
+        let (mut c, mut tp) = triple(DelayCount::Cumulative);
+        assert!(!delay_round(&mut c, &mut tp, HIT, 9));
+        assert!(!delay_round(&mut c, &mut tp, HIT, 9));
+        assert!(!delay_round(&mut c, &mut tp, CLEAN, 9));
+        assert_eq!(c.hs.delay_hits, 2);
+        assert!(delay_round(&mut c, &mut tp, HIT, 9));
+    }
+
+    #[test]
+    fn triple_check_consecutive_restarts_after_a_clean_evaluated_round() {
+        let (mut c, mut tp) = triple(DelayCount::Consecutive);
+        assert!(!delay_round(&mut c, &mut tp, HIT, 9));
+        assert!(!delay_round(&mut c, &mut tp, HIT, 9));
+        assert!(!delay_round(&mut c, &mut tp, CLEAN, 9)); // evaluated (9 samples), clean
+        assert!(!delay_round(&mut c, &mut tp, HIT, 9)); // the run restarts here...
+        assert_eq!(c.hs.delay_hits, 1);
+        assert!(!delay_round(&mut c, &mut tp, HIT, 9));
+        // ...and a round too short to evaluate (8 samples) neither counts nor breaks it.
+        assert!(!delay_round(&mut c, &mut tp, CLEAN, 8));
+        assert_eq!(c.hs.delay_hits, 2);
+        assert!(delay_round(&mut c, &mut tp, HIT, 9));
+    }
+
+    #[test]
+    fn triple_check_default_of_one_is_linux() {
+        let (mut c, mut tp) = slow_start(
+            CubicParams {
+                hystart_detect: HYSTART_DELAY,
+                ..Default::default()
+            },
+            20,
+        );
+        c.pkts_acked(&mut tp, &ack(100_000));
+        assert!(delay_round(&mut c, &mut tp, HIT, 9));
+    }
+
+    #[test]
+    fn triple_check_applies_to_linux_4_10_too_and_an_rto_clears_it() {
+        let p = CubicParams {
+            hystart_delay_checks: 2,
+            ..v4_10(HYSTART_DELAY)
+        };
+        let (mut c, mut tp) = slow_start(p, 20);
+        open_round_4_10(&mut c, &mut tp, 100_000);
+        for _ in 0..9 {
+            c.pkts_acked(&mut tp, &ack(HIT));
+        }
+        assert_eq!((c.hs.delay_hits, c.hs.found), (1, false));
+        c.set_state(&mut tp, CaState::Loss);
+        assert_eq!(c.hs.delay_hits, 0);
+    }
+
+    // ---- HyStart++ (RFC 9406) ----
+
+    fn hspp(cwnd: u32) -> (Cubic, TcpState) {
+        let p = CubicParams {
+            hystart_pp: true,
+            ..Default::default()
+        };
+        let mut c = Cubic::new(p);
+        let mut tp = TcpState {
+            now: 5 * S,
+            snd_cwnd: cwnd,
+            snd_nxt: 0,
+            is_cwnd_limited: true,
+            ..Default::default()
+        };
+        c.init(&mut tp);
+        (c, tp)
+    }
+
+    /// A HyStart++ round: snd_una passes windowEnd, then `n` samples of `rtt_us`.
+    fn pp_round(c: &mut Cubic, tp: &mut TcpState, rtt_us: i64, n: u32) {
+        tp.snd_una = tp.snd_nxt + 1;
+        tp.snd_nxt += 1000;
+        for _ in 0..n {
+            tp.now += MS;
+            c.pkts_acked(tp, &ack(rtt_us));
+        }
+    }
+
+    #[test]
+    fn hystart_pp_rtt_thresh_is_an_eighth_of_the_last_round_clamped_to_4_and_16_ms() {
+        assert_eq!(hystart_pp_rtt_thresh(20_000), 4000); // 2.5 ms → 4 ms
+        assert_eq!(hystart_pp_rtt_thresh(80_000), 10_000);
+        assert_eq!(hystart_pp_rtt_thresh(200_000), 16_000); // 25 ms → 16 ms
+    }
+
+    #[test]
+    fn hystart_pp_enters_css_on_the_8th_sample_of_a_round_at_last_min_plus_thresh() {
+        // lastRoundMinRTT 80 ms: RttThresh 10 ms, so CSS needs currentRoundMinRTT ≥ 90 ms.
+        for (rtt, enters) in [(89_999i64, false), (90_000, true)] {
+            let (mut c, mut tp) = hspp(20);
+            pp_round(&mut c, &mut tp, 80_000, 8);
+            pp_round(&mut c, &mut tp, rtt, 7);
+            assert!(!c.pp.in_css(), "7 samples are not enough");
+            pp_round_more(&mut c, &mut tp, rtt, 1);
+            assert_eq!(c.pp.in_css(), enters, "rtt {rtt}");
+            if enters {
+                assert_eq!(c.pp.css_baseline_min_rtt, 90_000);
+                assert_eq!(c.mode(&tp), "css");
+                assert_eq!(
+                    tp.snd_ssthresh, INFINITE_SSTHRESH,
+                    "CSS is still slow start"
+                );
+            }
+        }
+        // The first round has no lastRoundMinRTT: no exit whatever the RTT.
+        let (mut c, mut tp) = hspp(20);
+        pp_round(&mut c, &mut tp, 500_000, 20);
+        assert!(!c.pp.in_css());
+    }
+
+    /// More samples in the current round.
+    fn pp_round_more(c: &mut Cubic, tp: &mut TcpState, rtt_us: i64, n: u32) {
+        for _ in 0..n {
+            tp.now += MS;
+            c.pkts_acked(tp, &ack(rtt_us));
+        }
+    }
+
+    fn in_css() -> (Cubic, TcpState) {
+        let (mut c, mut tp) = hspp(20);
+        pp_round(&mut c, &mut tp, 80_000, 8);
+        pp_round(&mut c, &mut tp, 95_000, 8);
+        assert!(c.pp.in_css());
+        (c, tp)
+    }
+
+    #[test]
+    fn hystart_pp_grows_by_min_n_l_in_slow_start_and_a_quarter_of_that_in_css() {
+        // Slow start, unpaced: L = 8, so an ACK of 20 segments adds 8; paced: L = ∞, 20.
+        for (paced, grown) in [(false, 8), (true, 20)] {
+            let (mut c, mut tp) = hspp(20);
+            tp.pacing_needed = paced;
+            c.cong_avoid(&mut tp, 20);
+            assert_eq!(tp.snd_cwnd, 20 + grown, "paced {paced}");
+        }
+        // CSS: one segment per ACK, cwnd + 1/4 each: +1 after 4 ACKs, +2 after 8.
+        let (mut c, mut tp) = in_css();
+        for (acks, cwnd) in [(3, 20), (1, 21), (4, 22)] {
+            for _ in 0..acks {
+                c.cong_avoid(&mut tp, 1);
+            }
+            assert_eq!(tp.snd_cwnd, cwnd);
+        }
+        // An ACK of 20 in CSS, unpaced: min(20, 8)/4 = 2.
+        c.cong_avoid(&mut tp, 20);
+        assert_eq!(tp.snd_cwnd, 24);
+    }
+
+    #[test]
+    fn hystart_pp_css_ends_in_congestion_avoidance_after_5_rounds_counting_the_partial_one() {
+        let (mut c, mut tp) = in_css(); // entered mid-round: round 1 of CSS
+        for round in 2..=5 {
+            pp_round(&mut c, &mut tp, 95_000, 8);
+            assert_eq!(c.pp.css_rounds, round);
+            assert_eq!(tp.snd_ssthresh, INFINITE_SSTHRESH);
+        }
+        tp.snd_cwnd = 33;
+        pp_round(&mut c, &mut tp, 95_000, 1); // the 5th round is complete
+        assert_eq!(tp.snd_ssthresh, 33);
+        assert_eq!(c.mode(&tp), "cong_avoid");
+        // And HyStart++ is over: CUBIC's own congestion avoidance from here.
+        assert!(!c.hystart_pp_active(&tp));
+    }
+
+    #[test]
+    fn hystart_pp_css_returns_to_slow_start_when_the_rtt_falls_below_the_baseline() {
+        let (mut c, mut tp) = in_css(); // baseline 95 ms
+        pp_round(&mut c, &mut tp, 94_999, 7);
+        assert!(c.pp.in_css(), "7 samples are not enough");
+        pp_round_more(&mut c, &mut tp, 94_999, 1);
+        assert!(!c.pp.in_css());
+        assert_eq!(c.mode(&tp), "slow_start");
+        let cwnd = tp.snd_cwnd;
+        c.cong_avoid(&mut tp, 4);
+        assert_eq!(tp.snd_cwnd, cwnd + 4, "full slow-start growth again");
+    }
+
+    #[test]
+    fn hystart_pp_is_only_for_the_initial_slow_start() {
+        // After a loss (ssthresh set), slow start is the standard one: no L cap, no CSS.
+        let (mut c, mut tp) = hspp(20);
+        tp.snd_ssthresh = 100;
+        c.cong_avoid(&mut tp, 20);
+        assert_eq!(tp.snd_cwnd, 40);
+        pp_round(&mut c, &mut tp, 80_000, 8);
+        pp_round(&mut c, &mut tp, 200_000, 9);
+        assert!(!c.pp.in_css());
+        assert!(!c.hs.found, "nor Linux's HyStart");
+        assert_eq!(tp.snd_ssthresh, 100);
+    }
+
     // ---- state and events ----
 
     #[test]
@@ -1171,5 +1979,46 @@ mod tests {
         assert!(e.message.contains("\"ack_train\""), "{}", e.message);
         let e = build_err(&[("hz", toml::Value::Integer(200))]);
         assert_eq!(e.key, "hz");
+    }
+
+    #[test]
+    fn hystart_variant_parameters_are_read_and_validated() {
+        let p = CubicParams::from_table(&params(&[
+            ("hystart_version", toml::Value::String("4.10".into())),
+            ("hystart_delay_checks", toml::Value::Integer(3)),
+            (
+                "hystart_delay_count",
+                toml::Value::String("consecutive".into()),
+            ),
+        ]))
+        .unwrap();
+        assert_eq!(p.hystart_version, HystartVersion::Linux4_10);
+        assert_eq!(p.hystart_delay_checks, 3);
+        assert_eq!(p.hystart_delay_count, DelayCount::Consecutive);
+        let p = CubicParams::from_table(&params(&[(
+            "hystart",
+            toml::Value::String("hystart++".into()),
+        )]))
+        .unwrap();
+        assert!(p.hystart && p.hystart_pp);
+
+        let e = build_err(&[("hystart", toml::Value::String("hystart+".into()))]);
+        assert_eq!(e.key, "hystart");
+        assert!(e.message.contains("\"hystart++\""), "{}", e.message);
+        let e = build_err(&[("hystart_version", toml::Value::String("5.4".into()))]);
+        assert_eq!(e.key, "hystart_version");
+        assert!(e.message.contains("\"6.x\", \"4.10\""), "{}", e.message);
+        let e = build_err(&[("hystart_delay_count", toml::Value::String("some".into()))]);
+        assert_eq!(e.key, "hystart_delay_count");
+        assert!(e.message.contains("\"cumulative\""), "{}", e.message);
+        let e = build_err(&[("hystart_delay_checks", toml::Value::Integer(0))]);
+        assert_eq!(e.key, "hystart_delay_checks");
+        let e = build_err(&[
+            ("hystart", toml::Value::String("hystart++".into())),
+            ("hystart_delay_checks", toml::Value::Integer(3)),
+        ]);
+        assert_eq!(e.key, "hystart_delay_checks");
+        assert!(e.message.contains("RFC 9406"), "{}", e.message);
+        assert!(!e.message.contains('\n'));
     }
 }
