@@ -41,6 +41,22 @@ def test_a_change_from_python_equals_the_same_scheduled_action():
     assert set(stepped.timeseries.loc[stepped.timeseries.time_s < 4, "cc"]) == {"cubic"}
 
 
+def test_a_delay_scaled_handoff_from_python_equals_the_scheduled_one():
+    """seed-002 Eq. 6.3 through set_cc: the same window as the [[actions]] entry, and that
+    window is the mean cwnd of the last 5 samples times Dmin / their mean RTT (< the live one
+    with a standing queue)."""
+    scheduled = rove.run(with_actions({"at": "4s", "flow": "a", "cc": "reno",
+                                       "handoff": "delay_scaled", "samples": 5}))
+    sim = rove.Simulation(SCENARIO).run_until("4s")
+    before = sim.flow("a").stats()[0]
+    sim.flow("a").set_cc("reno", handoff="delay_scaled", samples=5)
+    after = sim.flow("a").stats()[0]
+    assert after["cc"] == "reno" and 2 <= after["cwnd_pkts"] < before["cwnd_pkts"]
+    stepped = sim.run()
+    cols = ["time_s", "cc", "cwnd_pkts", "bytes_delivered"]
+    pd.testing.assert_frame_equal(scheduled.timeseries[cols], stepped.timeseries[cols])
+
+
 def test_stats_show_what_a_controller_sees():
     sim = rove.Simulation(SCENARIO).run_until("2s")
     (s,) = sim.flow("a").stats()

@@ -117,10 +117,12 @@ class FlowHandle:
 
     def set_cc(self, cc: str, handoff: str = "keep", cwnd: int | None = None,
                ssthresh: int | None = None, cc_params: dict | None = None,
-               subflow: int | None = None) -> None:
-        """Switch the congestion control now (Linux ``setsockopt(TCP_CONGESTION)``)."""
+               subflow: int | None = None, samples: int | None = None) -> None:
+        """Switch the congestion control now (Linux ``setsockopt(TCP_CONGESTION)``); the
+        handoff is ``"keep"``, ``"set"`` (with ``cwnd``/``ssthresh``) or ``"delay_scaled"``
+        (seed-002 Eq. 6.3 over the last ``samples`` RTT samples, default 7)."""
         self._sim.act(flow=self.name, subflow=subflow, cc=cc, handoff=handoff, cwnd=cwnd,
-                      ssthresh=ssthresh, cc_params=cc_params)
+                      ssthresh=ssthresh, cc_params=cc_params, samples=samples)
 
     def clamp_rwnd(self, size: str) -> None:
         """Clamp the advertised receive window from now on (``TCP_WINDOW_CLAMP``)."""
