@@ -6,7 +6,7 @@ For each benchmark scenario given (default: bench/dumbbell-10x100.toml) it print
 1. the engine alone, once per algorithm (reno, cubic, bbr, bbr2, bbr2plus), each run in its own process:
    ``target/release/rove-bench SCENARIO --set flows.0.cc=ALGO`` (wall time, events/s, peak RSS,
    as that binary prints them);
-2. the full Python path: ``rove run SCENARIO -o build/bench/NAME --quiet`` in a fresh process,
+2. the full Python path: ``rove run SCENARIO -o build/bench/NAME --quiet --force`` in a fresh process,
    timed from outside (interpreter start, the run, converting and writing the Parquet files), with
    the engine's own ``wall_s`` from summary.json and the child's peak RSS.
 
@@ -90,8 +90,9 @@ def _traces(binary: Path) -> int:
 
 def _python_path(scenario: Path) -> int:
     out = ROOT / "build" / "bench" / scenario.stem
-    cmd = _rove_command() + ["run", str(scenario), "-o", str(out), "--quiet"]
-    print(f"$ rove run {scenario} -o {out.relative_to(ROOT)} --quiet", flush=True)
+    # --force: build/bench/ is the benchmark's own scratch space, rewritten by every `make bench`
+    cmd = _rove_command() + ["run", str(scenario), "-o", str(out), "--quiet", "--force"]
+    print(f"$ rove run {scenario} -o {out.relative_to(ROOT)} --quiet --force", flush=True)
     t0 = time.perf_counter()
     returncode, peak_kib = _run_measured(cmd)
     wall = time.perf_counter() - t0
