@@ -287,7 +287,7 @@ impl LinkModel for Wifi {
     fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
         self.stats.arrived_pkts += 1;
         let station = usize::from(packet.port / 2);
-        let (queue, i) = if packet.port % 2 == 0 {
+        let (queue, i) = if packet.port.is_multiple_of(2) {
             (&mut self.ap_queues[station], 0)
         } else {
             (&mut self.sta_queues[station], station + 1)
@@ -312,7 +312,9 @@ impl LinkModel for Wifi {
         }
         self.rebase(now);
         self.load(i, now, out);
-        if self.tx[i].backoff.is_none() {
+        // A backoff that is over (or ends at this boundary with nothing to send): the frame
+        // needs a new one if the medium is busy, else it goes at the next slot boundary.
+        if matches!(self.tx[i].backoff, None | Some(0)) {
             self.tx[i].backoff = Some(if now < self.idle_from {
                 // The medium is busy (or within DIFS): back off (10.3.4.2).
                 let cw = self.tx[i].cw;

@@ -150,3 +150,48 @@ fn the_cw_doubles_on_failure_up_to_cwmax() {
     }
     assert_eq!(seen, vec![15, 31, 63, 127, 255, 511, 1023, 1023, 1023]);
 }
+
+#[test]
+fn two_backoffs_ending_in_one_slot_collide_and_both_frames_fail() {
+    let mut w = cell("retry_limit = 1\n[stations.a]\n[stations.b]", 10);
+    let mut out = Vec::new();
+    // Both get a frame at 0, the first boundary of an idle medium: both send at once.
+    let t = offer(&mut w, 0, 1, 1, &mut out).unwrap();
+    assert_eq!(t, 0);
+    assert_eq!(offer(&mut w, 0, 2, 3, &mut out), None);
+    assert_eq!(w.service(0, &mut out), None);
+    let reason = DropReason::MacRetryLimit;
+    assert_eq!(
+        out,
+        vec![
+            LinkOutput::Drop { id: 1, reason },
+            LinkOutput::Drop { id: 2, reason }
+        ]
+    );
+    // The medium is busy for the frames, then EIFS: the next frame backs off from there.
+    assert_eq!(w.idle_from, phy::data_ns(1500, 7) + phy::eifs_ns());
+    assert_eq!(w.stats().mac_drops, 2);
+    assert_eq!(w.stats().queue_drops, 0);
+}
+
+#[test]
+fn a_collision_doubles_the_cw_and_the_frame_is_retried() {
+    let mut w = cell("[stations.a]\n[stations.b]", 10);
+    let mut out = Vec::new();
+    let t = offer(&mut w, 0, 1, 1, &mut out).unwrap();
+    offer(&mut w, 0, 2, 3, &mut out);
+    let next = w.service(t, &mut out);
+    assert!(out.is_empty());
+    assert_eq!((w.tx[1].cw, w.tx[2].cw), (31, 31));
+    assert_eq!(w.tx[1].frame.map(|f| f.attempts), Some(1));
+    run(&mut w, next, u64::MAX, &mut out);
+    let mut ids: Vec<u32> = out
+        .iter()
+        .map(|o| match o {
+            LinkOutput::Deliver { id, .. } => *id,
+            LinkOutput::Drop { .. } => panic!("retried, not dropped"),
+        })
+        .collect();
+    ids.sort();
+    assert_eq!(ids, vec![1, 2]);
+}
