@@ -176,3 +176,47 @@ fn a_mac_drop_is_never_counted_as_a_queue_drop() {
         "unaccounted packets"
     );
 }
+
+/// A cell's keys are checked when the scenario is parsed, each error naming the full key and
+/// what is accepted; keys that make no sense for a cell name the kind.
+#[test]
+fn bad_cell_keys_are_one_line_errors_naming_the_full_key() {
+    let scenario = |air: &str| {
+        format!(
+            "duration = \"1s\"\n[links.air]\nkind = \"wifi\"\n{air}\n[[flows]]\npath = [\"air:s1\"]\nack_path = [\"air:s1:up\"]\n"
+        )
+    };
+    let err = |air: &str| {
+        let e = rove_world::parse(
+            &scenario(air),
+            &rove_world::ParseOptions {
+                source: "<test>",
+                ..Default::default()
+            },
+        )
+        .map(|_| ())
+        .unwrap_err();
+        assert!(!e.to_string().contains('\n'), "{e}");
+        (e.location, e.message)
+    };
+    let (at, msg) = err("[links.air.stations.s1]\nsnr = \"loud\"");
+    assert_eq!(at, "links.air.stations.s1.snr");
+    assert!(msg.contains("\"30dB\""), "{msg}");
+    let (at, msg) = err("rate = \"10Mbps\"\n[links.air.stations.s1]");
+    assert_eq!(at, "links.air.rate");
+    assert!(msg.contains("kind \"wifi\""), "{msg}");
+    let (at, msg) = err("standard = \"80211ac\"\n[links.air.stations.s1]");
+    assert_eq!(at, "links.air.standard");
+    assert!(msg.contains("not built yet"), "{msg}");
+    let (at, msg) = err("[links.air.stations.s2]");
+    assert_eq!(at, "flows[0].path[0]");
+    assert!(msg.contains("s2:up"), "{msg}");
+    // A good cell parses, its stations' ports resolved.
+    let s = rove_world::parse(
+        &scenario("[links.air.stations.s1]\nsnr = \"30dB\""),
+        &rove_world::ParseOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(s.links[0].ports, vec!["s1", "s1:up"]);
+    assert_eq!(s.flows[0].ack_path[0].port, 1);
+}
