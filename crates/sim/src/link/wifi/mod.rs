@@ -39,7 +39,7 @@
 mod params;
 pub mod phy;
 
-pub use params::{parse as parse_params, WifiParams, KIND};
+pub use params::KIND;
 
 use super::model::{LinkModel, Offer};
 use super::queue::{Queue, QueuedPacket};
@@ -83,7 +83,7 @@ pub struct Wifi {
     name: String,
     ports: Vec<String>,
     retry_limit: u32,
-    /// Per station: MCS, data-frame air time of a 1500-byte packet is computed per frame.
+    /// Each station's MCS (of its frames both ways).
     mcs: Vec<usize>,
     delay_ns: Nanos,
     /// The AP's queues, one per station, and the station whose turn is next.
