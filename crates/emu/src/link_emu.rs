@@ -27,7 +27,7 @@ use crate::rtt::{sack_blocks, tcp_fields, RttTracker};
 use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
 use crate::tun::Tun;
-use rove_scenario::Scenario;
+use rove_scenario::{ParseOptions, Scenario, ScenarioError};
 use rove_sim::link::{model as link_model, AnyLink, LinkOutput, Offer};
 use rove_sim::Nanos;
 use std::cmp::Reverse;
@@ -164,6 +164,33 @@ pub struct Emulator {
     write_errors: u64,
     lateness: Lateness,
     write_time: Lateness,
+}
+
+/// Parses a scenario file for the kernel backend with the engine's link models (their kinds,
+/// their own keys and ports), as the simulator does.
+pub fn parse_scenario(
+    path: &std::path::Path,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+) -> Result<Scenario, ScenarioError> {
+    let source = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioError::new(
+            &source,
+            "file",
+            format!("cannot read the scenario file: {e}"),
+        )
+    })?;
+    let kinds = link_model::kinds();
+    let opts = ParseOptions {
+        source: &source,
+        base_dir: Some(path.parent().unwrap_or(std::path::Path::new(""))),
+        overrides,
+        seed,
+        known_link_kinds: &kinds,
+        ..Default::default()
+    };
+    rove_scenario::parse(&text, &opts)
 }
 
 impl Emulator {

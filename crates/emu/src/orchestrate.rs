@@ -98,7 +98,7 @@ pub fn available_cc() -> Vec<String> {
 
 /// Parses the scenario and rejects what the kernel backend cannot run.
 pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
-    let sc = rove_scenario::parse_file(&opts.scenario, &opts.overrides, opts.seed, &[])
+    let sc = crate::link_emu::parse_scenario(&opts.scenario, &opts.overrides, opts.seed)
         .map_err(|e| RunError::Usage(e.to_string()))?;
     let source = opts.scenario.display();
     let available = available_cc();

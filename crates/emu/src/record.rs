@@ -77,6 +77,7 @@ fn cause(reason: DropReason) -> &'static str {
         DropReason::Loss => "loss",
         DropReason::QueueFull => "queue",
         DropReason::Aqm => "aqm",
+        DropReason::MacRetryLimit => "mac",
     }
 }
 

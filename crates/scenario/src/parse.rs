@@ -21,8 +21,8 @@ use toml::{Table, Value};
 use crate::error::ScenarioError;
 use crate::seed::stream_seed;
 use crate::spec::{
-    FlowSpec, Hop, JitterDistribution, JitterSpec, LinkSpec, LossSpec, MultipathSpec, Nanos,
-    Outage, Process, QueueLimit, QueueSpec, RateChange, Scenario, Serializer, SubflowPath,
+    FlowSpec, Hop, JitterDistribution, JitterSpec, LinkKind, LinkSpec, LossSpec, MultipathSpec,
+    Nanos, Outage, Process, QueueLimit, QueueSpec, RateChange, Scenario, Serializer, SubflowPath,
     Workload, NS_PER_MS,
 };
 use crate::trace;
@@ -51,8 +51,9 @@ pub struct ParseOptions<'a> {
     pub known_schedulers: &'a [&'a str],
     /// Congestion-control couplings the engine knows, for `flows[].coupling`; empty accepts any.
     pub known_couplings: &'a [&'a str],
-    /// Link models the engine knows, for `links.NAME.kind`; empty accepts any.
-    pub known_link_kinds: &'a [&'a str],
+    /// Link models the engine knows, for `links.NAME.kind` and each model's own keys; empty
+    /// accepts any kind, parsed as a point-to-point link.
+    pub known_link_kinds: &'a [LinkKind],
     /// Path elements and controllers the engine knows, for `elements[].kind` and
     /// `controllers[].kind`; empty accepts any.
     pub known_elements: &'a [&'a str],
@@ -416,7 +417,7 @@ pub(crate) fn describe(value: &Value) -> String {
 }
 
 /// `prefix.key`, quoting `key` when it is not a bare TOML key.
-pub(crate) fn join(prefix: &str, key: &str) -> String {
+pub fn join(prefix: &str, key: &str) -> String {
     let bare = !key.is_empty()
         && key
             .chars()
@@ -802,17 +803,28 @@ impl<'a> Validator<'a> {
                 ),
             ));
         };
-        self.keys(t, &path, &[LINK_KEYS, QUEUE_PARAM_KEYS].concat())?;
         let kind = self
             .get(t, &path, "kind", read_string)?
             .unwrap_or_else(|| DEFAULT_LINK_KIND.to_string());
         let known = self.opts.known_link_kinds;
-        if !known.is_empty() && !known.contains(&kind.as_str()) {
+        let info = known.iter().find(|k| k.kind == kind);
+        if !known.is_empty() && info.is_none() {
+            let names: Vec<&str> = known.iter().map(|k| k.kind).collect();
             return Err(self.err(
                 join(&path, "kind"),
-                format!("unknown link kind {kind:?}; known: {}", known.join(", ")),
+                format!("unknown link kind {kind:?}; known: {}", names.join(", ")),
             ));
         }
+        if let Some(
+            info @ LinkKind {
+                common_keys: Some(common),
+                ..
+            },
+        ) = info
+        {
+            return self.model_link(name, t, &path, info, common);
+        }
+        self.keys(t, &path, &[LINK_KEYS, QUEUE_PARAM_KEYS].concat())?;
         Ok(LinkSpec {
             name: name.to_string(),
             kind,
@@ -823,6 +835,62 @@ impl<'a> Validator<'a> {
             jitter: self.jitter(t, &path)?,
             outages: self.outages(t, &path)?,
             ports: self.ports(t, &path)?,
+            model: Table::new(),
+        })
+    }
+
+    /// A link of a model with its own keys (`LinkKind::common_keys` is `Some`): the common keys
+    /// it takes, read as for any link, and its own keys, checked by the model. A common key it
+    /// does not take is an error naming the kind.
+    fn model_link(
+        &self,
+        name: &str,
+        t: &Table,
+        path: &str,
+        info: &LinkKind,
+        common: &[&str],
+    ) -> Res<LinkSpec> {
+        let accepted: Vec<&str> = ["kind"]
+            .iter()
+            .chain(common)
+            .chain(info.own_keys)
+            .copied()
+            .collect();
+        let all_common = [LINK_KEYS, QUEUE_PARAM_KEYS].concat();
+        if let Some(key) = t
+            .keys()
+            .find(|k| all_common.contains(&k.as_str()) && !accepted.contains(&k.as_str()))
+        {
+            return Err(self.err(
+                join(path, key),
+                format!(
+                    "{key} does not apply to a link of kind {:?}; its keys are: {}",
+                    info.kind,
+                    accepted.join(", ")
+                ),
+            ));
+        }
+        self.keys(t, path, &accepted)?;
+        let model: Table = t
+            .iter()
+            .filter(|(k, _)| info.own_keys.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let shape = (info.check)(&model)
+            .map_err(|(key, message)| self.err(format!("{path}.{key}"), message))?;
+        Ok(LinkSpec {
+            name: name.to_string(),
+            kind: info.kind.to_string(),
+            serializer: Serializer::Model {
+                peak_bps: shape.peak_bps,
+            },
+            delay_ns: self.get(t, path, "delay", read_time)?.unwrap_or(0),
+            queue: self.queue(t, path)?,
+            loss: LossSpec::None,
+            jitter: None,
+            outages: Vec::new(),
+            ports: shape.ports,
+            model,
         })
     }
 
@@ -1886,10 +1954,20 @@ impl<'a> Validator<'a> {
                     format!("expected a link name, got {}", describe(item)),
                 ));
             };
-            // A link named "a:b" (a quoted TOML key) is itself, whatever follows the colon.
-            let (link, port) = match entry.rsplit_once(':') {
-                Some((l, p)) if !names.contains(&entry.as_str()) => (l, Some(p)),
-                _ => (entry.as_str(), None),
+            // A link named "a:b" (a quoted TOML key) is itself, whatever follows the colon; else
+            // the longest prefix before a colon that names a link is the link, the rest its
+            // port (a port name may hold colons: a WiFi station's uplink `"air:s1:up"`).
+            let (link, port) = if names.contains(&entry.as_str()) {
+                (entry.as_str(), None)
+            } else {
+                let split = entry
+                    .rmatch_indices(':')
+                    .map(|(i, _)| (&entry[..i], &entry[i + 1..]))
+                    .find(|(l, _)| names.contains(l));
+                match split.or_else(|| entry.rsplit_once(':')) {
+                    Some((l, p)) => (l, Some(p)),
+                    None => (entry.as_str(), None),
+                }
             };
             let Some(link_index) = names.iter().position(|l| *l == link) else {
                 return Err(self.err(

@@ -67,9 +67,41 @@ pub struct LinkSpec {
     pub jitter: Option<JitterSpec>,
     /// Scheduled outages: the link sends nothing in `[start, end)`; its queue still fills.
     pub outages: Vec<Outage>,
-    /// Named destinations (key `ports`), each with a queue of its own; a path names one as
-    /// `"LINK:PORT"`. Empty: one queue for every packet.
+    /// Named destinations (key `ports`, or the ports a link model declares from its own keys,
+    /// as a WiFi cell's `"s1"` and `"s1:up"` per station), each with a queue of its own; a path
+    /// names one as `"LINK:PORT"`. Empty: one queue for every packet.
     pub ports: Vec<String>,
+    /// The link model's own keys (every key of `[links.NAME]` that is not a common link key),
+    /// already checked by the model's [`LinkKind::check`]; empty for the point-to-point link.
+    pub model: toml::Table,
+}
+
+/// What the scenario parser needs to know of a link model (the engine's registry of link
+/// models gives one per kind, `ParseOptions::known_link_kinds`): which of the common link keys
+/// it takes, which keys are its own, and how to check those.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkKind {
+    /// `links.NAME.kind`.
+    pub kind: &'static str,
+    /// The common link keys it takes besides `kind` (`delay`, `buffer`, ...); any other common
+    /// key is an error naming the kind. `None`: every common key (the point-to-point link,
+    /// whose serializer is `rate`, `rate_cycle` or `trace`).
+    pub common_keys: Option<&'static [&'static str]>,
+    /// The model's own keys (top level of `[links.NAME]`).
+    pub own_keys: &'static [&'static str],
+    /// Checks the model's own keys; returns the link's ports and peak rate, or the key that is
+    /// wrong (relative to `links.NAME`, e.g. `stations.s1.snr`) and a one-line message saying
+    /// what is accepted.
+    pub check: fn(&toml::Table) -> Result<ModelShape, (String, String)>,
+}
+
+/// What a link model's check tells the parser about one link.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelShape {
+    /// Port names, in port-number order (paths name them as `"LINK:PORT"`).
+    pub ports: Vec<String>,
+    /// The highest rate the model can serve, bit/s (estimates of a run's cost).
+    pub peak_bps: u64,
 }
 
 /// One entry of a path: a link (index into `Scenario::links`) and the port of it the packets
@@ -111,6 +143,9 @@ pub enum Serializer {
         period_ms: u32,
         origin: String,
     },
+    /// The link model schedules its own transmissions (a radio cell's channel access, its
+    /// rates per station); `peak_bps` is its highest rate, for estimates.
+    Model { peak_bps: u64 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

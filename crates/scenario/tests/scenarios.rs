@@ -5,11 +5,36 @@ use std::path::{Path, PathBuf};
 
 use rove_scenario::{
     parse, ActionTarget, Change, FlowSpec, HandoffSpec, Hop, JitterDistribution, JitterSpec,
-    LossSpec, Outage, ParseOptions, Process, QueueLimit, QueueSpec, RateChange, Scenario,
-    ScenarioError, Serializer, SubflowPath, Workload, NS_PER_MS, NS_PER_S,
+    LinkKind, LossSpec, ModelShape, Outage, ParseOptions, Process, QueueLimit, QueueSpec,
+    RateChange, Scenario, ScenarioError, Serializer, SubflowPath, Workload, NS_PER_MS, NS_PER_S,
 };
 
 const KNOWN_CC: &[&str] = &["reno", "cubic", "bbr"];
+
+/// The point-to-point link, and a stand-in radio model with its own keys: `cells = N` makes
+/// ports `c0`, `c0:up`, ... (the engine's registry gives the real ones).
+const LINK_KINDS: &[LinkKind] = &[
+    LinkKind {
+        kind: "p2p",
+        common_keys: None,
+        own_keys: &[],
+        check: |_| Ok(ModelShape::default()),
+    },
+    LinkKind {
+        kind: "radio",
+        common_keys: Some(&["delay", "buffer"]),
+        own_keys: &["cells"],
+        check: |t| match t.get("cells").and_then(|v| v.as_integer()) {
+            Some(n @ 1..=9) => Ok(ModelShape {
+                ports: (0..n)
+                    .flat_map(|i| [format!("c{i}"), format!("c{i}:up")])
+                    .collect(),
+                peak_bps: 1_000_000,
+            }),
+            _ => Err(("cells".into(), "expected 1 to 9".into())),
+        },
+    },
+];
 
 fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) -> ParseOptions<'a> {
     ParseOptions {
@@ -20,7 +45,7 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         known_cc: KNOWN_CC,
         known_schedulers: &["minrtt", "blest"],
         known_couplings: &["auto", "uncoupled", "connection"],
-        known_link_kinds: &["p2p"],
+        known_link_kinds: LINK_KINDS,
         known_elements: &[],
         known_controllers: &[],
     }
@@ -1747,4 +1772,51 @@ ack_path = ["up"]
         "actions[0].coupling_group",
         "",
     );
+}
+
+#[test]
+fn a_model_kind_takes_its_own_keys_and_names_ports_with_colons() {
+    let s = parse_ok(
+        r#"
+duration = "1s"
+[links.air]
+kind = "radio"
+cells = 2
+buffer = "50pkt"
+delay = "1ms"
+[[flows]]
+path = ["air:c1"]
+ack_path = ["air:c1:up"]
+"#,
+    );
+    let air = &s.links[0];
+    assert_eq!(air.ports, vec!["c0", "c0:up", "c1", "c1:up"]);
+    assert_eq!(
+        air.serializer,
+        Serializer::Model {
+            peak_bps: 1_000_000
+        }
+    );
+    assert_eq!(air.model.get("cells").and_then(|v| v.as_integer()), Some(2));
+    assert_eq!(s.flows[0].path, vec![Hop { link: 0, port: 2 }]);
+    assert_eq!(s.flows[0].ack_path, vec![Hop { link: 0, port: 3 }]);
+    assert_eq!(s.flows[0].ack_path[0].name(&s.links), "air:c1:up");
+}
+
+#[test]
+fn a_model_kind_rejects_common_keys_it_does_not_take_and_reports_its_own_errors() {
+    let base = "duration = \"1s\"\n[[flows]]\npath = [\"air:c0\"]\nack_path = [\"air:c0:up\"]\n[links.air]\nkind = \"radio\"\n";
+    let e = parse(
+        &format!("{base}cells = 1\nrate = \"10Mbps\""),
+        &options(&[], None),
+    )
+    .unwrap_err();
+    assert_eq!(e.location, "links.air.rate");
+    assert!(e.message.contains("kind \"radio\""), "{e}");
+    let e = parse(&format!("{base}cells = 10"), &options(&[], None)).unwrap_err();
+    assert_eq!(e.location, "links.air.cells");
+    assert_eq!(e.message, "expected 1 to 9");
+    let e = parse(&format!("{base}cells = 1\ncels = 2"), &options(&[], None)).unwrap_err();
+    assert_eq!(e.location, "links.air.cels");
+    assert!(e.message.contains("did you mean \"cells\""), "{e}");
 }

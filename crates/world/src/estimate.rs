@@ -65,6 +65,7 @@ fn capacity_bps(serializer: &Serializer) -> f64 {
             period_ms,
             ..
         } => opportunities_ms.len() as f64 * PACKET_BYTES * 8.0 * 1000.0 / f64::from(*period_ms),
+        Serializer::Model { peak_bps } => *peak_bps as f64,
     }
 }
 

@@ -176,6 +176,10 @@ pub struct LinkSummary {
     pub drops: u64,
     pub queue_drops: u64,
     pub loss_drops: u64,
+    /// Radio links only (every kind but p2p): frames the MAC dropped after its retry limit,
+    /// counted in `drops` and never in `queue_drops`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac_drops: Option<u64>,
 }
 
 /// Jain's index (Σx)² / (n·Σx²).
@@ -317,6 +321,7 @@ pub fn summarize(world: &World) -> Summary {
                 drops: e.drops - s.drops,
                 queue_drops: e.queue_drops - s.queue_drops,
                 loss_drops: e.loss_drops - s.loss_drops,
+                mac_drops: (l.kind() != "p2p").then(|| e.mac_drops - s.mac_drops),
             }
         })
         .collect();

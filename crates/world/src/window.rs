@@ -57,6 +57,8 @@ pub struct LinkMark {
     pub drops: u64,
     pub queue_drops: u64,
     pub loss_drops: u64,
+    /// Frames a radio MAC dropped after its retry limit (0 on other links).
+    pub mac_drops: u64,
 }
 
 /// The world's counters at one instant.
@@ -130,6 +132,7 @@ impl Marks {
                     drops: s.drops(),
                     queue_drops: s.queue_drops,
                     loss_drops: s.loss_drops,
+                    mac_drops: s.mac_drops,
                 }
             })
             .collect();

@@ -86,7 +86,7 @@ fn main() {
     if let Err(e) = rove_emu::orchestrate::check_machine() {
         fail(2, e);
     }
-    let scenario = rove_scenario::parse_file(&cli.scenario, &cli.overrides, cli.seed, &[])
+    let scenario = rove_emu::link_emu::parse_scenario(&cli.scenario, &cli.overrides, cli.seed)
         .unwrap_or_else(|e| fail(2, e));
     // Stop signals arrive through a signalfd in the event loop, never in the middle of a write.
     if let Err(e) = sys::block_stop_signals() {

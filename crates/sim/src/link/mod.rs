@@ -17,6 +17,7 @@ mod pie;
 pub mod ports;
 pub mod queue;
 pub mod serializer;
+pub mod wifi;
 
 use crate::histogram::Histogram;
 use crate::packet::PacketId;
@@ -36,6 +37,9 @@ pub enum DropReason {
     QueueFull,
     /// Dropped by the AQM (CoDel) at dequeue.
     Aqm,
+    /// A radio MAC gave up on the frame after its retry limit (not congestion: the queue had
+    /// room; counted in `LinkStats::mac_drops`).
+    MacRetryLimit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +58,8 @@ pub struct LinkStats {
     pub departed_pkts: u64,
     pub loss_drops: u64,
     pub queue_drops: u64,
+    /// Frames a radio MAC dropped after its retry limit (never counted as queue drops).
+    pub mac_drops: u64,
     /// Sojourn time of the packets that left the queue.
     pub sojourn: SojournStats,
 }
@@ -130,7 +136,7 @@ impl SojournStats {
 
 impl LinkStats {
     pub fn drops(&self) -> u64 {
-        self.loss_drops + self.queue_drops
+        self.loss_drops + self.queue_drops + self.mac_drops
     }
 }
 
@@ -177,6 +183,9 @@ impl Link {
                 cursor: TraceCursor::new(opportunities_ms.clone(), *period_ms),
                 in_service: None,
             },
+            SerializerSpec::Model { .. } => {
+                unreachable!("the parser gives a point-to-point link a rate or a trace")
+            }
         };
         let label = |what: &str| format!("link:{}:{}", spec.name, what);
         Link {
@@ -407,6 +416,7 @@ impl Link {
                     TraceCursor::count_between(opportunities_ms, *period_ms, from, end) as f64
                         * TraceCursor::opportunity_bytes() as f64
                 }
+                SerializerSpec::Model { .. } => 0.0,
             }
         };
         let mut total = in_window(0, until);

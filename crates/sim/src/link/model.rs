@@ -9,13 +9,16 @@
 //! and schedule among them; a packet names its port, resolved from the scenario once
 //! ([`LinkModel::port`]). A point-to-point link has the single port 0.
 //!
-//! To add a link model: write `link/NAME.rs` with a type implementing [`LinkModel`] and a builder,
-//! and add one line to [`REGISTRY`]; scenarios select it with `kind = "NAME"`.
+//! To add a link model: write `link/NAME/` with a type implementing [`LinkModel`], a builder
+//! and a [`LinkKind`] (the common link keys it takes, its own keys and their check, which
+//! returns its ports), and add one line to [`REGISTRY`]; scenarios select it with
+//! `kind = "NAME"`, its keys are checked when the scenario is parsed (`links.NAME.KEY` errors),
+//! and the built model reads them from `LinkSpec::model`.
 
 use super::{LinkOutput, LinkStats};
 use crate::packet::PacketId;
 use crate::Nanos;
-use rove_scenario::spec::LinkSpec;
+use rove_scenario::spec::{LinkKind, LinkSpec, ModelShape};
 
 /// What a link model is told about a packet offered to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,8 @@ pub trait LinkModel: Send + Sync {
     fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos>;
 
     /// Runs the model at `now` (a time it asked for); returns the next time it needs, if any.
+    /// A model may ask from `offer` for a time earlier than one it asked for before (a radio
+    /// cell whose idle station gets a frame); it then ignores the call at the superseded time.
     fn service(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> Option<Nanos>;
 
     fn stats(&self) -> &LinkStats;
@@ -143,13 +148,26 @@ impl std::ops::DerefMut for AnyLink {
 
 type Builder = fn(&LinkSpec, u64) -> AnyLink;
 
-/// Every link model rove knows: (kind, constructor from the spec and the run's seed). A new
-/// model's line builds `AnyLink::Model(Box::new(...))`.
-pub const REGISTRY: &[(&str, Builder)] = &[("p2p", |spec, seed| {
-    AnyLink::P2p(super::Link::new(spec, seed))
-})];
+/// The point-to-point link takes every common link key and has none of its own.
+const P2P: LinkKind = LinkKind {
+    kind: "p2p",
+    common_keys: None,
+    own_keys: &[],
+    check: |_| Ok(ModelShape::default()),
+};
 
-pub fn kinds() -> Vec<&'static str> {
+/// Every link model rove knows: (what the scenario parser needs to know of it: its kind, the
+/// common keys it takes, its own keys and their check; constructor from the spec and the run's
+/// seed). A new model's line builds `AnyLink::Model(Box::new(...))`.
+pub const REGISTRY: &[(LinkKind, Builder)] = &[
+    (P2P, |spec, seed| AnyLink::P2p(super::Link::new(spec, seed))),
+    (super::wifi::KIND, |spec, seed| {
+        AnyLink::Model(Box::new(super::wifi::Wifi::new(spec, seed)))
+    }),
+];
+
+/// The link kinds, as `ParseOptions::known_link_kinds` takes them.
+pub fn kinds() -> Vec<LinkKind> {
     REGISTRY.iter().map(|(k, _)| *k).collect()
 }
 
@@ -158,7 +176,7 @@ pub fn kinds() -> Vec<&'static str> {
 pub fn build(spec: &LinkSpec, run_seed: u64) -> AnyLink {
     let (_, builder) = REGISTRY
         .iter()
-        .find(|(k, _)| *k == spec.kind)
+        .find(|(k, _)| k.kind == spec.kind)
         .unwrap_or_else(|| panic!("link kind {:?} not in the registry", spec.kind));
     builder(spec, run_seed)
 }

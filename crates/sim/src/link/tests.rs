@@ -23,6 +23,7 @@ fn rate_link(rate_bps: u64, delay_ns: Nanos, limit: QueueLimit) -> LinkSpec {
         jitter: None,
         outages: vec![],
         ports: vec![],
+        model: toml::Table::new(),
     }
 }
 

@@ -1,0 +1,401 @@
+//! A WiFi cell (`kind = "wifi"`): one channel shared by an access point and its stations, every
+//! transmitter contending by the DCF of IEEE Std 802.11-2016 (10.3), on the 802.11a OFDM PHY
+//! (clause 17; [`phy`]).
+//!
+//! Ports: station `s1` has `"s1"` (the AP's frames to it, port 2i) and `"s1:up"` (its frames to
+//! the AP, port 2i + 1). The AP keeps one DropTail queue per station, served in turn (round
+//! robin, a frame per turn, as mac80211 takes its per-station queues in turn); each station has its own uplink queue. Each queue holds `buffer` packets;
+//! the frame a transmitter is sending (or retrying) has left its queue.
+//!
+//! Channel access, per transmitter with a frame (the AP and every station):
+//! - after the medium has been busy it waits DIFS (EIFS after a collision), then counts down a
+//!   backoff drawn uniformly from [0, CW] by one at the end of every idle slot, frozen while
+//!   the medium is busy; it transmits at the slot boundary where its counter reaches 0
+//!   (10.3.4.3). A counter of 0 transmits as DIFS ends.
+//! - backoffs ending in the same slot collide: every frame of the slot fails.
+//! - success: the receiver answers SIFS later with an Ack at the highest basic rate not above
+//!   the data rate (10.6.6.5); the sender resets CW to CWmin and draws a new backoff (the
+//!   post-transmission backoff, counted even with nothing to send).
+//! - failure: CW ← min(2·CW + 1, CWmax) and a new backoff; when the frame has been sent
+//!   `retry_limit` times it is dropped (dot11ShortRetryLimit, 10.3.4.4), CW reset: a MAC drop,
+//!   counted in `LinkStats::mac_drops` with cause [`DropReason::MacRetryLimit`], never as a
+//!   queue drop.
+//! - a frame reaching a transmitter whose backoff is over, while the medium has been idle for
+//!   DIFS, goes at the next slot boundary; one arriving while the medium is busy starts a
+//!   backoff (10.3.4.2).
+//!
+//! Differences from the standard and [GAP] choices:
+//! - [GAP] after a collision every station, the colliding senders too, defers EIFS from the end
+//!   of the longest frame (10.3.2.3.7 gives observers EIFS; the senders themselves would start
+//!   their backoff after ACKTimeout = SIFS + slot + aRxPHYStartDelay = 50 µs, 44 µs earlier):
+//!   one idle/busy timeline for the whole cell.
+//! - No PHY errors: a frame that does not collide is received (per-station `snr` is stored for
+//!   the error model of a later step). No RTS/CTS, no fragmentation, no EDCA access categories
+//!   (every frame is best effort with DIFS and CWmin 15), no beacons or management frames, no
+//!   propagation delay on the air (`delay` adds a fixed delay after it).
+//! - Utilisation is counted against the peak PHY rate (`capacity_bytes`), so a saturated cell
+//!   shows well under 1.
+
+mod params;
+pub mod phy;
+
+pub use params::KIND;
+
+use super::model::{LinkModel, Offer};
+use super::queue::{Queue, QueuedPacket};
+use super::{DropReason, LinkOutput, LinkStats};
+use crate::packet::PacketId;
+use crate::rng::Stream;
+use crate::Nanos;
+use rove_scenario::spec::LinkSpec;
+
+/// A frame in a transmitter's hands (dequeued, being sent or retried).
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    id: PacketId,
+    bytes: u32,
+    /// The station the frame goes to or comes from (its rate).
+    station: usize,
+    /// Times it has been sent.
+    attempts: u32,
+}
+
+/// A contender for the channel: the AP (index 0) or a station (1 + its index).
+#[derive(Debug, Clone)]
+struct Transmitter {
+    frame: Option<Frame>,
+    /// The backoff counter, as of the cell's `idle_from` boundary; `None`: no backoff running.
+    backoff: Option<u32>,
+    cw: u32,
+}
+
+impl Transmitter {
+    fn new() -> Self {
+        Transmitter {
+            frame: None,
+            backoff: None,
+            cw: phy::CW_MIN,
+        }
+    }
+}
+
+pub struct Wifi {
+    name: String,
+    ports: Vec<String>,
+    retry_limit: u32,
+    /// Each station's MCS (of its frames both ways).
+    mcs: Vec<usize>,
+    delay_ns: Nanos,
+    /// The AP's queues, one per station, and the station whose turn is next.
+    ap_queues: Vec<Queue>,
+    ap_turn: usize,
+    sta_queues: Vec<Queue>,
+    tx: Vec<Transmitter>,
+    rng: Stream,
+    /// The first slot boundary after the last busy period (its end plus DIFS or EIFS): backoff
+    /// counters are as of this boundary; the boundaries are `idle_from + k · slot`.
+    idle_from: Nanos,
+    /// The service time the model last asked for (a call at another time is stale).
+    next_service: Option<Nanos>,
+    /// The data frame on the air (its start, end, bytes), for `unsent_bytes`.
+    on_air: (Nanos, Nanos, u32),
+    peak_bps: u64,
+    stats: LinkStats,
+}
+
+impl Wifi {
+    pub fn new(spec: &LinkSpec, run_seed: u64) -> Self {
+        let p = params::parse(&spec.model).expect("wifi keys are checked when parsed");
+        let n = p.stations.len();
+        let label = |what: &str| format!("link:{}:{what}", spec.name);
+        Wifi {
+            name: spec.name.clone(),
+            ports: spec.ports.clone(),
+            retry_limit: p.retry_limit,
+            mcs: p.stations.iter().map(|s| s.mcs).collect(),
+            delay_ns: spec.delay_ns,
+            ap_queues: (0..n)
+                .map(|i| Queue::new(&spec.queue, run_seed, &label(&format!("ap{i}"))))
+                .collect(),
+            ap_turn: 0,
+            sta_queues: (0..n)
+                .map(|i| Queue::new(&spec.queue, run_seed, &label(&format!("sta{i}"))))
+                .collect(),
+            tx: vec![Transmitter::new(); n + 1],
+            rng: Stream::new(run_seed, &label("backoff")),
+            idle_from: 0,
+            next_service: None,
+            on_air: (0, 0, 0),
+            peak_bps: p
+                .stations
+                .iter()
+                .map(|s| phy::rate_bps(s.mcs))
+                .max()
+                .unwrap_or(0),
+            stats: LinkStats::default(),
+        }
+    }
+
+    fn draw_backoff(&mut self, cw: u32) -> u32 {
+        (self.rng.next_u64() % (u64::from(cw) + 1)) as u32
+    }
+
+    /// Counts down the idle slots that ended by `now` (only while the medium is idle): the
+    /// counters are then as of the last boundary at or before `now`. A transmitter with a frame
+    /// never passes 0 here (it is serviced at its boundary); one without ends its backoff.
+    fn rebase(&mut self, now: Nanos) {
+        if now < self.idle_from {
+            return;
+        }
+        let slots = (now - self.idle_from) / phy::SLOT_NS;
+        if slots == 0 {
+            return;
+        }
+        let k = u32::try_from(slots).unwrap_or(u32::MAX);
+        for t in &mut self.tx {
+            if let Some(b) = t.backoff {
+                let left = b.saturating_sub(k);
+                t.backoff = if left == 0 && t.frame.is_none() {
+                    None
+                } else {
+                    Some(left)
+                };
+            }
+        }
+        self.idle_from += slots * phy::SLOT_NS;
+    }
+
+    /// Gives transmitter `i` its next frame from its queue, if it has none.
+    fn load(&mut self, i: usize, now: Nanos, out: &mut Vec<LinkOutput>) {
+        if self.tx[i].frame.is_some() {
+            return;
+        }
+        let (p, station) = if i == 0 {
+            let n = self.ap_queues.len();
+            let Some(s) = (0..n)
+                .map(|k| (self.ap_turn + k) % n)
+                .find(|&s| !self.ap_queues[s].is_empty())
+            else {
+                return;
+            };
+            self.ap_turn = (s + 1) % n;
+            let Some(p) = self.ap_queues[s].dequeue(now, out, &mut self.stats.queue_drops) else {
+                return;
+            };
+            (p, s)
+        } else {
+            let Some(p) = self.sta_queues[i - 1].dequeue(now, out, &mut self.stats.queue_drops)
+            else {
+                return;
+            };
+            (p, i - 1)
+        };
+        self.stats.sojourn.record(now - p.enqueued_at);
+        self.tx[i].frame = Some(Frame {
+            id: p.id,
+            bytes: p.bytes,
+            station,
+            attempts: 0,
+        });
+    }
+
+    /// The earliest boundary at which a transmitter with a frame transmits.
+    fn next_transmission(&self) -> Option<Nanos> {
+        self.tx
+            .iter()
+            .filter(|t| t.frame.is_some())
+            .filter_map(|t| t.backoff)
+            .min()
+            .map(|k| self.idle_from + u64::from(k) * phy::SLOT_NS)
+    }
+
+    /// Asks for a service at `t` if no earlier one is outstanding.
+    fn request(&mut self, t: Option<Nanos>) -> Option<Nanos> {
+        match (t, self.next_service) {
+            (Some(t), Some(pending)) if pending <= t => None,
+            (Some(t), _) => {
+                self.next_service = Some(t);
+                Some(t)
+            }
+            (None, _) => None,
+        }
+    }
+
+    /// The frames whose backoff ends at `now` go on the air.
+    fn transmit(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) {
+        let senders: Vec<usize> = (0..self.tx.len())
+            .filter(|&i| self.tx[i].frame.is_some() && self.tx[i].backoff == Some(0))
+            .collect();
+        if senders.is_empty() {
+            return;
+        }
+        let air = |f: &Frame, mcs: &[usize]| phy::data_ns(f.bytes, mcs[f.station]);
+        if let [i] = senders[..] {
+            let f = self.tx[i].frame.take().expect("a sender has a frame");
+            let mcs = self.mcs[f.station];
+            let end = now + phy::data_ns(f.bytes, mcs);
+            out.push(LinkOutput::Deliver {
+                id: f.id,
+                at: end + self.delay_ns,
+            });
+            self.stats.departed_bytes += u64::from(f.bytes);
+            self.stats.departed_pkts += 1;
+            self.on_air = (now, end, f.bytes);
+            self.idle_from = end + phy::SIFS_NS + phy::ack_ns(mcs) + phy::DIFS_NS;
+            self.tx[i].cw = phy::CW_MIN;
+            self.tx[i].backoff = Some(self.draw_backoff(phy::CW_MIN));
+            self.load(i, now, out);
+            return;
+        }
+        let longest = senders
+            .iter()
+            .map(|&i| air(self.tx[i].frame.as_ref().expect("frame"), &self.mcs))
+            .max()
+            .expect("two senders");
+        self.idle_from = now + longest + phy::eifs_ns();
+        for i in senders {
+            let f = self.tx[i].frame.as_mut().expect("a sender has a frame");
+            f.attempts += 1;
+            let (id, attempts) = (f.id, f.attempts);
+            let cw = if attempts >= self.retry_limit {
+                out.push(LinkOutput::Drop {
+                    id,
+                    reason: DropReason::MacRetryLimit,
+                });
+                self.stats.mac_drops += 1;
+                self.tx[i].frame = None;
+                self.load(i, now, out);
+                phy::CW_MIN
+            } else {
+                (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
+            };
+            self.tx[i].cw = cw;
+            self.tx[i].backoff = Some(self.draw_backoff(cw));
+        }
+    }
+}
+
+impl LinkModel for Wifi {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> &'static str {
+        KIND.kind
+    }
+
+    fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+        self.stats.arrived_pkts += 1;
+        let station = usize::from(packet.port / 2);
+        let (queue, i) = if packet.port.is_multiple_of(2) {
+            (&mut self.ap_queues[station], 0)
+        } else {
+            (&mut self.sta_queues[station], station + 1)
+        };
+        let p = QueuedPacket {
+            id: packet.id,
+            bytes: packet.bytes,
+            enqueued_at: now,
+        };
+        if let Some(reason) =
+            queue.enqueue(now, p, packet.flow, 0, out, &mut self.stats.queue_drops)
+        {
+            self.stats.queue_drops += 1;
+            out.push(LinkOutput::Drop {
+                id: packet.id,
+                reason,
+            });
+            return None;
+        }
+        if self.tx[i].frame.is_some() {
+            return None; // it waits behind the frame being sent
+        }
+        self.rebase(now);
+        self.load(i, now, out);
+        // A backoff that is over (or ends at this boundary with nothing to send): the frame
+        // needs a new one if the medium is busy, else it goes at the next slot boundary.
+        if matches!(self.tx[i].backoff, None | Some(0)) {
+            self.tx[i].backoff = Some(if now < self.idle_from {
+                // The medium is busy (or within DIFS): back off (10.3.4.2).
+                let cw = self.tx[i].cw;
+                self.draw_backoff(cw)
+            } else if now == self.idle_from {
+                0
+            } else {
+                // Idle for DIFS and more: the next slot boundary.
+                1
+            });
+        }
+        let t = self.next_transmission();
+        self.request(t)
+    }
+
+    fn service(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+        if self.next_service != Some(now) {
+            return None; // superseded by an earlier request
+        }
+        self.next_service = None;
+        self.rebase(now);
+        self.transmit(now, out);
+        let t = self.next_transmission();
+        self.request(t)
+    }
+
+    fn stats(&self) -> &LinkStats {
+        &self.stats
+    }
+
+    fn stats_mut(&mut self) -> &mut LinkStats {
+        &mut self.stats
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        let queued: u64 = self
+            .ap_queues
+            .iter()
+            .chain(&self.sta_queues)
+            .map(Queue::len_bytes)
+            .sum();
+        let held: u64 = self
+            .tx
+            .iter()
+            .filter_map(|t| t.frame)
+            .map(|f| u64::from(f.bytes))
+            .sum();
+        queued + held
+    }
+
+    fn backlog_packets(&self) -> usize {
+        let queued: usize = self
+            .ap_queues
+            .iter()
+            .chain(&self.sta_queues)
+            .map(Queue::len_packets)
+            .sum();
+        queued + self.tx.iter().filter(|t| t.frame.is_some()).count()
+    }
+
+    /// The peak PHY rate over `[0, until]`.
+    fn capacity_bytes(&self, until: Nanos) -> f64 {
+        self.peak_bps as f64 / 8.0 * until as f64 / 1e9
+    }
+
+    fn unsent_bytes(&self, now: Nanos) -> f64 {
+        let (start, end, bytes) = self.on_air;
+        if end <= now || end <= start {
+            return 0.0;
+        }
+        f64::from(bytes) * (end - now) as f64 / (end - start) as f64
+    }
+
+    fn port(&self, name: &str) -> Option<u16> {
+        self.ports.iter().position(|p| p == name).map(|i| i as u16)
+    }
+
+    fn port_names(&self) -> Vec<String> {
+        self.ports.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests;
