@@ -7,7 +7,7 @@ mod common;
 
 use common::{bottleneck, run};
 use rove_world::record::FlowSeries;
-use rove_world::Summary;
+use rove_world::{Summary, World};
 
 /// Payload bytes flow 0 got between `t0` and `t1` (s), in Mbit/s.
 fn goodput_between(f: &FlowSeries, t0: f64, t1: f64) -> f64 {
@@ -184,4 +184,71 @@ fn unknown_vivace_parameters_are_rejected_with_the_key() {
     .expect("omega accepted")
     .to_string();
     assert!(e.contains("omega"), "{e}");
+}
+
+/// The zoo's cellular path (scenarios/zoo/cellular.toml: 30 s, 20 ms one way each direction,
+/// 250-packet drop-tail buffers) on Mahimahi's Verizon LTE trace in both directions, one `cc`
+/// flow.
+fn verizon_lte(cc: &str) -> (World, Summary) {
+    let dir = "/work/shared/traces/mahimahi/Verizon-LTE-short";
+    let link = |d: &str| format!("trace = \"{dir}.{d}\"\ndelay = \"20ms\"\nbuffer = \"250pkt\"\n");
+    run(&format!(
+        "duration = \"30s\"\nseed = 1\n[links.down]\n{}[links.up]\n{}[[flows]]\nname = \"bulk\"\n\
+         cc = \"{cc}\"\npath = [\"down\"]\nack_path = [\"up\"]\n",
+        link("down"),
+        link("up")
+    ))
+}
+
+/// Vivace's retransmissions on an LTE trace (docs/zoo: 49 % on Verizon, 40 % on T-Mobile,
+/// CUBIC 2 %) come from the reference's rules, not from the port: this pins the mechanism
+/// found (crates/tcp/src/cc/vivace.rs, "On cellular traces"). STARTING ends at the trace's
+/// first-second capacity (≈ 11 Mbit/s); the trace then falls to 1–7 Mbit/s, and Vivace never
+/// learns a lower rate: a probing round is six monitor intervals of at least an RTT each (0.5–2
+/// s behind the full buffer), the intervals' utilities are dominated by trace-driven RTT swings
+/// (the b = 900 term) and capacity changes larger than the ±5 % probes, and a decision to
+/// decrease needs all three pairs to agree. Fates are attributed correctly (the unit test
+/// `fates_are_counted_for_the_monitor_interval_that_sent_them_under_loss_and_retransmission`;
+/// per-packet counting from skb_marked_lost gives the same summary).
+#[test]
+fn vivace_on_a_mahimahi_lte_trace_keeps_its_rate_above_capacity_under_the_reference_rules() {
+    let trace = "/work/shared/traces/mahimahi/Verizon-LTE-short.down";
+    if !std::path::Path::new(trace).exists() {
+        eprintln!(
+            "skipped: {trace} is absent (the shared Mahimahi traces are not on this machine)"
+        );
+        return;
+    }
+    let (_, cubic) = verizon_lte("cubic");
+    let (w, viv) = verizon_lte("vivace");
+    let f = &w.recorder.flows;
+    let rate = &f
+        .extra
+        .iter()
+        .find(|(n, _)| *n == "vivace_rate_mbps")
+        .unwrap()
+        .1;
+    // Vivace's central rate from the end of STARTING (1 s) on.
+    let after: Vec<f64> = (0..f.time_s.len())
+        .filter(|&i| f.flow[i] == 0 && f.time_s[i] >= 1.0)
+        .map(|i| rate[i])
+        .collect();
+    let lowest = after.iter().cloned().fold(f64::INFINITY, f64::min);
+    let (viv_mbps, viv_rtx) = (viv.flows[0].goodput_mbps, viv.flows[0].retrans_rate);
+    eprintln!(
+        "Verizon LTE: cubic {:.2} Mbit/s, retransmissions {:.1} %; vivace {viv_mbps:.2} Mbit/s, \
+         retransmissions {:.1} %, central rate ≥ {lowest:.2} Mbit/s after 1 s",
+        cubic.flows[0].goodput_mbps,
+        100.0 * cubic.flows[0].retrans_rate,
+        100.0 * viv_rtx
+    );
+    // Measured: CUBIC 5.13 Mbit/s, 2.1 % retransmitted.
+    assert!(cubic.flows[0].retrans_rate < 0.05);
+    // Measured: Vivace's central rate never below 11.04 Mbit/s after 1 s, while it gets 4.72
+    // Mbit/s through; 48.7 % of its segments are retransmissions. At its utility's optimum
+    // (d/dx[x^0.9 − 11.35·L·x] = 0) Vivace would tolerate L ≈ 0.079·x^−0.1, about 7 % at 5
+    // Mbit/s; a change that brings it near that has changed the algorithm: revisit the module
+    // doc.
+    assert!(lowest > 2.0 * viv_mbps, "{lowest} vs {viv_mbps} Mbit/s");
+    assert!(viv_rtx > 0.3, "Vivace's retransmissions {viv_rtx}");
 }
