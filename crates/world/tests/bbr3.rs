@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bottleneck, rows, run};
+use common::{bottleneck, rows, run, run_on_two_subflows, run_switched};
 use rove_world::record::FlowSeries;
 
 /// `flows` flows of `cc` over a 20 Mbit/s bottleneck, 40 ms RTT (BDP 66.7 packets of 1500
@@ -102,30 +102,6 @@ fn one_bbr3_flow_fills_a_fixed_link_cycling_with_v3s_gains() {
     }
 }
 
-/// Two disjoint 10 Mbit/s paths (20 and 40 ms one way), one multipath flow whose (uncoupled)
-/// subflows run bbr3.
-const MULTIPATH: &str = r#"
-duration = "15s"
-[links.a_down]
-rate = "10Mbps"
-delay = "20ms"
-buffer = "100pkt"
-[links.a_up]
-rate = "100Mbps"
-delay = "20ms"
-[links.b_down]
-rate = "10Mbps"
-delay = "40ms"
-buffer = "100pkt"
-[links.b_up]
-rate = "100Mbps"
-delay = "40ms"
-[[flows]]
-name = "mp"
-cc = "bbr3"
-paths = [{ path = ["a_down"], ack_path = ["a_up"] }, { path = ["b_down"], ack_path = ["b_up"] }]
-"#;
-
 /// Payload bytes flow 0 got between `t0` and `t1` (s), in Mbit/s.
 fn goodput_between(f: &FlowSeries, t0: f64, t1: f64) -> f64 {
     let at = |t: f64| {
@@ -140,49 +116,18 @@ fn goodput_between(f: &FlowSeries, t0: f64, t1: f64) -> f64 {
 
 #[test]
 fn bbr3_runs_on_multipath_subflows() {
-    let (w, s) = run(MULTIPATH);
-    for sub in 0..2 {
-        assert_eq!(w.sender_view(0, sub).cc, "bbr3", "subflow {sub}");
-    }
-    let mp = s.flows[0].multipath.as_ref().unwrap();
-    let per: Vec<f64> = mp.subflows.iter().map(|x| x.throughput_mbps).collect();
-    eprintln!(
-        "bbr3 multipath: {:.2} Mbit/s, subflows {per:?}",
-        s.flows[0].goodput_mbps
-    );
+    let (goodput, per) = run_on_two_subflows("bbr3");
     // Both paths carry data (measured: 9.42 and 9.27 Mbit/s, 18.65 Mbit/s of goodput).
     assert!(per.iter().all(|&g| g > 5.0), "subflow throughputs {per:?}");
-    assert!(
-        s.flows[0].goodput_mbps > 15.0,
-        "{}",
-        s.flows[0].goodput_mbps
-    );
+    assert!(goodput > 15.0, "{goodput}");
 }
 
 #[test]
 fn bbr3_is_switched_to_from_cubic_and_away_to_reno() {
     // CUBIC, switched to bbr3 at 5 s (its init from the live state), then to Reno at 10 s;
     // 20 Mbit/s, 40 ms RTT, 100-packet buffer.
-    let (w, s) = run(&(bottleneck(
-        "15s",
-        "",
-        "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"",
-        &[("a", "cubic", "")],
-    )
-        + "[[actions]]\nat = \"5s\"\nflow = \"a\"\ncc = \"bbr3\"\nhandoff = \"keep\"\n\
-         [[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"reno\"\nhandoff = \"keep\"\n"));
+    let (w, s) = run_switched("cubic", "bbr3", "reno");
     let f = &w.recorder.flows;
-    for i in rows(f) {
-        let t = f.time_s[i];
-        let want = if t < 5.0 {
-            "cubic"
-        } else if t < 10.0 {
-            "bbr3"
-        } else {
-            "reno"
-        };
-        assert_eq!(f.cc[i], want, "live algorithm at {t} s");
-    }
     let during = goodput_between(f, 6.0, 10.0);
     let after = goodput_between(f, 11.0, 15.0);
     eprintln!(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bottleneck, run};
+use common::{bottleneck, run, run_on_two_subflows, run_switched};
 use rove_world::record::FlowSeries;
 use rove_world::{Summary, World};
 
@@ -207,81 +207,21 @@ fn c2tcp_on_a_mahimahi_lte_trace() {
     assert!(c2tcp.0 > 0.6 * cubic.0, "{c2tcp:?} vs {cubic:?}");
 }
 
-/// Two disjoint 10 Mbit/s paths (20 and 40 ms one way), one multipath flow whose (uncoupled)
-/// subflows run `cc`.
-fn multipath(cc: &str) -> String {
-    format!(
-        r#"
-duration = "15s"
-[links.a_down]
-rate = "10Mbps"
-delay = "20ms"
-buffer = "100pkt"
-[links.a_up]
-rate = "100Mbps"
-delay = "20ms"
-[links.b_down]
-rate = "10Mbps"
-delay = "40ms"
-buffer = "100pkt"
-[links.b_up]
-rate = "100Mbps"
-delay = "40ms"
-[[flows]]
-name = "mp"
-cc = "{cc}"
-paths = [{{ path = ["a_down"], ack_path = ["a_up"] }}, {{ path = ["b_down"], ack_path = ["b_up"] }}]
-"#
-    )
-}
-
 #[test]
 fn copa_and_c2tcp_run_on_multipath_subflows_and_switch_to_and_from_mid_connection() {
     for cc in ["copa", "c2tcp"] {
         // Multipath, uncoupled: both subflows run it and the connection uses both paths.
-        let (w, s) = run(&multipath(cc));
-        for sub in 0..2 {
-            assert_eq!(w.sender_view(0, sub).cc, cc, "{cc}: subflow {sub}");
-        }
-        let mp = s.flows[0].multipath.as_ref().unwrap();
-        let per: Vec<f64> = mp.subflows.iter().map(|x| x.throughput_mbps).collect();
-        eprintln!(
-            "{cc} multipath: {:.2} Mbit/s, subflows {per:?}",
-            s.flows[0].goodput_mbps
-        );
+        let (goodput, per) = run_on_two_subflows(cc);
         assert!(
             per.iter().all(|&g| g > 3.0),
             "{cc}: subflow throughputs {per:?}"
         );
-        assert!(
-            s.flows[0].goodput_mbps > 12.0,
-            "{cc}: {}",
-            s.flows[0].goodput_mbps
-        );
+        assert!(goodput > 12.0, "{cc}: {goodput}");
 
         // Single path: CUBIC, switched to `cc` at 5 s (its init from the live state), then to
         // Reno at 10 s; the flow keeps the link busy throughout.
-        let (w, s) = run(&(bottleneck(
-            "15s",
-            "",
-            "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"",
-            &[("a", "cubic", "")],
-        ) + &format!(
-            "[[actions]]\nat = \"5s\"\nflow = \"a\"\ncc = \"{cc}\"\nhandoff = \"keep\"\n\
-             [[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"reno\"\nhandoff = \"keep\"\n"
-        )));
+        let (w, s) = run_switched("cubic", cc, "reno");
         let f = &w.recorder.flows;
-        for i in (0..f.time_s.len()).filter(|&i| f.flow[i] == 0) {
-            let t = f.time_s[i];
-            let want = if t < 5.0 {
-                "cubic"
-            } else if t < 10.0 {
-                cc
-            } else {
-                "reno"
-            };
-            assert_eq!(f.cc[i], want, "{cc}: live algorithm at {t} s");
-        }
         let during = goodput_between(f, 0, 6.0, 10.0);
         let after = goodput_between(f, 0, 11.0, 15.0);
         eprintln!(

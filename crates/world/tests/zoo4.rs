@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bottleneck, run};
+use common::{bottleneck, run, run_on_two_subflows, run_switched};
 use rove_world::record::FlowSeries;
 use rove_world::{Summary, World};
 
@@ -80,79 +80,20 @@ fn vivace_keeps_a_random_loss_link_busy_where_cubic_backs_off() {
     assert!(viv > 2.0 * cubic, "Vivace {viv} vs CUBIC {cubic}");
 }
 
-/// Two disjoint 10 Mbit/s paths (20 and 40 ms one way), one multipath flow whose (uncoupled)
-/// subflows run `cc`.
-fn multipath(cc: &str) -> String {
-    format!(
-        r#"
-duration = "15s"
-[links.a_down]
-rate = "10Mbps"
-delay = "20ms"
-buffer = "100pkt"
-[links.a_up]
-rate = "100Mbps"
-delay = "20ms"
-[links.b_down]
-rate = "10Mbps"
-delay = "40ms"
-buffer = "100pkt"
-[links.b_up]
-rate = "100Mbps"
-delay = "40ms"
-[[flows]]
-name = "mp"
-cc = "{cc}"
-paths = [{{ path = ["a_down"], ack_path = ["a_up"] }}, {{ path = ["b_down"], ack_path = ["b_up"] }}]
-"#
-    )
-}
-
 #[test]
 fn vivace_runs_on_multipath_subflows() {
-    let (w, s) = run(&multipath("vivace"));
-    for sub in 0..2 {
-        assert_eq!(w.sender_view(0, sub).cc, "vivace", "subflow {sub}");
-    }
-    let mp = s.flows[0].multipath.as_ref().unwrap();
-    let per: Vec<f64> = mp.subflows.iter().map(|x| x.throughput_mbps).collect();
-    eprintln!(
-        "vivace multipath: {:.2} Mbit/s, subflows {per:?}",
-        s.flows[0].goodput_mbps
-    );
+    let (goodput, per) = run_on_two_subflows("vivace");
     // Each subflow learns its own path's rate (measured: 8.97 and 8.60 Mbit/s of 10, 17.53
     // Mbit/s of goodput).
     assert!(per.iter().all(|&g| g > 6.0), "subflow throughputs {per:?}");
-    assert!(
-        s.flows[0].goodput_mbps > 14.0,
-        "{}",
-        s.flows[0].goodput_mbps
-    );
+    assert!(goodput > 14.0, "{goodput}");
 }
 
 #[test]
 fn vivace_is_switched_to_from_cubic_and_then_to_reno_mid_connection() {
     // CUBIC until 5 s, Vivace (its init from the live state) until 10 s, Reno after.
-    let (w, s) = run(&(bottleneck(
-        "15s",
-        "",
-        "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"",
-        &[("a", "cubic", "")],
-    )
-        + "[[actions]]\nat = \"5s\"\nflow = \"a\"\ncc = \"vivace\"\nhandoff = \"keep\"\n\
-         [[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"reno\"\nhandoff = \"keep\"\n"));
+    let (w, s) = run_switched("cubic", "vivace", "reno");
     let f = &w.recorder.flows;
-    for i in (0..f.time_s.len()).filter(|&i| f.flow[i] == 0) {
-        let t = f.time_s[i];
-        let want = if t < 5.0 {
-            "cubic"
-        } else if t < 10.0 {
-            "vivace"
-        } else {
-            "reno"
-        };
-        assert_eq!(f.cc[i], want, "live algorithm at {t} s");
-    }
     let during = goodput_between(f, 6.0, 10.0);
     let after = goodput_between(f, 11.0, 15.0);
     eprintln!(

@@ -81,3 +81,74 @@ pub fn assert_complete_in_order(w: &World, s: &Summary, size: u64, what: &str) {
         "{what}: data left in the reordering buffer"
     );
 }
+
+/// Two disjoint 10 Mbit/s paths (20 and 40 ms one way, 100-packet buffers, 100 Mbit/s ACK
+/// links), 15 s: one multipath flow "mp" whose uncoupled subflows all run `cc`.
+pub fn two_path_multipath(cc: &str) -> String {
+    format!(
+        r#"
+duration = "15s"
+[links.a_down]
+rate = "10Mbps"
+delay = "20ms"
+buffer = "100pkt"
+[links.a_up]
+rate = "100Mbps"
+delay = "20ms"
+[links.b_down]
+rate = "10Mbps"
+delay = "40ms"
+buffer = "100pkt"
+[links.b_up]
+rate = "100Mbps"
+delay = "40ms"
+[[flows]]
+name = "mp"
+cc = "{cc}"
+paths = [{{ path = ["a_down"], ack_path = ["a_up"] }}, {{ path = ["b_down"], ack_path = ["b_up"] }}]
+"#
+    )
+}
+
+/// Runs [`two_path_multipath`], checking that every subflow runs `cc`; returns the
+/// connection's goodput and each subflow's throughput (Mbit/s).
+pub fn run_on_two_subflows(cc: &str) -> (f64, Vec<f64>) {
+    let (w, s) = run(&two_path_multipath(cc));
+    for sub in 0..2 {
+        assert_eq!(w.sender_view(0, sub).cc, cc, "{cc}: subflow {sub}");
+    }
+    let mp = s.flows[0].multipath.as_ref().unwrap();
+    let per: Vec<f64> = mp.subflows.iter().map(|x| x.throughput_mbps).collect();
+    let goodput = s.flows[0].goodput_mbps;
+    eprintln!("{cc} multipath: {goodput:.2} Mbit/s, subflows {per:?}");
+    (goodput, per)
+}
+
+/// One flow "a" over 20 Mbit/s with a 40 ms RTT and a 100-packet buffer, 15 s: `first` until
+/// 5 s, switched to `cc` (handoff "keep": its `init` from the live state, as Linux's
+/// setsockopt(TCP_CONGESTION)) until 10 s, then to `then`. Checks the live algorithm in every
+/// time-series row; returns the world and the summary.
+pub fn run_switched(first: &str, cc: &str, then: &str) -> (World, Summary) {
+    let (w, s) = run(&(bottleneck(
+        "15s",
+        "",
+        "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"100pkt\"",
+        &[("a", first, "")],
+    ) + &format!(
+        "[[actions]]\nat = \"5s\"\nflow = \"a\"\ncc = \"{cc}\"\nhandoff = \"keep\"\n\
+         [[actions]]\nat = \"10s\"\nflow = \"a\"\ncc = \"{then}\"\nhandoff = \"keep\"\n"
+    )));
+    let f = &w.recorder.flows;
+    for i in rows(f) {
+        let t = f.time_s[i];
+        let want = if t < 5.0 {
+            first
+        } else if t < 10.0 {
+            cc
+        } else {
+            then
+        };
+        assert_eq!(f.cc[i], want, "{cc}: live algorithm at {t} s");
+    }
+    (w, s)
+}
