@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bottleneck, rows, run, run_on_two_subflows, run_switched};
+use common::{bottleneck, goodput_between, rows, run, run_on_two_subflows, run_switched};
 use rove_world::record::FlowSeries;
 
 /// `flows` flows of `cc` over a 20 Mbit/s bottleneck, 40 ms RTT (BDP 66.7 packets of 1500
@@ -102,18 +102,6 @@ fn one_bbr3_flow_fills_a_fixed_link_cycling_with_v3s_gains() {
     }
 }
 
-/// Payload bytes flow 0 got between `t0` and `t1` (s), in Mbit/s.
-fn goodput_between(f: &FlowSeries, t0: f64, t1: f64) -> f64 {
-    let at = |t: f64| {
-        let i = rows(f)
-            .into_iter()
-            .rfind(|&i| f.time_s[i] <= t + 1e-9)
-            .unwrap();
-        f.bytes_delivered[i]
-    };
-    (at(t1) - at(t0)) as f64 * 8.0 / (t1 - t0) / 1e6
-}
-
 #[test]
 fn bbr3_runs_on_multipath_subflows() {
     let (goodput, per) = run_on_two_subflows("bbr3");
@@ -128,8 +116,8 @@ fn bbr3_is_switched_to_from_cubic_and_away_to_reno() {
     // 20 Mbit/s, 40 ms RTT, 100-packet buffer.
     let (w, s) = run_switched("cubic", "bbr3", "reno");
     let f = &w.recorder.flows;
-    let during = goodput_between(f, 6.0, 10.0);
-    let after = goodput_between(f, 11.0, 15.0);
+    let during = goodput_between(f, 0, 6.0, 10.0);
+    let after = goodput_between(f, 0, 11.0, 15.0);
     eprintln!(
         "switched: {during:.2} Mbit/s while bbr3 is live, {after:.2} after Reno takes over, {:.2} overall",
         s.flows[0].goodput_mbps

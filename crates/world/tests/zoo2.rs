@@ -5,27 +5,10 @@
 
 mod common;
 
-use common::{bottleneck, run, run_on_two_subflows, run_switched};
-use rove_world::record::FlowSeries;
+use common::{bottleneck, goodput_between, mean_queue_ms, run, run_on_two_subflows, run_switched};
 use rove_world::Summary;
 
 const NEW: [&str; 4] = ["highspeed", "htcp", "yeah", "cdg"];
-
-/// Payload bytes flow 0 got between `t0` and `t1` (s), in Mbit/s.
-fn goodput_between(f: &FlowSeries, t0: f64, t1: f64) -> f64 {
-    let at = |t: f64| {
-        let i = (0..f.time_s.len())
-            .filter(|&i| f.flow[i] == 0 && f.time_s[i] <= t + 1e-9)
-            .last()
-            .unwrap();
-        f.bytes_delivered[i]
-    };
-    (at(t1) - at(t0)) as f64 * 8.0 / (t1 - t0) / 1e6
-}
-
-fn queue_ms(s: &Summary) -> f64 {
-    s.links[0].queue_delay.mean_queue_delay_ms.unwrap()
-}
 
 /// One flow over a 20 Mbit/s bottleneck, 60 ms RTT (BDP 100 packets), a deep 1000-packet
 /// buffer (10 BDP, 600 ms of queue).
@@ -38,7 +21,7 @@ fn deep_buffer(cc: &str) -> (f64, f64, f64) {
     ));
     (
         s.flows[0].goodput_mbps,
-        queue_ms(&s),
+        mean_queue_ms(&s),
         s.links[0].utilization,
     )
 }
@@ -98,8 +81,8 @@ fn highspeed_and_htcp_regrow_faster_than_reno_after_a_loss_at_a_large_bdp() {
         let (w, _) = fat_pipe(cc, 30, 10.0);
         let f = &w.recorder.flows;
         (
-            goodput_between(f, 10.0, 30.0),
-            goodput_between(f, 20.0, 30.0),
+            goodput_between(f, 0, 10.0, 30.0),
+            goodput_between(f, 0, 20.0, 30.0),
         )
     };
     let (reno, reno_late) = post_loss("reno");
@@ -136,8 +119,8 @@ fn each_new_algorithm_runs_on_multipath_subflows_and_switches_to_and_from_cubic(
         // CUBIC again at 10 s; the flow keeps the link busy throughout.
         let (w, s) = run_switched("cubic", cc, "cubic");
         let f = &w.recorder.flows;
-        let during = goodput_between(f, 6.0, 10.0);
-        let after = goodput_between(f, 11.0, 15.0);
+        let during = goodput_between(f, 0, 6.0, 10.0);
+        let after = goodput_between(f, 0, 11.0, 15.0);
         eprintln!("{cc} switched: {during:.2} Mbit/s while live, {after:.2} after switching back");
         assert!(during > 10.0, "{cc} while live: {during} Mbit/s");
         assert!(after > 15.0, "{cc}, CUBIC after: {after} Mbit/s");

@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::{bottleneck, run, run_on_two_subflows, run_switched};
-use rove_world::record::FlowSeries;
+use common::{bottleneck, goodput_between, mean_queue_ms, run, run_on_two_subflows, run_switched};
 use rove_world::{Summary, World};
 
 /// Mean of link 0's backlog (packets) over the rows in [t0, t1] s.
@@ -17,22 +16,6 @@ fn mean_backlog_pkts(w: &World, t0: f64, t1: f64) -> f64 {
         .map(|i| l.backlog_pkts[i] as f64)
         .collect();
     v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// Payload bytes flow `flow` got between `t0` and `t1` (s), in Mbit/s.
-fn goodput_between(f: &FlowSeries, flow: u32, t0: f64, t1: f64) -> f64 {
-    let at = |t: f64| {
-        let i = (0..f.time_s.len())
-            .rev()
-            .find(|&i| f.flow[i] == flow && f.subflow[i] == -1 && f.time_s[i] <= t + 1e-9)
-            .unwrap();
-        f.bytes_delivered[i]
-    };
-    (at(t1) - at(t0)) as f64 * 8.0 / (t1 - t0) / 1e6
-}
-
-fn queue_ms(s: &Summary) -> f64 {
-    s.links[0].queue_delay.mean_queue_delay_ms.unwrap()
 }
 
 /// One flow over a 20 Mbit/s bottleneck, 60 ms RTT (BDP 100 packets), with a deep 1000-packet
@@ -57,10 +40,10 @@ fn copa_keeps_its_standing_queue_near_one_over_delta_packets_at_high_utilisation
     let qc = mean_backlog_pkts(&wc, 5.0, 30.0);
     eprintln!(
         "copa δ=0.5: {q:.2} pkts queued, {:.1} ms, util {util:.3}, {:.2} Mbit/s; δ=0.1: {qd:.2} pkts, util {:.3}; cubic: {qc:.1} pkts, {:.0} ms",
-        queue_ms(&s),
+        mean_queue_ms(&s),
         s.flows[0].goodput_mbps,
         sd.links[0].utilization,
-        queue_ms(&sc)
+        mean_queue_ms(&sc)
     );
     // The paper's equilibrium is λ·d_q = 1/δ = 2 packets queued, the window oscillating around
     // it with the queue emptying every few RTTs (§2.2). Measured: mean backlog 2.57 packets
@@ -149,7 +132,7 @@ fn cellular(trace: &str, cc: &str) -> (f64, f64, f64) {
     ));
     (
         s.flows[0].goodput_mbps,
-        queue_ms(&s),
+        mean_queue_ms(&s),
         s.flows[0].p95_rtt_ms.unwrap(),
     )
 }

@@ -5,24 +5,8 @@
 
 mod common;
 
-use common::{bottleneck, run, run_on_two_subflows, run_switched};
-use rove_world::record::FlowSeries;
+use common::{bottleneck, goodput_between, mean_queue_ms, run, run_on_two_subflows, run_switched};
 use rove_world::{Summary, World};
-
-/// Payload bytes flow 0 got between `t0` and `t1` (s), in Mbit/s.
-fn goodput_between(f: &FlowSeries, t0: f64, t1: f64) -> f64 {
-    let at = |t: f64| {
-        let i = (0..f.time_s.len())
-            .rfind(|&i| f.flow[i] == 0 && f.time_s[i] <= t + 1e-9)
-            .unwrap();
-        f.bytes_delivered[i]
-    };
-    (at(t1) - at(t0)) as f64 * 8.0 / (t1 - t0) / 1e6
-}
-
-fn queue_ms(s: &Summary) -> f64 {
-    s.links[0].queue_delay.mean_queue_delay_ms.unwrap()
-}
 
 /// One flow over a 20 Mbit/s bottleneck, 60 ms RTT (BDP 100 packets), a deep 1000-packet
 /// buffer, `cc` with `params`: (goodput Mbit/s, mean queueing delay ms, utilisation).
@@ -35,7 +19,7 @@ fn deep_buffer(cc: &str, params: &str) -> (f64, f64, f64) {
     ));
     (
         s.flows[0].goodput_mbps,
-        queue_ms(&s),
+        mean_queue_ms(&s),
         s.links[0].utilization,
     )
 }
@@ -94,8 +78,8 @@ fn vivace_is_switched_to_from_cubic_and_then_to_reno_mid_connection() {
     // CUBIC until 5 s, Vivace (its init from the live state) until 10 s, Reno after.
     let (w, s) = run_switched("cubic", "vivace", "reno");
     let f = &w.recorder.flows;
-    let during = goodput_between(f, 6.0, 10.0);
-    let after = goodput_between(f, 11.0, 15.0);
+    let during = goodput_between(f, 0, 6.0, 10.0);
+    let after = goodput_between(f, 0, 11.0, 15.0);
     eprintln!(
         "switched: {during:.2} Mbit/s under Vivace, {after:.2} under Reno after, {:.2} overall",
         s.flows[0].goodput_mbps

@@ -152,3 +152,21 @@ pub fn run_switched(first: &str, cc: &str, then: &str) -> (World, Summary) {
     }
     (w, s)
 }
+
+/// Payload bytes flow `flow` (its connection-level rows) got between `t0` and `t1` (s), in
+/// Mbit/s, from the time series.
+pub fn goodput_between(f: &FlowSeries, flow: u32, t0: f64, t1: f64) -> f64 {
+    let at = |t: f64| {
+        let i = (0..f.time_s.len())
+            .rev()
+            .find(|&i| f.flow[i] == flow && f.subflow[i] == -1 && f.time_s[i] <= t + 1e-9)
+            .unwrap_or_else(|| panic!("flow {flow} has no row at or before {t} s"));
+        f.bytes_delivered[i]
+    };
+    (at(t1) - at(t0)) as f64 * 8.0 / (t1 - t0) / 1e6
+}
+
+/// The first link's mean queueing delay (ms).
+pub fn mean_queue_ms(s: &Summary) -> f64 {
+    s.links[0].queue_delay.mean_queue_delay_ms.unwrap()
+}
