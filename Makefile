@@ -10,7 +10,8 @@
 #   2. a virtualenv .venv with maturin and the Python dependencies (stamp: .venv/.deps-stamp);
 #   3. the native extension rove._core built in release mode into the venv, rebuilt when any
 #      Rust source or manifest changes (stamp: .venv/.build-stamp);
-#   4. the kernel backend's binaries in target/release (stamp: .venv/.emu-stamp).
+#   4. the kernel backend's binaries in target/release (stamp: .venv/.emu-stamp);
+#   5. the eBPF congestion controls in target/bpf (stamp: target/bpf/.stamp).
 # When everything is in place the set-up costs well under a second.
 
 SHELL := /bin/bash
@@ -38,7 +39,7 @@ RUST_SRCS := Cargo.toml $(wildcard Cargo.lock) \
 DEPS_STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 
-.PHONY: help setup sysdeps build-emu demo zoo test test-rust test-python bench clean
+.PHONY: help setup sysdeps build-emu build-bpf demo zoo test test-rust test-python bench clean
 
 help:
 	@echo "make demo    set up, run scenarios/demo.toml and write results/demo/report.html"
@@ -56,6 +57,9 @@ sysdeps:
 	command -v cargo >/dev/null 2>&1 || missing="$$missing cargo rustc"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	command -v tshark >/dev/null 2>&1 || missing="$$missing tshark"; \
+	command -v clang >/dev/null 2>&1 || missing="$$missing clang"; \
+	command -v bpftool >/dev/null 2>&1 || missing="$$missing bpftool"; \
+	[ -f /usr/include/bpf/bpf_helpers.h ] || missing="$$missing libbpf-dev"; \
 	if [ -n "$$missing" ]; then \
 		echo "rove: installing system packages:$$missing"; \
 		$(SUDO) apt-get update -qq; \
@@ -85,7 +89,30 @@ $(EMU_STAMP): $(RUST_SRCS) | sysdeps
 
 build-emu: $(EMU_STAMP)
 
-setup: $(BUILD_STAMP) $(EMU_STAMP)
+# (e) The eBPF congestion controls (crates/emu/bpf/NAME.bpf.c -> target/bpf/NAME.bpf.o), compiled
+#     against a vmlinux.h dumped from the running kernel's BTF; the kernel backend loads them
+#     (crates/emu/src/bpf_cc.rs). Without kernel BTF they are not built, and the run says so.
+BPF_SRCS := $(wildcard crates/emu/bpf/*.bpf.c crates/emu/bpf/*.h)
+BPF_STAMP := target/bpf/.stamp
+$(BPF_STAMP): $(BPF_SRCS) | sysdeps
+	@if [ ! -r /sys/kernel/btf/vmlinux ]; then \
+		echo "rove: no kernel BTF (/sys/kernel/btf/vmlinux): the eBPF congestion controls are not built"; \
+		exit 0; \
+	fi; \
+	echo "rove: building the eBPF congestion controls"; \
+	mkdir -p target/bpf; \
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > target/bpf/vmlinux.h.tmp; \
+	mv target/bpf/vmlinux.h.tmp target/bpf/vmlinux.h; \
+	for src in crates/emu/bpf/*.bpf.c; do \
+		obj=target/bpf/$$(basename $$src .c).o; \
+		clang -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Itarget/bpf -c $$src -o $$obj.tmp; \
+		mv $$obj.tmp $$obj; \
+	done; \
+	touch $@
+
+build-bpf: $(BPF_STAMP)
+
+setup: $(BUILD_STAMP) $(EMU_STAMP) $(BPF_STAMP)
 
 demo: $(BUILD_STAMP) $(EMU_STAMP)
 	$(ROVE) run scenarios/demo.toml -o results/demo --force
@@ -110,7 +137,7 @@ test: test-rust test-python
 test-rust: $(BUILD_STAMP)
 	cargo test --workspace --release --exclude rove-py
 
-test-python: $(BUILD_STAMP) $(EMU_STAMP)
+test-python: $(BUILD_STAMP) $(EMU_STAMP) $(BPF_STAMP)
 	$(VPY) -m pytest -q -rsx tests
 
 bench: $(BUILD_STAMP)

@@ -9,9 +9,12 @@
 //! - [`traffic`]: the traffic generator (binary `rove-traffic`): real sockets with
 //!   `TCP_CONGESTION` per flow, bulk and sized transfers, `TCP_INFO` (and MPTCP subflow) samples.
 //!
+//! - [`bpf_cc`]: rove's algorithms the kernel lacks, loaded as eBPF `struct_ops` for a run.
+//!
 //! `python/rove/kernel.py` turns a run's raw files into the simulator's results schema.
 
 pub mod args;
+pub mod bpf_cc;
 pub mod link_emu;
 pub mod netns;
 pub mod orchestrate;

@@ -102,6 +102,7 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
         .map_err(|e| RunError::Usage(e.to_string()))?;
     let source = opts.scenario.display();
     let available = available_cc();
+    let loadable = crate::bpf_cc::loadable();
     let sim_only = |key: &str, what: &str| {
         RunError::Usage(format!(
             "{source}: {key}: {what} runs on the simulator only for now; run without --backend kernel"
@@ -133,12 +134,20 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
                 f.name, f.cc
             )));
         }
-        if !available.is_empty() && !available.iter().any(|a| a == &f.cc) {
+        if !available.is_empty()
+            && !available.iter().any(|a| a == &f.cc)
+            && !loadable.contains(&f.cc)
+        {
             return Err(RunError::Usage(format!(
-                "{source}: flows[{i}] ({}).cc: the kernel has no congestion control {:?}; available: {}",
+                "{source}: flows[{i}] ({}).cc: the kernel has no congestion control {:?} and rove has no eBPF port of it; available: {}{}",
                 f.name,
                 f.cc,
-                available.join(", ")
+                available.join(", "),
+                if loadable.is_empty() {
+                    String::new()
+                } else {
+                    format!("; loadable as eBPF: {}", loadable.join(", "))
+                }
             )));
         }
     }
@@ -366,6 +375,10 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     }
     sys::block_stop_signals()
         .map_err(|e| RunError::Failed(format!("cannot block signals: {e}")))?;
+    // The eBPF algorithms the flows need, registered for the run's length (declared first, so
+    // released last: after every process and namespace of the run is gone).
+    let ccs: Vec<String> = sc.flows.iter().map(|f| f.cc.clone()).collect();
+    let _bpf = crate::bpf_cc::acquire(&ccs, &available_cc()).map_err(RunError::Failed)?;
 
     std::fs::create_dir_all(&opts.out_dir)
         .map_err(|e| RunError::Usage(format!("{}: {e}", opts.out_dir.display())))?;
@@ -686,7 +699,7 @@ mod tests {
         if available_cc().is_empty() {
             return; // no /proc/sys/net/ipv4/tcp_available_congestion_control here
         }
-        let e = load(&format!("{BASE}cc = \"bbr2\"\n")).unwrap_err();
+        let e = load(&format!("{BASE}cc = \"vivace\"\n")).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(
             e.message().contains("flows[0] (flow0).cc") && e.message().contains("available:"),

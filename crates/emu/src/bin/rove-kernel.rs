@@ -2,7 +2,8 @@
 //!
 //!     rove-kernel run SCENARIO -o DIR [--seed N] [--set KEY=VALUE ...]
 //!                 [--traffic-bin PATH] [--emu-bin PATH] [--spin-us U]
-//!     rove-kernel cleanup        delete namespaces left by rove runs whose process is gone
+//!     rove-kernel cleanup        delete namespaces left by rove runs whose process is gone,
+//!                                and unregister eBPF congestion controls no live run uses
 //!
 //! `run` writes DIR/raw/ (the emulator's records, one JSONL per flow, run.json); `rove run
 //! --backend kernel` turns it into summary.json and the Parquet files. The binaries default to
@@ -81,6 +82,18 @@ fn main() {
                         println!("removed {n}");
                     }
                     println!("{} stale namespace(s) removed", removed.len());
+                }
+                Err(e) => fail(1, e),
+            }
+            match rove_emu::bpf_cc::sweep_stale() {
+                Ok(removed) => {
+                    for n in &removed {
+                        println!("unregistered eBPF congestion control {n}");
+                    }
+                    println!(
+                        "{} unused eBPF congestion control(s) unregistered",
+                        removed.len()
+                    );
                 }
                 Err(e) => fail(1, e),
             }

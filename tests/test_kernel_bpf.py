@@ -1,0 +1,152 @@
+"""rove's eBPF congestion controls on the kernel backend (issue 13): algorithms this kernel
+lacks, loaded as struct_ops for a run and unloaded after it, also after SIGKILL + cleanup, and
+shared by runs that overlap.
+
+They need what the kernel backend needs (root, /dev/net/tun, the binaries) plus the built
+objects in target/bpf (``make setup`` builds them where the kernel has BTF) and bpftool;
+otherwise they are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = REPO / "target" / "release"
+BPF = REPO / "target" / "bpf"
+AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+LEASES = Path("/run/rove-bpf")
+
+
+def _skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "the kernel backend needs root"
+    if not Path("/dev/net/tun").exists():
+        return "/dev/net/tun is missing"
+    if shutil.which("bpftool") is None:
+        return "bpftool is not installed (make setup installs Debian's)"
+    if not Path("/sys/kernel/btf/vmlinux").exists():
+        return "the kernel has no BTF: eBPF congestion controls cannot be built"
+    for b in ("rove-kernel", "rove-emu", "rove-traffic"):
+        if not (BIN / b).is_file():
+            return f"{BIN / b} is not built (run 'make setup')"
+    if not (BPF / "westwood.bpf.o").is_file():
+        return f"{BPF}/westwood.bpf.o is not built (run 'make setup')"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+LOSSY = """
+name = "lossy"
+duration = "{duration}"
+seed = 1
+[links.down]
+rate = "20Mbps"
+delay = "20ms"
+buffer = "100KB"
+loss = 0.01
+[links.up]
+rate = "100Mbps"
+delay = "20ms"
+[[flows]]
+name = "f"
+cc = "{cc}"
+path = ["down"]
+ack_path = ["up"]
+"""
+
+
+def _available() -> list[str]:
+    return AVAILABLE.read_text().split()
+
+
+def _kernel_run(tmp_path: Path, cc: str, duration: str = "8s", name: str = "run"):
+    scenario = tmp_path / f"{name}.toml"
+    scenario.write_text(LOSSY.format(cc=cc, duration=duration))
+    out = tmp_path / name
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    r = subprocess.run([sys.executable, "-m", "rove", "run", "--backend", "kernel", str(scenario),
+                        "-o", str(out)], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def westwood_and_reno(tmp_path_factory):
+    if "westwood" in _available():
+        pytest.skip("this kernel has its own westwood: nothing to load")
+    tmp = tmp_path_factory.mktemp("bpf")
+    return _kernel_run(tmp, "westwood", name="westwood"), _kernel_run(tmp, "reno", name="reno")
+
+
+def test_westwood_runs_on_the_kernel_and_is_unloaded_after(westwood_and_reno):
+    westwood, _ = westwood_and_reno
+    flow = westwood["flows"][0]
+    assert flow["cc"] == "westwood" and flow["goodput_mbps"] > 1.0, flow
+    assert "westwood" not in _available()
+    assert not any((LEASES / "westwood").glob("*"))
+
+
+def test_westwood_keeps_its_rate_under_random_loss_better_than_reno(westwood_and_reno):
+    # Westwood+'s signature: a random (non-congestive) loss sets ssthresh from bw_est·rtt_min
+    # instead of halving. 1 % loss, 20 Mbit/s, 40 ms: measured 5.07 vs 3.22 Mbit/s (1.57x) on
+    # the kernel; the simulator's ports give 7.03 vs 3.32.
+    westwood, reno = westwood_and_reno
+    w, r = westwood["flows"][0]["goodput_mbps"], reno["flows"][0]["goodput_mbps"]
+    assert w > 1.2 * r, (w, r)
+
+
+def test_two_overlapping_runs_share_one_registration(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(LOSSY.format(cc="westwood", duration="4s"))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    procs = [subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
+                               str(tmp_path / f"out{k}")], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for k in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+    for k in range(2):
+        flows = [json.loads(line) for line in
+                 (tmp_path / f"out{k}" / "raw" / "flow-0.jsonl").read_text().splitlines()
+                 if line.strip()]
+        assert any(f.get("cc") == "westwood" for f in flows), flows[-1:]
+    assert "westwood" not in _available()
+
+
+def test_a_killed_run_leaves_its_algorithm_until_cleanup(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(LOSSY.format(cc="westwood", duration="30s"))
+    proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
+                             str(tmp_path / "out")], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and "westwood" not in _available():
+        time.sleep(0.05)
+    assert "westwood" in _available(), "the run never loaded westwood"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert "westwood" in _available()  # SIGKILL: nothing could unload it
+    r = subprocess.run([str(BIN / "rove-kernel"), "cleanup"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "unregistered eBPF congestion control westwood" in r.stdout
+    assert "westwood" not in _available()
+
+
+def test_an_algorithm_neither_native_nor_ported_is_a_clear_error(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(LOSSY.format(cc="vivace", duration="2s"))
+    r = subprocess.run([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
+                        str(tmp_path / "out")], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "no eBPF port" in r.stderr and "loadable as eBPF: " in r.stderr, r.stderr
