@@ -23,6 +23,9 @@ extern unsigned int CONFIG_HZ __kconfig;
 #define USEC_PER_SEC 1000000U
 #define USEC_PER_MSEC 1000U
 
+#define min_t(type, a, b) ((type)(a) < (type)(b) ? (type)(a) : (type)(b))
+#define max_t(type, a, b) ((type)(a) > (type)(b) ? (type)(a) : (type)(b))
+
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
 	return (struct tcp_sock *)sk;
@@ -53,6 +56,41 @@ static __always_inline bool tcp_in_slow_start(const struct tcp_sock *tp)
 	return tp->snd_cwnd < tp->snd_ssthresh;
 }
 
+/* before()/after() of include/net/tcp.h: sequence-number comparison modulo 2^32. */
+static __always_inline bool before(__u32 seq1, __u32 seq2)
+{
+	return (__s32)(seq1 - seq2) < 0;
+}
+#define after(seq2, seq1) before(seq1, seq2)
+
+/* tcp_is_cwnd_limited (include/net/tcp.h, 6.x). */
+static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if (tp->is_cwnd_limited)
+		return true;
+	/* In slow start, let cwnd grow to twice what was ACKed. */
+	if (tcp_in_slow_start(tp))
+		return tp->snd_cwnd < 2 * tp->max_packets_out;
+	return false;
+}
+
+/* tcp_in_cwnd_reduction and tcp_current_ssthresh (include/net/tcp.h). */
+static __always_inline bool tcp_in_cwnd_reduction(const struct sock *sk)
+{
+	return ((1 << TCP_CA_CWR) | (1 << TCP_CA_Recovery)) & (1 << inet_csk(sk)->icsk_ca_state);
+}
+
+static __always_inline __u32 tcp_current_ssthresh(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if (tcp_in_cwnd_reduction(sk))
+		return tp->snd_ssthresh;
+	return max_t(__u32, tp->snd_ssthresh, (tp->snd_cwnd >> 1) + (tp->snd_cwnd >> 2));
+}
+
 /* tcp_jiffies32: the low 32 bits of jiffies (include/net/tcp.h). */
 static __always_inline __u32 tcp_jiffies32(void)
 {
@@ -69,9 +107,6 @@ static __always_inline __u32 usecs_to_jiffies(__u32 us)
 	__u32 per = USEC_PER_SEC / CONFIG_HZ;
 	return (us + per - 1) / per;
 }
-
-#define min_t(type, a, b) ((type)(a) < (type)(b) ? (type)(a) : (type)(b))
-#define max_t(type, a, b) ((type)(a) > (type)(b) ? (type)(a) : (type)(b))
 
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
