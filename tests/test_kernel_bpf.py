@@ -207,3 +207,81 @@ def test_an_algorithm_neither_native_nor_ported_is_a_clear_error(tmp_path):
                         str(tmp_path / "out")], capture_output=True, text=True)
     assert r.returncode == 2
     assert "no eBPF port" in r.stderr and "loadable as eBPF: " in r.stderr, r.stderr
+
+
+SWITCHES = """
+name = "switch"
+duration = "8s"
+seed = 1
+[links.down]
+rate = "20Mbps"
+delay = "20ms"
+buffer = "200KB"
+[links.up]
+rate = "100Mbps"
+delay = "20ms"
+[[flows]]
+name = "f"
+cc = "cubic"
+path = ["down"]
+ack_path = ["up"]
+[[actions]]
+at = "3s"
+flow = "f"
+cc = "bbr"
+handoff = "keep"
+[[actions]]
+at = "5s"
+flow = "f"
+cc = "westwood"
+handoff = "set"
+cwnd = 40
+[[actions]]
+at = "6.5s"
+flow = "f"
+cc = "cubic"
+handoff = "delay_scaled"
+samples = 7
+"""
+
+
+def test_live_switches_show_in_the_time_series_with_their_handoff(tmp_path):
+    # CUBIC -> BBR at 3 s keeping the window, -> Westwood+ at 5 s with cwnd set to 40 through
+    # the handoff algorithm, -> CUBIC at 6.5 s with seed-002's Eq. 6.3 over the last 7 samples.
+    _kernel_run_text(tmp_path, SWITCHES, "switch")
+    import pandas as pd
+
+    ts = pd.read_parquet(tmp_path / "switch" / "timeseries.parquet")
+    cc = ts.set_index("time_s")["cc"].astype(str)
+    assert set(cc[cc.index < 2.9]) == {"cubic"}
+    assert set(cc[(cc.index > 3.1) & (cc.index < 4.9)]) == {"bbr"}
+    assert set(cc[(cc.index > 5.1) & (cc.index < 6.4)]) == {"westwood"}
+    assert set(cc[cc.index > 6.6]) == {"cubic"}
+
+    rows = [json.loads(line) for line in
+            (tmp_path / "switch" / "raw" / "flow-0.jsonl").read_text().splitlines() if line.strip()]
+    samples = [r for r in rows if not r.get("final")]
+    done = next(r for r in rows if r.get("final"))["switches"]
+    assert [s["cc"] for s in done] == ["bbr", "westwood", "cubic"]
+    assert done[0]["cwnd_pkts"] is None and done[1]["cwnd_pkts"] == 40
+    # Eq. 6.3 from the client's own last 7 samples before the switch: floor(Σcwnd·Dmin/Σsrtt).
+    before = [s for s in samples if s["t_s"] < done[2]["t_s"]][-7:]
+    expected = max(2, sum(s["cwnd_pkts"] for s in before) * round(before[-1]["min_rtt_ms"] * 1000)
+                   // sum(round(s["srtt_ms"] * 1000) for s in before))
+    assert done[2]["cwnd_pkts"] == expected, (done[2], expected)
+    # The kernel took those windows: the first sample after each set switch starts there (it
+    # may have grown by the ACKs of the few ms before the sample, never shrunk below).
+    for sw in done[1:]:
+        after = next(s for s in samples if s["t_s"] > sw["t_s"])
+        assert sw["cwnd_pkts"] <= after["cwnd_pkts"] <= 1.5 * sw["cwnd_pkts"], (sw, after)
+        assert after["cc"] == sw["cc"]
+    assert "handoff" not in _available() and "westwood" not in _available()
+
+
+def test_switches_the_kernel_cannot_do_are_clear_errors(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SWITCHES.replace('at = "3s"', 'at = "0s"'))
+    r = subprocess.run([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
+                        str(tmp_path / "out")], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "actions[0]" in r.stderr and "after flow" in r.stderr, r.stderr

@@ -377,7 +377,7 @@ def _append_sample(ts_cols: dict, t: float, f: dict, s: dict, subflow: int,
     """One timeseries row from a TCP_INFO reading ``s`` (a flow's, or one subflow's)."""
     ts_cols["time_s"].append(t)
     ts_cols["flow"].append(f["name"])
-    ts_cols["cc"].append(f["cc"])
+    ts_cols["cc"].append(s.get("cc") or f["cc"])  # the socket's own: a live switch shows
     ts_cols["cwnd_pkts"].append(int(s.get("cwnd_pkts") or 0))
     ts_cols["ssthresh_pkts"].append(min(int(s.get("ssthresh_pkts") or 0), 2**32 - 1))
     ts_cols["inflight_pkts"].append(int(s.get("inflight_pkts") or 0))

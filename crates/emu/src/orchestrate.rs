@@ -22,6 +22,7 @@ use crate::sys::{self, monotonic_ns, pending_stop_signal, wait_stop_signal};
 use crate::topology::{
     is_multipath, receiver_addr, routes, sender_addr, RouteSpec, Topology, TUN_NAME,
 };
+use crate::traffic::handoff::{Handoff, Switch, HANDOFF_CC};
 use rove_scenario::{Nanos, Scenario, NS_PER_S};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -108,8 +109,22 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             "{source}: {key}: {what} runs on the simulator only for now; run without --backend kernel"
         ))
     };
+    for (k, a) in sc.actions.iter().enumerate() {
+        kernel_switch(&sc, a).map_err(|what| {
+            RunError::Usage(format!(
+                "{source}: actions[{k}]: {what}; run without --backend kernel"
+            ))
+        })?;
+        if let rove_scenario::spec::Change::Cc { name, .. } = &a.change {
+            if !available.is_empty() && !available.contains(name) && !loadable.contains(name) {
+                return Err(RunError::Usage(format!(
+                    "{source}: actions[{k}].cc: the kernel has no congestion control {name:?} and rove has no eBPF port of it; available: {}",
+                    available.join(", ")
+                )));
+            }
+        }
+    }
     for (key, present) in [
-        ("actions", !sc.actions.is_empty()),
         ("elements", !sc.elements.is_empty()),
         ("controllers", !sc.controllers.is_empty()),
     ] {
@@ -187,6 +202,73 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
         )));
     }
     Ok(sc)
+}
+
+/// The kernel-side form of an `[[actions]]` entry: a live congestion-control switch of a
+/// single-path flow after its start (the client's `--switches`); anything else is what the
+/// kernel backend cannot do yet, as the error's text.
+pub fn kernel_switch(
+    sc: &Scenario,
+    a: &rove_scenario::spec::ActionSpec,
+) -> Result<(usize, Switch), String> {
+    use rove_scenario::spec::{ActionTarget, Change, HandoffSpec};
+    let (
+        ActionTarget::Flow { flow, subflow },
+        Change::Cc {
+            name,
+            params,
+            handoff,
+        },
+    ) = (&a.target, &a.change)
+    else {
+        return Err("only congestion-control switches (flow = ..., cc = ...) run on the kernel backend for now".into());
+    };
+    let f = &sc.flows[*flow];
+    if subflow.is_some() || is_multipath(f) {
+        return Err(format!(
+            "flow {:?}: switches of multipath flows run on the simulator only for now",
+            f.name
+        ));
+    }
+    if let Some(key) = params.keys().next() {
+        return Err(format!(
+            "cc_params.{key}: the kernel's algorithms take no per-flow parameters"
+        ));
+    }
+    if a.at_ns <= f.start_ns {
+        return Err(format!(
+            "at = {} s is not after flow {:?}'s start ({} s): on the kernel a switch acts on a connected socket",
+            secs(a.at_ns),
+            f.name,
+            secs(f.start_ns)
+        ));
+    }
+    let handoff = match *handoff {
+        HandoffSpec::Keep => Handoff::Keep,
+        HandoffSpec::Set { cwnd, ssthresh } => Handoff::Set { cwnd, ssthresh },
+        HandoffSpec::DelayScaled { samples } => Handoff::DelayScaled { samples },
+    };
+    Ok((
+        *flow,
+        Switch {
+            at: Duration::from_nanos(a.at_ns - f.start_ns),
+            cc: name.clone(),
+            handoff,
+        },
+    ))
+}
+
+/// Every switch of flow `i`, in time order.
+fn switches_of(sc: &Scenario, i: usize) -> Vec<Switch> {
+    let mut v: Vec<Switch> = sc
+        .actions
+        .iter()
+        .filter_map(|a| kernel_switch(sc, a).ok())
+        .filter(|(f, _)| *f == i)
+        .map(|(_, s)| s)
+        .collect();
+    v.sort_by_key(|s| s.at);
+    v
 }
 
 fn interrupted() -> Result<(), RunError> {
@@ -377,7 +459,15 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
         .map_err(|e| RunError::Failed(format!("cannot block signals: {e}")))?;
     // The eBPF algorithms the flows need, registered for the run's length (declared first, so
     // released last: after every process and namespace of the run is gone).
-    let ccs: Vec<String> = sc.flows.iter().map(|f| f.cc.clone()).collect();
+    let mut ccs: Vec<String> = sc.flows.iter().map(|f| f.cc.clone()).collect();
+    for i in 0..sc.flows.len() {
+        for sw in switches_of(&sc, i) {
+            if sw.needs_handoff_cc() {
+                ccs.push(HANDOFF_CC.to_string());
+            }
+            ccs.push(sw.cc);
+        }
+    }
     let _bpf = crate::bpf_cc::acquire(&ccs, &available_cc()).map_err(RunError::Failed)?;
 
     std::fs::create_dir_all(&opts.out_dir)
@@ -557,6 +647,11 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
                 &format!("{}", secs(sc.duration_ns - f.start_ns)),
             ]),
         };
+        let switches = switches_of(&sc, i);
+        if !switches.is_empty() {
+            let arg: Vec<String> = switches.iter().map(Switch::to_arg).collect();
+            cmd.args(["--switches", &arg.join(",")]);
+        }
         cmd.args(["--sample-ms", &sample_ms.to_string()])
             .arg("--out")
             .arg(raw.join(format!("flow-{i}.jsonl")))

@@ -9,7 +9,8 @@ use super::TrafficError;
 pub const USAGE: &str = "\
 usage: rove-traffic server --bind IP:PORT [--mptcp]
        rove-traffic client --connect IP:PORT --cc NAME [--bytes N | --duration SECS] [--mptcp]
-                           [--sample-ms 10] [--bind-dev IFACE] --out FILE.jsonl
+                           [--sample-ms 10] [--bind-dev IFACE] [--switches AT:CC:HANDOFF,...]
+                           --out FILE.jsonl
 ";
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +38,8 @@ pub struct ClientArgs {
     pub mptcp: bool,
     pub sample_interval: Duration,
     pub bind_dev: Option<String>,
+    /// Live congestion-control switches, in time order (see [`super::handoff`]).
+    pub switches: Vec<super::handoff::Switch>,
     pub out: PathBuf,
 }
 
@@ -134,6 +137,7 @@ pub fn parse(argv: &[String]) -> Result<Command, TrafficError> {
                     "--duration",
                     "--sample-ms",
                     "--bind-dev",
+                    "--switches",
                     "--out",
                 ],
                 &["--mptcp"],
@@ -177,6 +181,8 @@ pub fn parse(argv: &[String]) -> Result<Command, TrafficError> {
                 mptcp: get(&opts, "--mptcp").is_some(),
                 sample_interval: Duration::from_millis(sample_ms),
                 bind_dev: get(&opts, "--bind-dev").map(str::to_owned),
+                switches: super::handoff::parse_switches(get(&opts, "--switches").unwrap_or(""))
+                    .map_err(usage_error)?,
                 out: PathBuf::from(required(&opts, "--out")?),
             }))
         }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::args::{Amount, ClientArgs};
-use super::{mptcp, signals, socket, tcp_info, TrafficError};
+use super::{handoff, mptcp, signals, socket, tcp_info, TrafficError};
 
 /// Bytes per write(2).
 const WRITE_CHUNK_BYTES: usize = 128 * 1024;
@@ -166,45 +166,95 @@ fn round_us(t_s: f64) -> f64 {
     (t_s * 1e6).round() / 1e6
 }
 
-/// Samples every `interval` on a fixed schedule until `done`; returns the writer and the count.
+/// What the sampler thread hands back: the writer, the samples written, a write error, the
+/// switches applied and a switch that failed.
+struct Sampled {
+    out: BufWriter<File>,
+    count: u64,
+    write_error: Option<std::io::Error>,
+    switched: Vec<handoff::Applied>,
+    switch_error: Option<String>,
+}
+
+/// Samples every `interval` on a fixed schedule until `done`, and applies each of `switches`
+/// at its time (waking for it, not at the next sample).
 fn sample_loop(
     probe: &Probe,
     start: Instant,
     interval: Duration,
+    switches: &[handoff::Switch],
     done: &AtomicBool,
-    mut out: BufWriter<File>,
-) -> (BufWriter<File>, u64, Option<std::io::Error>) {
+    out: BufWriter<File>,
+) -> Sampled {
     let first = Instant::now();
-    let mut count = 0u64;
+    let mut r = Sampled {
+        out,
+        count: 0,
+        write_error: None,
+        switched: Vec::new(),
+        switch_error: None,
+    };
+    let mut history = handoff::History::default();
+    let mut min_rtt_us = 0u64;
+    let mut next_switch = 0usize;
     let mut tick = 0u32;
+    let mut due = first;
     loop {
         if done.load(Ordering::SeqCst) || signals::stop_requested() {
-            return (out, count, None);
+            return r;
         }
         let now = Instant::now();
-        if let Some(line) = sample_json(probe, now.duration_since(start).as_secs_f64()) {
-            if let Err(e) = serde_json::to_writer(&mut out, &line)
-                .map_err(std::io::Error::from)
-                .and_then(|()| out.write_all(b"\n"))
-            {
-                return (out, count, Some(e));
+        while r.switch_error.is_none()
+            && next_switch < switches.len()
+            && now >= start + switches[next_switch].at
+        {
+            let sw = &switches[next_switch];
+            next_switch += 1;
+            match handoff::apply(probe.fd, sw, &history, min_rtt_us) {
+                Ok(cwnd) => r.switched.push(handoff::Applied {
+                    t_s: round_us(start.elapsed().as_secs_f64()),
+                    cc: sw.cc.clone(),
+                    cwnd,
+                }),
+                Err(e) => r.switch_error = Some(format!("switch at {:?} to {}: {e}", sw.at, sw.cc)),
             }
-            count += 1;
         }
-        // Next tick on the absolute schedule; skip ticks already missed (a stalled machine).
-        tick += 1;
-        let mut due = first + interval * tick;
-        let now = Instant::now();
-        while due <= now {
+        if now >= due {
+            if let Some(line) = sample_json(probe, now.duration_since(start).as_secs_f64()) {
+                let cwnd = line["cwnd_pkts"].as_u64().unwrap_or(0) as u32;
+                let srtt_us = (line["srtt_ms"].as_f64().unwrap_or(0.0) * 1000.0).round() as u64;
+                if let Some(m) = line["min_rtt_ms"].as_f64() {
+                    min_rtt_us = (m * 1000.0).round() as u64;
+                }
+                history.push(cwnd, srtt_us);
+                if let Err(e) = serde_json::to_writer(&mut r.out, &line)
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| r.out.write_all(b"\n"))
+                {
+                    r.write_error = Some(e);
+                    return r;
+                }
+                r.count += 1;
+            }
+            // Next tick on the absolute schedule; skip ticks already missed (a stalled machine).
             tick += 1;
             due = first + interval * tick;
+            let now = Instant::now();
+            while due <= now {
+                tick += 1;
+                due = first + interval * tick;
+            }
         }
+        let wake = match switches.get(next_switch) {
+            Some(sw) if r.switch_error.is_none() => due.min(start + sw.at),
+            _ => due,
+        };
         // Sleep in short steps so a stop is seen within ~50 ms even with long intervals.
-        while Instant::now() < due {
+        while Instant::now() < wake {
             if done.load(Ordering::SeqCst) || signals::stop_requested() {
                 break;
             }
-            std::thread::sleep((due - Instant::now()).min(POLL_TIMEOUT));
+            std::thread::sleep((wake - Instant::now()).min(POLL_TIMEOUT));
         }
     }
 }
@@ -421,17 +471,34 @@ pub fn run(args: &ClientArgs) -> Result<i32, TrafficError> {
         written: &written,
         seen: Mutex::new(Vec::new()),
     };
-    let (end, completed, error, (mut out, samples, write_err)) = std::thread::scope(|scope| {
-        let sampler = scope.spawn(|| sample_loop(&probe, start, args.sample_interval, &done, out));
+    let (end, completed, error, sampled) = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| {
+            sample_loop(
+                &probe,
+                start,
+                args.sample_interval,
+                &args.switches,
+                &done,
+                out,
+            )
+        });
         let (end, completed, error) = transfer(&mut stream, args.amount, start, &written);
         done.store(true, Ordering::SeqCst);
         let sampled = sampler.join().expect("the sampler thread does not panic");
         (end, completed, error, sampled)
     });
-    if let Some(e) = write_err {
+    let Sampled {
+        mut out,
+        count: samples,
+        write_error,
+        switched,
+        switch_error,
+    } = sampled;
+    if let Some(e) = write_error {
         return Err(out_error(args, e));
     }
-    let v = final_json(
+    let error = error.or(switch_error);
+    let mut v = final_json(
         Some(&probe),
         args.mptcp,
         start,
@@ -442,6 +509,14 @@ pub fn run(args: &ClientArgs) -> Result<i32, TrafficError> {
             error: error.as_deref(),
         },
     );
+    if !args.switches.is_empty() {
+        v["switches"] = Value::Array(
+            switched
+                .iter()
+                .map(|a| json!({"t_s": a.t_s, "cc": a.cc, "cwnd_pkts": a.cwnd}))
+                .collect(),
+        );
+    }
     write_line(&mut out, &v)
         .and_then(|()| out.flush())
         .map_err(|e| out_error(args, e))?;

@@ -7,7 +7,8 @@
 //! ```text
 //! rove-traffic server --bind IP:PORT [--mptcp]
 //! rove-traffic client --connect IP:PORT --cc NAME [--bytes N | --duration SECS] [--mptcp]
-//!                     [--sample-ms 10] [--bind-dev IFACE] --out FILE.jsonl
+//!                     [--sample-ms 10] [--bind-dev IFACE] [--switches AT:CC:HANDOFF,...]
+//!                     --out FILE.jsonl
 //! ```
 //!
 //! **Server**: accepts any number of connections, one thread each; reads and discards until
@@ -80,7 +81,9 @@
 //! `getsockopt(SOL_MPTCP, MPTCP_TCPINFO)` and the addresses with `MPTCP_SUBFLOW_ADDRS`.
 
 pub mod args;
+pub mod bpf_map;
 pub mod client;
+pub mod handoff;
 pub mod mptcp;
 pub mod server;
 pub mod signals;

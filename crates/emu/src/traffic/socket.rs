@@ -117,6 +117,12 @@ fn setsockopt_int(
     setsockopt_bytes(fd, level, opt, &value.to_ne_bytes())
 }
 
+/// `setsockopt(TCP_CONGESTION)` on a connected socket: a live switch (Linux keeps cwnd and
+/// ssthresh and calls the new algorithm's init).
+pub fn set_congestion_control(fd: RawFd, name: &str) -> io::Result<()> {
+    setsockopt_bytes(fd, libc::SOL_TCP, libc::TCP_CONGESTION, name.as_bytes())
+}
+
 /// `getsockopt(TCP_CONGESTION)`: the algorithm the socket actually uses.
 pub fn congestion_control(fd: RawFd) -> io::Result<String> {
     let mut buf = [0u8; 32]; // TCP_CA_NAME_MAX, include/net/tcp.h
