@@ -150,17 +150,34 @@ def test_loss_tolerant_ports_beat_reno_under_random_loss(cc, westwood_and_reno, 
     assert cc not in _available()
 
 
-def test_vegas_keeps_the_queue_short_where_reno_fills_it(tmp_path):
+@pytest.fixture(scope="module")
+def deep_reno(tmp_path_factory):
+    return _kernel_run_text(tmp_path_factory.mktemp("deep"), DEEP.format(cc="reno"), "reno")
+
+
+def test_vegas_keeps_the_queue_short_where_reno_fills_it(tmp_path, deep_reno):
     # 20 Mbit/s, 40 ms, a 400 KB buffer (~3 BDP): Vegas holds alpha-beta packets in the queue
     # (measured mean RTT 62.3 ms on the kernel, 64.6 on the simulator), Reno fills the buffer
     # (131.0 and 132.8 ms); both carry ~19 Mbit/s.
     if "vegas" in _available():
         pytest.skip("this kernel has its own vegas")
     vegas = _kernel_run_text(tmp_path, DEEP.format(cc="vegas"), "vegas")
-    reno = _kernel_run_text(tmp_path, DEEP.format(cc="reno"), "reno")
     assert vegas["cc"] == "vegas"
-    assert vegas["mean_rtt_ms"] < 0.6 * reno["mean_rtt_ms"], (vegas, reno)
-    assert vegas["goodput_mbps"] > 0.9 * reno["goodput_mbps"], (vegas, reno)
+    assert vegas["mean_rtt_ms"] < 0.6 * deep_reno["mean_rtt_ms"], (vegas, deep_reno)
+    assert vegas["goodput_mbps"] > 0.9 * deep_reno["goodput_mbps"], (vegas, deep_reno)
+
+
+def test_cdg_backs_off_on_delay_gradients_where_reno_fills_the_buffer(tmp_path, deep_reno):
+    # The same path: CDG's probabilistic backoff on a rising RTT keeps the queue near empty
+    # (measured mean RTT 44.1 ms on the kernel, 44.6 on the simulator). Its goodput is what the
+    # thesis (seed-002 Table 5.1) reports of kernel CDG, "fails to fully utilise": 8.28 Mbit/s
+    # here against the simulator's 16.02, a gap the port's missing CWR state is the first
+    # suspect of (docs/kernel-backend.md); not asserted.
+    if "cdg" in _available():
+        pytest.skip("this kernel has its own cdg")
+    cdg = _kernel_run_text(tmp_path, DEEP.format(cc="cdg"), "cdg")
+    assert cdg["cc"] == "cdg"
+    assert cdg["mean_rtt_ms"] < 0.6 * deep_reno["mean_rtt_ms"], (cdg, deep_reno)
 
 
 def test_two_overlapping_runs_share_one_registration(tmp_path):
