@@ -186,12 +186,23 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
                 f.name, m.scheduler
             )));
         }
-        // "auto" couples only coupled algorithms (lia, olia, ...), which the kernel lacks (the
-        // cc check above already refused them): on the kernel, auto and uncoupled are the same.
-        if m.coupling == "connection" {
+        // Upstream MPTCP has no coupled congestion control; rove's eBPF ports in
+        // bpf_cc::COUPLED couple every subflow of their connection (crates/emu/bpf/lia.bpf.c).
+        // "auto" couples a coupled algorithm, so on the kernel it is "connection" for those and
+        // "uncoupled" for the others.
+        let coupled = crate::bpf_cc::COUPLED.contains(&f.cc.as_str());
+        if m.coupling == "connection" && !coupled {
             return Err(RunError::Usage(format!(
-                "{source}: flows[{i}] ({}).coupling: the kernel's MPTCP has no coupled congestion control (accepted here: \"auto\", \"uncoupled\"), not {:?}; remove the key or run on the simulator",
-                f.name, m.coupling
+                "{source}: flows[{i}] ({}).coupling: \"connection\" on the kernel needs one of rove's eBPF coupled algorithms as cc ({}), not {:?}; use coupling = \"auto\" or \"uncoupled\", or run on the simulator",
+                f.name,
+                crate::bpf_cc::COUPLED.join(", "),
+                f.cc
+            )));
+        }
+        if m.coupling == "uncoupled" && coupled {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).coupling: rove's eBPF {} couples every subflow of its connection; \"uncoupled\" runs on the simulator only",
+                f.name, f.cc
             )));
         }
     }
