@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from rove.models import mptcp_delay as md
 
@@ -67,6 +69,24 @@ def test_capacity_estimator_2_13_inverts_2_4():
     assert md.estimate_capacity(100.0, 0.0401, 0.04, previous=900.0, min_queue_delay=0.001) == 900.0
     got = md.estimate_capacity([100.0, 100.0], [0.04, 0.09], 0.04, previous=[900.0, 1.0])
     assert got[0] == 900.0 and got[1] == pytest.approx((100 * 0.09 + 4) / 0.05)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    c=st.floats(10.0, 1e5),
+    rtt_min=st.floats(0.001, 0.5),
+    hops=st.integers(1, 20),
+    load=st.floats(0.0, 0.99),
+    d_thr=st.floats(0.01, 2.0),
+)
+def test_2_13_and_2_15_hold_for_any_path(c, rtt_min, hops, load, d_thr):
+    x = load * c
+    rtt = 2 * md.network_delay_bound(x, c, rtt_min, hops=hops)
+    assume(rtt - rtt_min > 1e-6 * rtt)  # with no queue (M = 1, x = 0) c is unobservable
+    assert md.estimate_capacity(x, rtt, rtt_min, hops=hops) == pytest.approx(c, rel=1e-6)
+    x_bar = md.tsc_rate_bound(c, rtt_min, d_thr, hops=hops)
+    if x_bar > 0:
+        assert md.network_delay_bound(x_bar, c, rtt_min, hops=hops) == pytest.approx(d_thr, rel=1e-9)
 
 
 # ------------------------------------------------------------------------------------------
