@@ -286,6 +286,8 @@ def test_bad_input_is_one_line_naming_the_parameter():
         md.network_delay(1.0, 0.0, 0.1)
     with pytest.raises(ValueError, match="^cost: expected one value per subflow"):
         md.tsc_allocate(1.0, [1.0, 2.0, 3.0], 0.1, 0.05, [1.0, 2.0], 10.0, False, 0.1)
+    with pytest.raises(ValueError, match=r"^d_net_thr, d_send_thr: \(2.11\)"):
+        md.tsc_allocate(400.0, cwnd=[10.0, 10.0], slow_start=False, d_req=0.15, **LTE_WIFI)
     with pytest.raises(ValueError, match="^method"):
         md.minimize_delay([10.0], [0.1], 1.0, method="newton")
     with pytest.raises(ValueError, match="^mean_rtt"):

@@ -52,7 +52,9 @@ parameter whose default is given here):
   dissertation). [GAP] ``min_rate_for_unassigned`` (default True): the printed step 4 gives the
   subflows left once T <= 0 rate 0, while (2.14) bounds every subflow below by x^min (which
   exists to keep the RTT measured); the default follows (2.14). With x_min = 0 both agree.
-  x^cw is cwnd/RTT with the measured RTT (the summary's pseudocode). Ties in cost go to the
+  x^cw is cwnd/RTT with the measured RTT (the summary's pseudocode). d_thr^send defaults to
+  the dissertation's 100 ms; [GAP] ``d_req`` (default None: unchecked) checks (2.11)'s
+  d_thr^net + d_thr^send <= d_req when given. Ties in cost go to the
   lower subflow index.
 * (3.1): [GAP] ``ca2`` (C_a^2), default 1 (exponential inter-arrivals; the dissertation's
   Table 3.1 shows about 1 after averaging over 10 packets, and the summary's worked vectors
@@ -363,6 +365,7 @@ def tsc_allocate(
     x_min: ArrayLike = 0.0,
     hops: ArrayLike = DEFAULT_HOPS,
     min_rate_for_unassigned: bool = True,
+    d_req: float = None,
 ) -> np.ndarray:
     """MPTCP-TSC's per-slot greedy split (2.14)-(2.17), cheapest subflow first.
 
@@ -375,7 +378,14 @@ def tsc_allocate(
        min(x-bar_s, T, x^cw_s) (2.17), never below 0 (2.11) nor below x^min (2.14); T -= x_s.
     4. Subflows left when T <= 0 get x^min ([GAP] ``min_rate_for_unassigned``, default True,
        per (2.14)) or 0 (the printed step 4).
+
+    ``d_req`` (optional; the dissertation does not give the one it used) checks (2.11)'s
+    d_thr^net + d_thr^send <= d_req.
     """
+    if d_req is not None and d_net_thr + d_send_thr > float(_positive("d_req", d_req)[0]):
+        raise ValueError(
+            f"d_net_thr, d_send_thr: (2.11) needs d_net_thr + d_send_thr <= d_req, got {d_net_thr} + {d_send_thr} > {d_req}"
+        )
     c = _positive("c_hat", c_hat)
     rtt, rtt_min = _positive("rtt", rtt), _nonneg("rtt_min", rtt_min)
     a, w = _vec("cost", cost), _nonneg("cwnd", cwnd)
