@@ -29,7 +29,7 @@ ROVE := $(VENV)/bin/rove
 export PYO3_PYTHON := $(abspath $(VPY))
 
 # Keep in step with pyproject.toml ([project] dependencies and the `test` and `learn` extras).
-PY_DEPS := 'maturin>=1.5,<2' numpy pandas pyarrow matplotlib tqdm tomli-w 'tomli>=1.1; python_version < "3.11"' pytest hypothesis ray scikit-learn xgboost-cpu
+PY_DEPS := 'maturin>=1.5,<2' numpy scipy pandas pyarrow matplotlib tqdm tomli-w 'tomli>=1.1; python_version < "3.11"' pytest hypothesis ray scikit-learn xgboost-cpu
 PIP := $(VPY) -m pip --disable-pip-version-check -q
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
