@@ -106,3 +106,27 @@ def test_longest_points_go_first_with_several_workers(two_sweeps, tmp_path):
     assert [p.id for _, p in _schedule(tasks, 2)] == [
         "duration=3s,seed=1", "duration=3s,seed=2", "cc=cubic,seed=7", "cc=bbr,seed=7",
         "duration=1s,seed=1", "duration=1s,seed=2"]
+
+
+def test_worker_pool_keeps_one_set_of_workers_for_every_sweep(two_sweeps, tmp_path,
+                                                              monkeypatch):
+    import rove.sweeps as sweeps
+
+    a, b = two_sweeps
+    made = []
+    real = sweeps._new_pool
+    monkeypatch.setattr(sweeps, "_new_pool", lambda jobs: made.append(jobs) or real(jobs))
+    with sweeps.worker_pool(2):
+        assert made == [2]
+        workers = set(sweeps._SHARED_POOL[0]._processes)
+        assert len(workers) == 2                     # forked when the block starts
+        run_specs([(a, tmp_path / "a")], jobs=2)
+        run_specs([(b, tmp_path / "b")], jobs=2)
+        assert made == [2] and set(sweeps._SHARED_POOL[0]._processes) == workers
+    assert sweeps._SHARED_POOL == []
+    assert len(list((tmp_path / "a" / "runs").iterdir())) == 4
+    # outside a block, every call starts (and stops) its own
+    run_specs([(b, tmp_path / "b2")], jobs=2)
+    assert made == [2, 2]
+    assert (tmp_path / "b2" / "summary.parquet").read_bytes() == \
+        (tmp_path / "b" / "summary.parquet").read_bytes()

@@ -21,11 +21,15 @@ recorded in ``DIR/failures.json`` and the others go on. At the end ``DIR/summary
 one row per flow per complete point (see :data:`FLOW_COLUMNS` and docs/sweeps.md).
 
 Points run in local worker processes (``concurrent.futures.ProcessPoolExecutor``) or, with
-``ray=ADDRESS`` / ``ray="local"``, as Ray tasks; the table is the same either way.
+``ray=ADDRESS`` / ``ray="local"``, as Ray tasks; the table is the same either way. The workers
+live for the whole sweep (forked once the modules a run needs are imported) and take the
+costliest points first (:func:`_schedule`); :func:`run_specs` runs several sweeps with one set of
+workers, as ``rove reproduce`` does for the series of an experiment.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -47,6 +51,7 @@ __all__ = [
     "expand_points",
     "run_sweep",
     "run_specs",
+    "worker_pool",
     "sweep",
     "SUMMARY_TABLE",
     "FAILURES_FILE",
@@ -782,19 +787,54 @@ def _warm_imports() -> None:
     from . import _core, drive, results  # noqa: F401
 
 
+_SHARED_POOL: list = []        # the pool of an active worker_pool() block, if any
+
+
+@contextlib.contextmanager
+def worker_pool(jobs: int | None):
+    """Keep one pool of ``jobs`` worker processes for every sweep run inside the block (each
+    :func:`run_specs` call otherwise starts its own). The workers are forked here, at once:
+    ``rove reproduce`` enters the block before it starts any thread (its analyses run in
+    threads), and forking a process while another thread holds a lock can leave that lock held
+    for good in the child."""
+    jobs = jobs or default_jobs()
+    if jobs <= 1 or _SHARED_POOL:
+        yield
+        return
+    pool = _new_pool(jobs)
+    _SHARED_POOL.append(pool)
+    try:
+        yield
+    finally:
+        _SHARED_POOL.clear()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _new_pool(jobs: int):
+    from concurrent.futures import ProcessPoolExecutor
+
+    _warm_imports()
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    pool.submit(int).result()        # fork every worker now (fork starts them all at once)
+    return pool
+
+
 def _run_local(jobs, tasks) -> None:
     """Run ``tasks`` (``(sweep, point)`` pairs) in this process (one job) or in a pool of
-    worker processes that lives until every task is done (several)."""
+    worker processes: the :func:`worker_pool` one if a block is active, else one that lives
+    until every task is done."""
     jobs = min(jobs or default_jobs(), len(tasks))
     if jobs == 1:
         for s, p in tasks:
             s.finished(p, run_point(*s.args(p)))
         return
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     tasks = _schedule(tasks, jobs)
-    _warm_imports()
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    if _SHARED_POOL and getattr(_SHARED_POOL[0], "_broken", False):   # a worker died earlier
+        _SHARED_POOL.clear()         # worker_pool() still shuts it down; this call starts its own
+    shared = bool(_SHARED_POOL)
+    pool = _SHARED_POOL[0] if shared else _new_pool(jobs)
     try:
         pending = {pool.submit(run_point, *s.args(p)): (s, p) for s, p in tasks}
         while pending:
@@ -817,8 +857,10 @@ def _run_local(jobs, tasks) -> None:
             except Exception:  # noqa: BLE001 - already gone
                 pass
         pool.shutdown(wait=True, cancel_futures=True)
+        _SHARED_POOL.clear()         # stopped: a later call in the block starts its own pool
         raise
-    pool.shutdown(wait=True)
+    if not shared:
+        pool.shutdown(wait=True)
 
 
 def _import_ray():

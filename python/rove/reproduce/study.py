@@ -45,6 +45,7 @@ from .document import Document, Section, Table
 from .measures import time_ms
 from .runner import (DEFAULT_SETTING, Quick, Series, SeriesRequest, SeriesRun, Setting, concat,
                      derived_spec, repo_root, run_batch)
+from ..sweeps import worker_pool
 from .verdicts import HOLDS, NOT_MEASURED, combine
 
 __all__ = ["Part", "Experiment", "Context", "Study", "run_experiment", "main", "read_log",
@@ -405,6 +406,47 @@ def build_parser(study: Study) -> argparse.ArgumentParser:
     return p
 
 
+def _run_all(study: Study, selected, out: Path, args, log, options, done: list, write,
+             status: int) -> int:
+    """Run and analyse the selected experiments in order, each analysis in a thread while the
+    next experiment's points run; return the exit status."""
+
+    def settle(analysis: _Analysis) -> None:
+        nonlocal status
+        section, failures, wall = analysis.join()
+        if failures:
+            status = 1
+        done.append((analysis.exp, section, wall))
+        log(f"{analysis.exp.id}: {section.verdict} ({wall:.0f} s)")
+        write(None, [])
+
+    analysing: _Analysis | None = None
+    for exp in (e for e in study.experiments if e.id in selected):
+        log(f"{exp.id}: {exp.title}")
+        t0 = time.perf_counter()
+        try:
+            ctx, crash = run_context(study, exp, out, args.quick, args.jobs, log, options), None
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # noqa: BLE001 - one experiment's failure is reported, not fatal
+            ctx, crash = None, e
+        run_s = time.perf_counter() - t0
+        if analysing is not None:
+            settle(analysing)
+            analysing = None
+        if ctx is not None:
+            analysing = _Analysis(exp, ctx, run_s)
+        else:
+            status = 1
+            section = _failed_section(exp, crash)
+            done.append((exp, section, run_s))
+            log(f"{exp.id}: {section.verdict} ({run_s:.0f} s)")
+            write(None, [])
+    if analysing is not None:
+        settle(analysing)
+    return status
+
+
 def main(study: Study, argv: Sequence[str] | None = None) -> int:
     """``rove reproduce NAME ...``: run the study's (selected) experiments and write the
     report; see the module's docstring."""
@@ -432,40 +474,11 @@ def main(study: Study, argv: Sequence[str] | None = None) -> int:
         doc = Document(study.title, study.intro(info), _summary(done), [s for _, s, _ in done])
         return document.write(doc, out)
 
-    def settle(analysis: _Analysis) -> None:
-        nonlocal status
-        section, failures, wall = analysis.join()
-        if failures:
-            status = 1
-        done.append((analysis.exp, section, wall))
-        log(f"{analysis.exp.id}: {section.verdict} ({wall:.0f} s)")
-        write(None, [])
-
-    # Experiment k's analysis runs in a thread while experiment k+1's points run.
-    analysing: _Analysis | None = None
-    for exp in (e for e in study.experiments if e.id in selected):
-        log(f"{exp.id}: {exp.title}")
-        t0 = time.perf_counter()
-        try:
-            ctx, crash = run_context(study, exp, out, args.quick, args.jobs, log, options), None
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # noqa: BLE001 - one experiment's failure is reported, not fatal
-            ctx, crash = None, e
-        run_s = time.perf_counter() - t0
-        if analysing is not None:
-            settle(analysing)
-            analysing = None
-        if ctx is not None:
-            analysing = _Analysis(exp, ctx, run_s)
-        else:
-            status = 1
-            section = _failed_section(exp, crash)
-            done.append((exp, section, run_s))
-            log(f"{exp.id}: {section.verdict} ({run_s:.0f} s)")
-            write(None, [])
-    if analysing is not None:
-        settle(analysing)
+    # Experiment k's analysis runs in a thread while experiment k+1's points run; the sweeps'
+    # workers, shared by every experiment, are forked before that thread exists (a study
+    # without sweep files runs none).
+    with worker_pool(args.jobs if study.sweeps is not None else 1):
+        status = _run_all(study, selected, out, args, log, options, done, write, status)
     total = time.perf_counter() - t_all
     entries = _append_log(out, {"started": started, "wall_s": round(total, 1),
                                 "quick": bool(args.quick), "experiments": selected})
