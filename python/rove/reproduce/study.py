@@ -15,7 +15,10 @@ It writes ``DIR/report.md``, ``DIR/report.html`` and ``DIR/report.json`` after e
 (so an interrupted run leaves a report of what finished), appends the invocation to
 ``DIR/reproduce-log.json`` and resumes whatever an earlier invocation left in ``DIR``. The exit
 status is 0 when every experiment ran and was analysed, 1 when one crashed or a run failed (its
-section says which), 2 for bad options.
+section says which), 2 for bad options. One pool of worker processes serves the whole study
+(:func:`rove.sweeps.worker_pool`); an experiment's series run as one batch, longest points first
+(:func:`~rove.reproduce.runner.run_batch`), and its analysis runs in a thread while the next
+experiment's points run.
 
 An experiment marked ``counted=False`` measures something the source did not claim (rove's own
 addition, an ablation): its section is reported beside the others and is left out of the
