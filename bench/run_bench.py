@@ -12,7 +12,8 @@ For each benchmark scenario given (default: bench/dumbbell-10x100.toml) it print
 
 With no arguments it also runs bench/wifi-lte-2path.toml (one two-path multipath connection) the
 same way, and once per multipath scheduler; then it runs bench/trace-1flow.toml once per algorithm over each Mahimahi
-trace in ../shared/traces/mahimahi/ (skipped, saying so, when that folder is absent).
+trace in ../shared/traces/mahimahi/ (skipped, saying so, when that folder is absent); last, the
+overhead a sweep adds per point (`rove sweep` of 200 one-second points, -j 1 and -j 2).
 
 Figures are printed, not asserted: targets live here and in the notes, not in timed tests.
 """
@@ -113,6 +114,55 @@ def _python_path(scenario: Path) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------------------------
+# Sweep overhead (issue 20 item 3): what a sweep costs per point beyond the simulation
+
+SWEEP_POINTS = 200
+SWEEP_SCENARIO = ROOT / "scenarios" / "demo.toml"
+
+
+def _sweep_overhead(points: int = SWEEP_POINTS) -> int:
+    """``rove sweep`` of ``points`` tiny points (scenarios/demo.toml for 1 simulated second, one
+    seed each), with one worker and with two, timed from outside. Per point: the whole command's
+    wall time, the engine's (``wall_s`` of the runs' summary.json: building the world and
+    simulating), the rest, ``(wall - engine / jobs) / points`` (dispatch, imports, writing the
+    point's results, collecting the summary rows and summary.parquet; target under 20 ms, see
+    docs/sweeps.md), and the CPU time of the command and its workers beyond the engine's. On a
+    busy machine the two differ: most of the wall time is then waiting (for the disk's fsyncs
+    of each run's files, and for a core)."""
+    import shutil
+
+    work = ROOT / "build" / "bench" / "sweep-overhead"
+    work.mkdir(parents=True, exist_ok=True)
+    sweep = work / "sweep.toml"
+    sweep.write_text(f'scenario = "{SWEEP_SCENARIO}"\nrepetitions = {points}\n'
+                     f'[fixed]\nduration = "1s"\n', encoding="utf-8")
+    print(f"== sweep overhead: {points} points of {SWEEP_SCENARIO.name}, 1 s each", flush=True)
+    status = 0
+    for jobs in (1, 2):
+        out = work / f"j{jobs}"
+        if out.exists():
+            shutil.rmtree(out)   # build/bench/ is the benchmark's own scratch space
+        cmd = _rove_command() + ["sweep", str(sweep), "-o", str(out), "-j", str(jobs), "--quiet"]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT)
+        _, code, usage = os.wait4(proc.pid, 0)      # the workers' CPU is in the child's usage
+        wall = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(code) != 0:
+            print(f"  rove sweep -j {jobs} failed with exit status "
+                  f"{os.waitstatus_to_exitcode(code)}")
+            status |= 1
+            continue
+        cpu = usage.ru_utime + usage.ru_stime
+        engine = sum(json.loads(f.read_text())["wall_s"]
+                     for f in (out / "runs").glob("*/summary.json"))
+        ms = 1e3 / points
+        print(f"  -j {jobs}: {wall:.2f} s for {points} points: {wall * ms:.1f} ms per point, "
+              f"engine {engine * ms:.1f} ms, overhead {(wall - engine / jobs) * ms:.1f} ms wall "
+              f"and {(cpu - engine) * ms:.1f} ms CPU per point", flush=True)
+    return status
+
+
 def _fmt(x) -> str:
     return f"{x:.4f}" if isinstance(x, float) else str(x)
 
@@ -132,6 +182,7 @@ def main(argv: list[str]) -> int:
         status |= _python_path(scenario)
     if not argv:
         status |= _traces(binary)
+        status |= _sweep_overhead()
     return 1 if status else 0
 
 

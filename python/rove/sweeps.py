@@ -21,11 +21,15 @@ recorded in ``DIR/failures.json`` and the others go on. At the end ``DIR/summary
 one row per flow per complete point (see :data:`FLOW_COLUMNS` and docs/sweeps.md).
 
 Points run in local worker processes (``concurrent.futures.ProcessPoolExecutor``) or, with
-``ray=ADDRESS`` / ``ray="local"``, as Ray tasks; the table is the same either way.
+``ray=ADDRESS`` / ``ray="local"``, as Ray tasks; the table is the same either way. The workers
+live for the whole sweep (forked once the modules a run needs are imported) and take the
+costliest points first (:func:`_schedule`); :func:`run_specs` runs several sweeps with one set of
+workers, as ``rove reproduce`` does for the series of an experiment.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -46,6 +50,8 @@ __all__ = [
     "load_sweep",
     "expand_points",
     "run_sweep",
+    "run_specs",
+    "worker_pool",
     "sweep",
     "SUMMARY_TABLE",
     "FAILURES_FILE",
@@ -611,74 +617,160 @@ def run_spec(spec: SweepSpec, out: str | os.PathLike, jobs: int | None = None,
              ray: str | None = None, log: Callable[[str], None] | None = None,
              no_limit: bool = False):
     """Run (or resume) the sweep ``spec`` into ``out`` (see :func:`run_sweep`)."""
+    return run_specs([(spec, out)], jobs=jobs, ray=ray, log=log, no_limit=no_limit)[0]
+
+
+def run_specs(items: Sequence[tuple[SweepSpec, str | os.PathLike]], jobs: int | None = None,
+              ray: str | None = None, log: Callable[[str], None] | None = None,
+              no_limit: bool = False) -> list[tuple[Any, list]]:
+    """Run (or resume) several sweeps, each ``(spec, out)``, with one set of workers; return
+    each one's ``(summary_table, failures)`` as :func:`run_sweep` does.
+
+    Every sweep is checked and its directory prepared first (a bad one raises
+    :class:`SweepError` before any point runs); then the points still to run, of all of them,
+    go to the same workers, the costliest first (:func:`_schedule`), so that no worker waits for
+    the end of one sweep before starting the next and the last points to finish are short ones.
+    Each sweep's directory, progress lines and table are what running it alone gives.
+    """
     if ray is not None:
         if not isinstance(ray, str) or not ray.strip():
             raise SweepError(f"--ray: expected a cluster address or 'local', got {ray!r}")
         _import_ray()
     if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise SweepError(f"--jobs: expected an integer >= 1, got {jobs!r}")
-    out = Path(out)
-    from . import _scenario_source
-
-    sources = {c.name: _scenario_source(c.scenario) for c in spec.all_cases()}
-    cases, skipped = [], []
-    for c in spec.all_cases():
-        missing = c.missing()
-        if missing:
-            skipped.append({"case": c.name, "missing": missing})
-            if log is not None:
-                log(f"case {c.name} skipped: {missing[0]} is absent")
+    outs = [Path(out).resolve() for _, out in items]
+    if len(set(outs)) != len(outs):
+        raise SweepError("run_specs: two sweeps share an output directory")
+    parallel = 1 if ray is not None else (jobs or default_jobs())
+    sweeps = [_SweepRun.prepare(spec, Path(out), parallel, log, no_limit)
+              for spec, out in items]
+    tasks = [(s, p) for s in sweeps for p in s.todo]
+    if tasks:
+        if ray is not None:
+            _run_ray(ray, _schedule(tasks, parallel=2))
         else:
-            cases.append(c)
-    check_points(spec, sources, parallel=1 if ray is not None else (jobs or default_jobs()),
-                 no_limit=no_limit, cases=cases)
-    _prepare_out(out, spec, {k: v[0] for k, v in sources.items()})
-    points = expand_points(spec, cases)
-    runs = out / RUNS_DIR
-    todo = [p for p in points if not _is_done(runs / p.id)]
-    total, done = len(points), len(points) - len(todo)
-    if log is not None and done and todo:
-        log(f"resuming {out}: {done} of {total} points already complete")
+            _run_local(jobs, tasks)
+    return [s.finish() for s in sweeps]
 
-    failures: dict[str, dict] = {}
-    counter = [done]
 
-    def finished(p: Point, res: dict) -> None:
-        counter[0] += 1
+@dataclass
+class _SweepRun:
+    """One sweep being run: its points, those left to run, and the failures so far."""
+
+    spec: SweepSpec
+    out: Path
+    sources: dict                   # case name -> its scenario's (text, source, base_dir)
+    points: list[Point]
+    todo: list[Point]
+    skipped: list[dict]
+    log: Callable[[str], None] | None
+    failures: dict = field(default_factory=dict)
+    done: int = 0
+
+    @classmethod
+    def prepare(cls, spec: SweepSpec, out: Path, parallel: int,
+                log: Callable[[str], None] | None, no_limit: bool) -> "_SweepRun":
+        """Check the sweep, prepare its directory and find the points left to run."""
+        from . import _scenario_source
+
+        sources = {c.name: _scenario_source(c.scenario) for c in spec.all_cases()}
+        cases, skipped = [], []
+        for c in spec.all_cases():
+            missing = c.missing()
+            if missing:
+                skipped.append({"case": c.name, "missing": missing})
+                if log is not None:
+                    log(f"case {c.name} skipped: {missing[0]} is absent")
+            else:
+                cases.append(c)
+        check_points(spec, sources, parallel=parallel, no_limit=no_limit, cases=cases)
+        _prepare_out(out, spec, {k: v[0] for k, v in sources.items()})
+        points = expand_points(spec, cases)
+        runs = out / RUNS_DIR
+        todo = [p for p in points if not _is_done(runs / p.id)]
+        done = len(points) - len(todo)
+        if log is not None and done and todo:
+            log(f"resuming {out}: {done} of {len(points)} points already complete")
+        return cls(spec, out, sources, points, todo, skipped, log, done=done)
+
+    @property
+    def runs(self) -> Path:
+        return self.out / RUNS_DIR
+
+    def args(self, p: Point, out: bool = True) -> tuple:
+        """``run_point``'s arguments for point ``p`` (``out=False``: return the results)."""
+        return (*self.sources[p.case], p.overrides, p.seed,
+                str(self.runs / p.id) if out else None)
+
+    def finished(self, p: Point, res: dict) -> None:
+        self.done += 1
         if res["status"] == "ok":
-            failures.pop(p.id, None)
+            self.failures.pop(p.id, None)
             status = "ok"
         else:
-            failures[p.id] = {"point": p.id, "seed": p.seed,
-                              "values": {k: v for k, v in p.values.items()},
-                              "error": res["error"]}
+            self.failures[p.id] = {"point": p.id, "seed": p.seed,
+                                   "values": {k: v for k, v in p.values.items()},
+                                   "error": res["error"]}
             if p.case is not None:
-                failures[p.id]["case"] = p.case
+                self.failures[p.id]["case"] = p.case
             status = f"FAILED: {res['error']}"
-        if log is not None:
-            log(f"[{counter[0]}/{total}] {p.label}: {status} {res['wall_s']:.2f} s")
+        if self.log is not None:
+            self.log(f"[{self.done}/{len(self.points)}] {p.label}: {status} "
+                     f"{res['wall_s']:.2f} s")
 
-    if todo:
-        if ray is not None:
-            _run_ray(ray, todo, sources, runs, finished)
-        else:
-            _run_local(jobs, todo, sources, runs, finished)
+    def finish(self) -> tuple[Any, list]:
+        """Write ``summary.parquet``, ``failures.json`` and ``skipped.json``; return the table
+        and the failures."""
+        fails = [self.failures[k] for k in sorted(self.failures)]
+        table = summary_table(self.spec, self.points, self.runs)
+        from .results import replace_atomically, write_parquet
 
-    fails = [failures[k] for k in sorted(failures)]
-    table = summary_table(spec, points, runs)
-    from .results import replace_atomically, write_parquet
+        replace_atomically(self.out / SUMMARY_TABLE, lambda tmp: write_parquet(table, tmp))
+        for name, entries in ((FAILURES_FILE, fails), (SKIPPED_FILE, self.skipped)):
+            if entries:
+                _write_atomically(self.out / name,
+                                  (json.dumps(entries, indent=2, ensure_ascii=False,
+                                              default=str) + "\n").encode())
+            else:
+                try:
+                    (self.out / name).unlink()
+                except FileNotFoundError:
+                    pass
+        return table, fails
 
-    replace_atomically(out / SUMMARY_TABLE, lambda tmp: write_parquet(table, tmp))
-    for name, entries in ((FAILURES_FILE, fails), (SKIPPED_FILE, skipped)):
-        if entries:
-            _write_atomically(out / name, (json.dumps(entries, indent=2, ensure_ascii=False,
-                                                      default=str) + "\n").encode())
-        else:
+
+def _schedule(tasks: list, parallel: int) -> list:
+    """The order to hand ``tasks`` (``(sweep, point)`` pairs) to ``parallel`` workers.
+
+    One worker: file order (each sweep's points as :func:`expand_points` lists them). More:
+    longest first, by the engine's estimate of the point's events (``rove.guards.estimate``,
+    simulated time times the link rates; within a factor of two of the real count), so that the
+    last points to start are short and no worker sits idle while another finishes a long one
+    (the LPT rule: Graham, "Bounds on multiprocessing timing anomalies", SIAM J. Appl. Math.
+    17(2), 1969, makespan at most 4/3 of the optimum). Ties keep file order. One estimate per
+    case and grid combination (the seeds of a combination cost the same); a point the scenario
+    rejects costs 0 and fails at once when it runs.
+    """
+    if parallel <= 1 or len(tasks) <= 1:
+        return list(tasks)
+    from . import _overrides
+    from . import guards
+
+    costs: dict[tuple, float] = {}
+
+    def cost(task) -> float:
+        s, p = task
+        key = (id(s), p.case, json.dumps(p.overrides, sort_keys=True, default=str))
+        if key not in costs:
+            text, source, base_dir = s.sources[p.case]
             try:
-                (out / name).unlink()
-            except FileNotFoundError:
-                pass
-    return table, fails
+                est = guards.estimate(text, source, base_dir, _overrides(p.overrides), p.seed)
+                costs[key] = float(est["events"])
+            except Exception:  # noqa: BLE001 - a rejected point: it fails when it runs
+                costs[key] = 0.0
+        return costs[key]
+
+    return sorted(tasks, key=lambda t: -cost(t))
 
 
 def default_jobs() -> int:
@@ -689,31 +781,72 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _run_local(jobs, todo, sources, runs: Path, finished) -> None:
-    """Run the points ``todo``; ``sources`` maps a point's case to its scenario's ``(text,
-    source, base_dir)``."""
-    jobs = min(jobs or default_jobs(), len(todo))
-    if jobs == 1:
-        for p in todo:
-            finished(p, run_point(*sources[p.case], p.overrides, p.seed, str(runs / p.id)))
-        return
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+def _warm_imports() -> None:
+    """Import what running a point needs, once, in this process: the pool's workers are forked
+    from it and inherit the modules instead of importing them on their first point."""
+    from . import _core, drive, results  # noqa: F401
 
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+
+_SHARED_POOL: list = []        # the pool of an active worker_pool() block, if any
+
+
+@contextlib.contextmanager
+def worker_pool(jobs: int | None):
+    """Keep one pool of ``jobs`` worker processes for every sweep run inside the block (each
+    :func:`run_specs` call otherwise starts its own). The workers are forked here, at once:
+    ``rove reproduce`` enters the block before it starts any thread (its analyses run in
+    threads), and forking a process while another thread holds a lock can leave that lock held
+    for good in the child."""
+    jobs = jobs or default_jobs()
+    if jobs <= 1 or _SHARED_POOL:
+        yield
+        return
+    pool = _new_pool(jobs)
+    _SHARED_POOL.append(pool)
     try:
-        pending = {pool.submit(run_point, *sources[p.case], p.overrides, p.seed,
-                               str(runs / p.id)): p
-                   for p in todo}
+        yield
+    finally:
+        _SHARED_POOL.clear()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _new_pool(jobs: int):
+    from concurrent.futures import ProcessPoolExecutor
+
+    _warm_imports()
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    pool.submit(int).result()        # fork every worker now (fork starts them all at once)
+    return pool
+
+
+def _run_local(jobs, tasks) -> None:
+    """Run ``tasks`` (``(sweep, point)`` pairs) in this process (one job) or in a pool of
+    worker processes: the :func:`worker_pool` one if a block is active, else one that lives
+    until every task is done."""
+    jobs = min(jobs or default_jobs(), len(tasks))
+    if jobs == 1:
+        for s, p in tasks:
+            s.finished(p, run_point(*s.args(p)))
+        return
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    tasks = _schedule(tasks, jobs)
+    if _SHARED_POOL and getattr(_SHARED_POOL[0], "_broken", False):   # a worker died earlier
+        _SHARED_POOL.clear()         # worker_pool() still shuts it down; this call starts its own
+    shared = bool(_SHARED_POOL)
+    pool = _SHARED_POOL[0] if shared else _new_pool(jobs)
+    try:
+        pending = {pool.submit(run_point, *s.args(p)): (s, p) for s, p in tasks}
         while pending:
             ready, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in sorted(ready, key=lambda f: pending[f].id):
-                p = pending.pop(fut)
+            for fut in sorted(ready, key=lambda f: (str(pending[f][0].out), pending[f][1].id)):
+                s, p = pending.pop(fut)
                 try:
                     res = fut.result()
                 except Exception as e:  # noqa: BLE001 - e.g. a worker killed by the OOM killer
                     res = {"status": "failed", "error": f"worker died: {_error_text(e)}",
                            "wall_s": 0.0}
-                finished(p, res)
+                s.finished(p, res)
     except BaseException:
         # Ctrl-C or SIGTERM: stop at once. Points not started are dropped; a worker stopped in
         # the middle of writing leaves only a hidden ".NAME.partial-*" directory (removed by the
@@ -724,8 +857,10 @@ def _run_local(jobs, todo, sources, runs: Path, finished) -> None:
             except Exception:  # noqa: BLE001 - already gone
                 pass
         pool.shutdown(wait=True, cancel_futures=True)
+        _SHARED_POOL.clear()         # stopped: a later call in the block starts its own pool
         raise
-    pool.shutdown(wait=True)
+    if not shared:
+        pool.shutdown(wait=True)
 
 
 def _import_ray():
@@ -737,7 +872,7 @@ def _import_ray():
     return ray
 
 
-def _run_ray(address: str, todo, sources, runs: Path, finished) -> None:
+def _run_ray(address: str, tasks) -> None:
     ray_mod = _import_ray()
 
     import logging
@@ -755,18 +890,18 @@ def _run_ray(address: str, todo, sources, runs: Path, finished) -> None:
                              f"(give a cluster address such as 'ray://HOST:10001', 'auto', "
                              f"or 'local')") from None
     try:
-        _ray_tasks(ray_mod, todo, sources, runs, finished)
+        _ray_tasks(ray_mod, tasks)
     finally:
         if started:
             ray_mod.shutdown()
 
 
-def _ray_tasks(ray_mod, todo, sources, runs: Path, finished) -> None:
+def _ray_tasks(ray_mod, tasks) -> None:
     task = ray_mod.remote(run_point)
-    refs = {task.remote(*sources[p.case], p.overrides, p.seed, None): p for p in todo}
+    refs = {task.remote(*s.args(p, out=False)): (s, p) for s, p in tasks}
     pending = list(refs)
     try:
-        _ray_collect(ray_mod, refs, pending, runs, finished)
+        _ray_collect(ray_mod, refs, pending)
     except BaseException:
         for ref in refs:  # Ctrl-C: points not yet finished are not left running on the cluster
             try:
@@ -776,13 +911,13 @@ def _ray_tasks(ray_mod, todo, sources, runs: Path, finished) -> None:
         raise
 
 
-def _ray_collect(ray_mod, refs, pending, runs: Path, finished) -> None:
+def _ray_collect(ray_mod, refs, pending) -> None:
     from .results import write_results
 
     while pending:
         ready, pending = ray_mod.wait(pending, num_returns=1)
         for ref in ready:
-            p = refs[ref]
+            s, p = refs[ref]
             try:
                 res = ray_mod.get(ref)
             except Exception as e:  # noqa: BLE001 - a lost task or worker
@@ -790,8 +925,8 @@ def _ray_collect(ray_mod, refs, pending, runs: Path, finished) -> None:
                        "wall_s": 0.0}
             if res["status"] == "ok":
                 summary, ts, q = res.pop("results")
-                write_results(runs / p.id, summary, ts, q)
-            finished(p, res)
+                write_results(s.runs / p.id, summary, ts, q)
+            s.finished(p, res)
 
 
 # --------------------------------------------------------------------------------------------

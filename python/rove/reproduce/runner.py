@@ -5,8 +5,9 @@ and the full grid) run once per *series* (an algorithm with its parameters, appl
 the scenario's flows) and per *setting* (extra fixed keys, e.g. one network's trace). For each
 pair :func:`run_series` writes a derived sweep file — the committed one with the series' and
 setting's keys added to ``[fixed]`` and, in quick mode, a smaller grid, fewer seeds and shorter
-runs — and runs it with :func:`rove.sweeps.run_sweep` into its own directory, so every point is
-an ordinary sweep point: parallel, resumable, written atomically.
+runs — and runs it into its own directory, so every point is an ordinary sweep point: parallel,
+resumable, written atomically. :func:`run_batch` runs all the pairs of an experiment with one
+set of workers (:func:`rove.sweeps.run_specs`), the costliest points of all of them first.
 
 A series whose keys the engine rejects (say a ``cc_params`` key this build does not know) is not
 run: it is reported as not available, with the engine's message.
@@ -22,8 +23,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["Series", "Setting", "Quick", "SeriesRun", "derived_spec", "run_series",
-           "repo_root", "safe_name"]
+__all__ = ["Series", "Setting", "Quick", "SeriesRun", "SeriesRequest", "derived_spec",
+           "run_series", "run_batch", "repo_root", "safe_name"]
 
 
 def repo_root() -> Path:
@@ -159,41 +160,76 @@ def check_available(doc: Mapping, series: Series, setting: Setting) -> str | Non
     return None
 
 
+@dataclass(frozen=True)
+class SeriesRequest:
+    """One (series, setting) sweep to run: the committed sweep file, the directory, and how
+    quick mode shrinks it."""
+
+    committed: Path
+    out: Path
+    series: Series
+    setting: Setting = DEFAULT_SETTING
+    quick: Quick | None = None
+
+
 def run_series(committed: Path, out: Path, series: Series, setting: Setting = DEFAULT_SETTING,
                quick: Quick | None = None, jobs: int = 2,
                log: Callable[[str], None] | None = None) -> SeriesRun:
     """Run ``committed`` for one series and setting into ``out`` (resuming what is there) and
     return its table; a series the engine refuses is returned with ``unavailable`` set."""
-    from ..sweeps import run_sweep
+    return run_batch([SeriesRequest(committed, out, series, setting, quick)], jobs, log)[0]
 
-    extra = {**series.overrides(), **setting.fixed}
-    doc = derived_spec(committed, extra, quick)
-    res = SeriesRun(series, setting, out)
-    reason = check_available(doc, series, setting)
-    if reason is not None:
-        res.unavailable = reason
-        if log is not None:
-            log(f"  {series.label} [{setting.label}]: not available in this build: {reason}")
-        return res
-    # The derived sweep file sits beside the sweep directory (a sweep directory holds only what
-    # rove sweep writes).
-    spec_path = out.parent / f"{out.name}.sweep.toml"
-    _write_spec(spec_path, doc)
-    table, failures = run_sweep(spec_path, out, jobs=jobs, log=None)
+
+def run_batch(requests: Sequence[SeriesRequest], jobs: int = 2,
+              log: Callable[[str], None] | None = None) -> list[SeriesRun]:
+    """Run every request's sweep (as :func:`run_series` does one) with one set of workers, the
+    costliest points of all of them first (:func:`rove.sweeps.run_specs`): a worker never waits
+    for the end of one series to start the next. Returns one :class:`SeriesRun` per request,
+    in order."""
+    from ..sweeps import load_sweep, run_specs
+
+    results: list[SeriesRun] = []
+    planned: list[tuple[SeriesRun, Any]] = []          # (its result, (spec, out))
+    for req in requests:
+        extra = {**req.series.overrides(), **req.setting.fixed}
+        doc = derived_spec(req.committed, extra, req.quick)
+        res = SeriesRun(req.series, req.setting, req.out)
+        results.append(res)
+        reason = check_available(doc, req.series, req.setting)
+        if reason is not None:
+            res.unavailable = reason
+            if log is not None:
+                log(f"  {req.series.label} [{req.setting.label}]: not available in this "
+                    f"build: {reason}")
+            continue
+        # The derived sweep file sits beside the sweep directory (a sweep directory holds only
+        # what rove sweep writes).
+        spec_path = req.out.parent / f"{req.out.name}.sweep.toml"
+        _write_spec(spec_path, doc)
+        planned.append((res, (load_sweep(spec_path), req.out)))
+    outcomes = run_specs([item for _, item in planned], jobs=jobs, log=None)
+    for (res, _), (table, failures) in zip(planned, outcomes):
+        _fill(res, table, failures, log)
+    return results
+
+
+def _fill(res: SeriesRun, table, failures: list, log: Callable[[str], None] | None) -> None:
+    """Put a sweep's table (with ``series``, ``series_label`` and ``setting`` columns) and its
+    failures into ``res``."""
     df = table.to_pandas()
     for col in df.columns:                      # categoricals make concatenation fragile
         if isinstance(df[col].dtype, pd.CategoricalDtype):
             df[col] = df[col].astype(object)
-    df.insert(0, "setting", setting.key)
-    df.insert(0, "series_label", series.label)
-    df.insert(0, "series", series.key)
+    df.insert(0, "setting", res.setting.key)
+    df.insert(0, "series_label", res.series.label)
+    df.insert(0, "series", res.series.key)
     res.table = df
     res.failures = list(failures)
     if log is not None:
         n = df["point"].nunique() if len(df) else 0
-        log(f"  {series.label} [{setting.label}]: {n} points"
-            + (f", {len(failures)} FAILED (see {out / 'failures.json'})" if failures else ""))
-    return res
+        log(f"  {res.series.label} [{res.setting.label}]: {n} points"
+            + (f", {len(failures)} FAILED (see {res.directory / 'failures.json'})"
+               if failures else ""))
 
 
 def concat(runs: Sequence[SeriesRun]) -> pd.DataFrame:

@@ -15,7 +15,10 @@ It writes ``DIR/report.md``, ``DIR/report.html`` and ``DIR/report.json`` after e
 (so an interrupted run leaves a report of what finished), appends the invocation to
 ``DIR/reproduce-log.json`` and resumes whatever an earlier invocation left in ``DIR``. The exit
 status is 0 when every experiment ran and was analysed, 1 when one crashed or a run failed (its
-section says which), 2 for bad options.
+section says which), 2 for bad options. One pool of worker processes serves the whole study
+(:func:`rove.sweeps.worker_pool`); an experiment's series run as one batch, longest points first
+(:func:`~rove.reproduce.runner.run_batch`), and its analysis runs in a thread while the next
+experiment's points run.
 
 An experiment marked ``counted=False`` measures something the source did not claim (rove's own
 addition, an ablation): its section is reported beside the others and is left out of the
@@ -43,8 +46,9 @@ import pandas as pd
 from . import document
 from .document import Document, Section, Table
 from .measures import time_ms
-from .runner import (DEFAULT_SETTING, Quick, Series, SeriesRun, Setting, concat, derived_spec,
-                     repo_root, run_series)
+from .runner import (DEFAULT_SETTING, Quick, Series, SeriesRequest, SeriesRun, Setting, concat,
+                     derived_spec, repo_root, run_batch)
+from ..sweeps import worker_pool
 from .verdicts import HOLDS, NOT_MEASURED, combine
 
 __all__ = ["Part", "Experiment", "Context", "Study", "run_experiment", "main", "read_log",
@@ -205,7 +209,7 @@ def run_parts(sweeps: Path, exp: Experiment, out: Path, quick: bool, jobs: int,
     """The default runner: every part's sweep (a file in ``sweeps``) for every series and
     setting, into ``out/<experiment>/<part>/<series>[/<setting>]`` (resuming what is there).
     A custom ``run`` function may call it with parts it builds itself."""
-    runs, skipped, durations = [], {}, {}
+    requests, parts, skipped, durations = [], [], {}, {}
     for part in exp.parts:
         settings, reason = part.settings(quick)
         if reason is not None:
@@ -222,10 +226,12 @@ def run_parts(sweeps: Path, exp: Experiment, out: Path, quick: bool, jobs: int,
                 d = out / exp.id / part.key / series.key
                 if setting.key != DEFAULT_SETTING.key:
                     d = d / setting.key
-                r = run_series(committed, d, series, setting, q, jobs, log)
-                if r.table is not None:
-                    r.table.insert(0, "part", part.key)
-                runs.append(r)
+                requests.append(SeriesRequest(committed, d, series, setting, q))
+                parts.append(part.key)
+    runs = run_batch(requests, jobs, log)       # all of them with one set of workers
+    for r, key in zip(runs, parts):
+        if r.table is not None:
+            r.table.insert(0, "part", key)
     failures = [f"{len(r.failures)} point(s) of {r.series.label} [{r.setting.label}] failed: "
                 f"{r.failures[0]['error']} (all in {r.directory / 'failures.json'})"
                 for r in runs if r.failures]
@@ -238,15 +244,67 @@ def run_experiment(study: Study, exp: Experiment, out: Path, quick: bool, jobs: 
                    ) -> tuple[Section, list[str]]:
     """Run one experiment and analyse it: its section (failed runs noted in it) and the
     failed runs."""
+    return analyse_experiment(exp, run_context(study, exp, out, quick, jobs, log, options))
+
+
+def run_context(study: Study, exp: Experiment, out: Path, quick: bool, jobs: int,
+                log: Callable[[str], None], options: Mapping[str, Any] | None = None
+                ) -> Context:
+    """Run one experiment's points (its own ``run`` or :func:`run_parts`)."""
     options = dict(options or {})
     if exp.run is not None:
-        ctx = exp.run(exp, out, quick, jobs, log, options)
-    else:
-        ctx = run_parts(study.sweeps, exp, out, quick, jobs, log, options)
+        return exp.run(exp, out, quick, jobs, log, options)
+    return run_parts(study.sweeps, exp, out, quick, jobs, log, options)
+
+
+def analyse_experiment(exp: Experiment, ctx: Context) -> tuple[Section, list[str]]:
+    """An experiment's section (failed runs noted in it) and its failed runs."""
     section = exp.analyse(ctx)
     section.counted = exp.counted
     section.notes += ctx.failures
     return section, list(ctx.failures)
+
+
+def _failed_section(exp: Experiment, e: BaseException) -> Section:
+    if os.environ.get("ROVE_DEBUG"):
+        raise e
+    why = f"{type(e).__name__}: {' '.join(str(e).split())}"
+    return Section(exp.title, verdict=NOT_MEASURED, error=why, counted=exp.counted,
+                   paragraphs=[f"**This experiment failed:** {why}"])
+
+
+class _Analysis:
+    """One experiment's analysis, in a thread of its own, so that the workers run the next
+    experiment's points meanwhile (the analyses read and plot finished runs, with pandas and
+    matplotlib, and would leave every worker idle for their duration). One at a time: the
+    next starts once this one is joined, so pyplot is never used by two threads at once."""
+
+    def __init__(self, exp: Experiment, ctx: Context, run_s: float):
+        import threading
+
+        self.exp, self.ctx, self.run_s = exp, ctx, run_s
+        self.result: tuple[Section, list[str]] | None = None
+        self.error: BaseException | None = None
+        self.analyse_s = 0.0
+        self.thread = threading.Thread(target=self._work, name=f"analyse-{exp.id}", daemon=True)
+        self.thread.start()
+
+    def _work(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self.result = analyse_experiment(self.exp, self.ctx)
+        except Exception as e:  # noqa: BLE001 - reported as the experiment's failure
+            self.error = e
+        self.analyse_s = time.perf_counter() - t0
+
+    def join(self) -> tuple[Section, list[str], float]:
+        """The section, the failed runs and the experiment's time (its runs and analysis)."""
+        self.thread.join()
+        if self.error is not None:
+            return _failed_section(self.exp, self.error), ["analysis failed"], \
+                self.run_s + self.analyse_s
+        section, failures = self.result
+        return section, failures, self.run_s + self.analyse_s
 
 
 def _git_describe() -> str:
@@ -351,6 +409,47 @@ def build_parser(study: Study) -> argparse.ArgumentParser:
     return p
 
 
+def _run_all(study: Study, selected, out: Path, args, log, options, done: list, write,
+             status: int) -> int:
+    """Run and analyse the selected experiments in order, each analysis in a thread while the
+    next experiment's points run; return the exit status."""
+
+    def settle(analysis: _Analysis) -> None:
+        nonlocal status
+        section, failures, wall = analysis.join()
+        if failures:
+            status = 1
+        done.append((analysis.exp, section, wall))
+        log(f"{analysis.exp.id}: {section.verdict} ({wall:.0f} s)")
+        write(None, [])
+
+    analysing: _Analysis | None = None
+    for exp in (e for e in study.experiments if e.id in selected):
+        log(f"{exp.id}: {exp.title}")
+        t0 = time.perf_counter()
+        try:
+            ctx, crash = run_context(study, exp, out, args.quick, args.jobs, log, options), None
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # noqa: BLE001 - one experiment's failure is reported, not fatal
+            ctx, crash = None, e
+        run_s = time.perf_counter() - t0
+        if analysing is not None:
+            settle(analysing)
+            analysing = None
+        if ctx is not None:
+            analysing = _Analysis(exp, ctx, run_s)
+        else:
+            status = 1
+            section = _failed_section(exp, crash)
+            done.append((exp, section, run_s))
+            log(f"{exp.id}: {section.verdict} ({run_s:.0f} s)")
+            write(None, [])
+    if analysing is not None:
+        settle(analysing)
+    return status
+
+
 def main(study: Study, argv: Sequence[str] | None = None) -> int:
     """``rove reproduce NAME ...``: run the study's (selected) experiments and write the
     report; see the module's docstring."""
@@ -378,27 +477,11 @@ def main(study: Study, argv: Sequence[str] | None = None) -> int:
         doc = Document(study.title, study.intro(info), _summary(done), [s for _, s, _ in done])
         return document.write(doc, out)
 
-    for exp in (e for e in study.experiments if e.id in selected):
-        log(f"{exp.id}: {exp.title}")
-        t0 = time.perf_counter()
-        try:
-            section, failures = run_experiment(study, exp, out, args.quick, args.jobs, log,
-                                               options)
-            if failures:
-                status = 1
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # noqa: BLE001 - one experiment's failure is reported, not fatal
-            if os.environ.get("ROVE_DEBUG"):
-                raise
-            status = 1
-            why = f"{type(e).__name__}: {' '.join(str(e).split())}"
-            section = Section(exp.title, verdict=NOT_MEASURED, error=why, counted=exp.counted,
-                              paragraphs=[f"**This experiment failed:** {why}"])
-        wall = time.perf_counter() - t0
-        done.append((exp, section, wall))
-        log(f"{exp.id}: {section.verdict} ({wall:.0f} s)")
-        write(None, [])
+    # Experiment k's analysis runs in a thread while experiment k+1's points run; the sweeps'
+    # workers, shared by every experiment, are forked before that thread exists (a study
+    # without sweep files runs none).
+    with worker_pool(args.jobs if study.sweeps is not None else 1):
+        status = _run_all(study, selected, out, args, log, options, done, write, status)
     total = time.perf_counter() - t_all
     entries = _append_log(out, {"started": started, "wall_s": round(total, 1),
                                 "quick": bool(args.quick), "experiments": selected})
