@@ -12,6 +12,7 @@
 //! `python/rove/kernel.py` turns a run's raw files into the simulator's results schema.
 
 pub mod args;
+pub mod isolate;
 pub mod link_emu;
 pub mod netns;
 pub mod orchestrate;
