@@ -530,3 +530,37 @@ fn rate_steps_and_outages_follow_the_schedule() {
         );
     }
 }
+
+/// The emulator's benchmark (bench/emu-rate, `--ignored`): `measure_gigabit` at 100 Mbit/s
+/// and 1 Gbit/s, `ROVE_EMU_BENCH_REPEAT` times each (default 3), printing per rate the min
+/// and median of the delivered-rate error, the added-delay p99 error and the CPU per Gbit/s.
+#[test]
+#[ignore]
+fn bench_emulator_rates() {
+    if skip() {
+        return;
+    }
+    let _l = lock();
+    let repeat: usize = std::env::var("ROVE_EMU_BENCH_REPEAT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let load = || std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    for rate_mbps in [100.0, 1000.0] {
+        let load_before = load();
+        let runs: Vec<Gigabit> = (0..repeat).map(|_| measure_gigabit(rate_mbps).0).collect();
+        let stats = |f: &dyn Fn(&Gigabit) -> f64| {
+            let v: Vec<f64> = runs.iter().map(f).collect();
+            (percentile(&v, 0.0), percentile(&v, 0.5))
+        };
+        let err = stats(&|g| (g.rate_ratio - 1.0).abs() * 100.0);
+        let p99 = stats(&|g| g.p99_ms_under.max(g.p99_ms_over));
+        let cpu = stats(&|g| g.cpu * 100.0 / (rate_mbps / 1000.0 * g.rate_ratio));
+        println!(
+            "bench_emu {rate_mbps:>6} Mbit/s x{repeat}: |rate error| min {:.3} % median {:.3} %; added-delay p99 error min {:.3} ms median {:.3} ms; CPU per Gbit/s min {:.1} % median {:.1} % of a core; loadavg {} -> {}",
+            err.0, err.1, p99.0, p99.1, cpu.0, cpu.1,
+            load_before.split_whitespace().next().unwrap_or("?"),
+            load().split_whitespace().next().unwrap_or("?"),
+        );
+    }
+}

@@ -221,6 +221,7 @@ impl Harness {
                         recv_ns: now.saturating_sub(t0),
                         ip_bytes: n + 28,
                         app_lag_ns: app.saturating_sub(now),
+                        send_call_ns: 0,
                     });
                 }
             }
@@ -245,6 +246,9 @@ impl Harness {
             // datagrams of `payload` bytes before the TUN device, each with its own sequence
             // number and the call's send stamp), so packets leave in short bursts at the right
             // average rate.
+            // (first sequence number, duration of the send call) per call; packets stamped
+            // at the start of a call that a busy CPU stretched reach the emulator late.
+            let mut calls: Vec<(u64, u64)> = Vec::new();
             if gap_ns < BURST_GAP_NS {
                 let mut big = vec![0u8; payload * GSO_MAX_SEGS];
                 let mut k = 0u64;
@@ -272,9 +276,10 @@ impl Harness {
                     while !send_segmented(&sock, &big[..n * payload], payload) {
                         std::thread::sleep(Duration::from_micros(50));
                     }
+                    calls.push((k, monotonic_ns() - stamp));
                     k += n as u64;
                 }
-                return;
+                return calls;
             }
             for k in 0..count {
                 let due = t0 + start_ns + (k as f64 * gap_ns) as u64;
@@ -291,10 +296,17 @@ impl Harness {
                 while sock.send(&buf).is_err() {
                     std::thread::sleep(Duration::from_micros(50));
                 }
+                calls.push((k, 0));
             }
+            calls
         });
-        source.join().unwrap();
-        sink.join().unwrap()
+        let calls = source.join().unwrap();
+        let mut rx = sink.join().unwrap();
+        for r in &mut rx {
+            let i = calls.partition_point(|c| c.0 <= r.seq);
+            r.send_call_ns = calls[i.saturating_sub(1)].1;
+        }
+        rx
     }
 }
 
@@ -318,12 +330,20 @@ pub struct Rx {
     /// How long after the kernel's stamp the (real-time) sink thread got the packet: a measure
     /// of how busy the machine was, not of the emulator.
     pub app_lag_ns: u64,
+    /// How long the source's send call that carried this packet took (0 for one-packet
+    /// sends, which are timed by spinning instead): the packet entered the sender's stack
+    /// somewhere in that interval after its stamp; a long call means a busy source CPU.
+    pub send_call_ns: u64,
 }
 
 /// The machine's business during a blast (µs): the larger of the emulator's p99 lateness and
-/// the p99 lag of the real-time sink thread behind the kernel's receive stamps.
+/// the p99 over packets of the larger of the real-time sink thread's lag behind the kernel's
+/// receive stamps and the duration of the source's send call that carried the packet.
 pub fn busy_us(summary: &serde_json::Value, rx: &[Rx]) -> f64 {
-    let lags: Vec<f64> = rx.iter().map(|r| r.app_lag_ns as f64 / 1e3).collect();
+    let lags: Vec<f64> = rx
+        .iter()
+        .map(|r| r.app_lag_ns.max(r.send_call_ns) as f64 / 1e3)
+        .collect();
     let sink = if lags.is_empty() {
         0.0
     } else {
