@@ -15,7 +15,9 @@
 //! of `rove0` in both namespaces to every other CPU it may run on: data packets are received,
 //! and ACKs are processed (with the sender's resulting transmissions), on the other CPUs, as
 //! they would be on separate hosts. With a single CPU there is nothing to steer to: no pinning,
-//! no steering. [GAP] which CPU: the last allowed one (CPU 0 takes most device interrupts).
+//! no steering. [GAP] which CPU: the last allowed one (CPU 0 takes most device interrupts) that
+//! no other running rove-emu has claimed (a lock file per CPU), so that emulators running at
+//! once do not share a core; when every CPU is claimed, neither pinning nor steering.
 
 use std::io;
 use std::process::Command;
@@ -33,13 +35,43 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
         .collect())
 }
 
-/// The emulator's CPU and the steering mask for the others, or `None` with a single CPU.
-pub fn plan(cpus: &[usize]) -> Option<(usize, String)> {
-    let (&emu, others) = cpus.split_last()?;
-    if others.is_empty() {
+/// The emulator's CPU (the highest of `cpus` that `free` accepts) and the steering mask for
+/// the others, or `None` with a single CPU or none free.
+pub fn plan(cpus: &[usize], mut free: impl FnMut(usize) -> bool) -> Option<(usize, String)> {
+    if cpus.len() < 2 {
         return None;
     }
-    Some((emu, rps_mask(others)))
+    let emu = cpus.iter().rev().copied().find(|&c| free(c))?;
+    let others: Vec<usize> = cpus.iter().copied().filter(|&c| c != emu).collect();
+    Some((emu, rps_mask(&others)))
+}
+
+/// Claims `cpu` for this process's lifetime with an exclusive `flock` on
+/// `/run/rove-emu-cpu<N>.lock` (released by the kernel when the process ends, however it
+/// ends), so that emulators running at once on one machine pin to different CPUs; false when
+/// another process holds it.
+pub fn claim_cpu(cpu: usize) -> bool {
+    use std::os::fd::IntoRawFd;
+    let Ok(f) = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(format!("/run/rove-emu-cpu{cpu}.lock"))
+    else {
+        return false;
+    };
+    // SAFETY: a valid open descriptor.
+    if unsafe {
+        libc::flock(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    } < 0
+    {
+        return false;
+    }
+    let _kept_open_until_exit = f.into_raw_fd();
+    true
 }
 
 /// The `rps_cpus` text for a set of CPUs: a hexadecimal bitmap, most significant word first,
@@ -109,8 +141,14 @@ mod tests {
 
     #[test]
     fn the_last_cpu_is_the_emulators() {
-        assert_eq!(plan(&[0]), None);
-        assert_eq!(plan(&[0, 1]), Some((1, "00000001".to_string())));
-        assert_eq!(plan(&[0, 2, 5]), Some((5, "00000005".to_string())));
+        assert_eq!(plan(&[0], |_| true), None);
+        assert_eq!(plan(&[0, 1], |_| true), Some((1, "00000001".to_string())));
+        assert_eq!(
+            plan(&[0, 2, 5], |_| true),
+            Some((5, "00000005".to_string()))
+        );
+        // CPU 1 claimed by another emulator: this one takes CPU 0 and steers to CPU 1.
+        assert_eq!(plan(&[0, 1], |c| c != 1), Some((0, "00000002".to_string())));
+        assert_eq!(plan(&[0, 1], |_| false), None);
     }
 }

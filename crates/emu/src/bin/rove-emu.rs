@@ -100,9 +100,9 @@ fn fail(code: i32, msg: impl std::fmt::Display) -> ! {
 /// Pins this process and steers both namespaces' receive processing elsewhere (warnings only:
 /// the emulator works without, at a higher CPU cost).
 fn isolate(snd_ns: &str, rcv_ns: &str, tun: &str) {
-    use rove_emu::isolate::{allowed_cpus, pin_to, plan, steer};
-    let Some((cpu, mask)) = allowed_cpus().ok().and_then(|c| plan(&c)) else {
-        return; // one CPU: nothing to steer to
+    use rove_emu::isolate::{allowed_cpus, claim_cpu, pin_to, plan, steer};
+    let Some((cpu, mask)) = allowed_cpus().ok().and_then(|c| plan(&c, claim_cpu)) else {
+        return; // one CPU (nothing to steer to), or every CPU has its emulator
     };
     if let Err(e) = pin_to(cpu) {
         eprintln!("rove-emu: warning: cannot pin to CPU {cpu} ({e}); not steering");
