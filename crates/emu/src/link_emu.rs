@@ -19,8 +19,10 @@
 //! arrived), and every event due by that time is handled before it is offered.
 //!
 //! Waiting: `ppoll` on the two TUN descriptors and a signalfd with a timeout up to the next
-//! event, less `spin_ns` (default 0), which the loop then busy-polls. Timer slack is set to
-//! 1 ns and rove-emu runs under SCHED_FIFO, so a wake-up is late by tens of µs at p99.
+//! event, less `spin_ns` (default 0), which the loop then busy-polls, and at least
+//! `min_sleep_ns` (default 50 µs: at high packet rates one wake-up moves several packets).
+//! Timer slack is set to 1 ns and rove-emu runs under SCHED_FIFO, so a wake-up is late by tens
+//! of µs at p99. rove-emu also keeps the hosts' stacks off its core (isolate.rs).
 
 use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder, SubflowTotals};
 use crate::rtt::{sack_blocks, tcp_fields, RttTracker};
@@ -49,6 +51,13 @@ const IDLE_WAIT_NS: Nanos = 50_000_000;
 /// 30-65 µs at 25 % of a core for 100 Mbps, while a 50 µs spin gains little and costs 70 %;
 /// so no spin by default (`--spin-us` sets one).
 pub const DEFAULT_SPIN_NS: Nanos = 0;
+/// Default shortest sleep. A wake-up from `ppoll` cost about as much CPU as moving a packet
+/// (profiled at 1 Gbit/s: 40 % of the emulator's time in `schedule_hrtimeout_range_clock`,
+/// one wake-up per 12 µs departure); with a floor of 50 µs a wake-up moves every packet due
+/// by then, so at high packet rates a packet leaves at most ~50 µs late, and at packet spacings
+/// above 50 µs (100 Mbit/s and below with 1500-byte packets) nothing changes. [GAP] the value:
+/// measured in docs/kernel-backend.md; `--min-sleep-us` sets another (0: the old behaviour).
+pub const DEFAULT_MIN_SLEEP_NS: Nanos = 50_000;
 
 #[derive(Debug, Clone)]
 pub struct EmuOptions {
@@ -57,6 +66,9 @@ pub struct EmuOptions {
     /// Stop by itself at this emulator time (a safety net should the orchestrator vanish).
     pub stop_at_ns: Option<Nanos>,
     pub spin_ns: Nanos,
+    /// Shortest sleep: an event due sooner than this is handled after a sleep this long
+    /// (together with whatever else fell due meanwhile) instead of by a wake-up of its own.
+    pub min_sleep_ns: Nanos,
     pub out_dir: PathBuf,
 }
 
@@ -304,7 +316,9 @@ impl Emulator {
             if wait <= self.opts.spin_ns {
                 continue; // busy-poll the last stretch
             }
-            let sleep = (wait - self.opts.spin_ns).min(IDLE_WAIT_NS);
+            let sleep = (wait - self.opts.spin_ns)
+                .max(self.opts.min_sleep_ns)
+                .min(IDLE_WAIT_NS);
             let ts = libc::timespec {
                 tv_sec: (sleep / 1_000_000_000) as libc::time_t,
                 tv_nsec: (sleep % 1_000_000_000) as libc::c_long,

@@ -59,6 +59,35 @@ pub fn record(outcome: &str, what: &str) {
 
 pub const PORT: u16 = 9000;
 
+/// Packet spacing below which `blast` sends in bursts instead of spinning to each send time.
+pub const BURST_GAP_NS: f64 = 50_000.0;
+/// Datagrams per UDP GSO send (the kernel's limit is 64 segments, UDP_MAX_SEGMENTS, and 64 KB).
+const GSO_MAX_SEGS: usize = 40;
+
+/// One UDP GSO send (`UDP_SEGMENT` = `seg` bytes, include/uapi/linux/udp.h: SOL_UDP 17,
+/// UDP_SEGMENT 103); false on a transient error (ENOBUFS under overload), to be retried.
+fn send_segmented(sock: &UdpSocket, buf: &[u8], seg: usize) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut iov = libc::iovec {
+        iov_base: buf.as_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    let mut control = [0u64; 4];
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = unsafe { libc::CMSG_SPACE(2) } as usize;
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_UDP;
+        (*c).cmsg_type = 103; // UDP_SEGMENT
+        (*c).cmsg_len = libc::CMSG_LEN(2) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), seg as u16);
+    }
+    unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, 0) >= 0 }
+}
+
 pub struct Harness {
     pub dir: PathBuf,
     pub t0: u64,
@@ -95,6 +124,12 @@ impl Harness {
                     .map(|v| vec!["--spin-us".to_string(), v])
                     .unwrap_or_default(),
             )
+            // For measurements: further rove-emu options, e.g. "--min-sleep-us 0 --isolate off".
+            .args(
+                std::env::var("ROVE_TEST_EMU_ARGS")
+                    .map(|v| v.split_whitespace().map(String::from).collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            )
             .arg("--out")
             .arg(dir.join("emu"))
             .stdout(Stdio::piped())
@@ -122,6 +157,18 @@ impl Harness {
         }
         let text = std::fs::read_to_string(self.dir.join("emu/emu_summary.json")).unwrap();
         serde_json::from_str(&text).unwrap()
+    }
+
+    /// CPU time (user + system, seconds) the running emulator has used so far, from
+    /// /proc/PID/stat (fields 14 and 15, in clock ticks).
+    pub fn emu_cpu_s(&self) -> f64 {
+        let pid = self.emu.as_ref().expect("emulator running").id();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        // The command name (field 2) is in parentheses; count fields after it.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<&str> = rest.split(' ').collect();
+        let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+        ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
     }
 
     /// The emulator's queue.jsonl rows.
@@ -165,12 +212,16 @@ impl Harness {
                     let now = rx_real.map_or(app, |r| r.saturating_sub(offset));
                     let seq = u64::from_le_bytes(buf[0..8].try_into().unwrap());
                     let sent = u64::from_le_bytes(buf[8..16].try_into().unwrap());
+                    if sent < t0 + start_ns {
+                        continue; // a straggler of an earlier blast
+                    }
                     got.push(Rx {
                         seq,
                         sent_ns: sent - t0,
                         recv_ns: now.saturating_sub(t0),
                         ip_bytes: n + 28,
                         app_lag_ns: app.saturating_sub(now),
+                        send_call_ns: 0,
                     });
                 }
             }
@@ -188,6 +239,48 @@ impl Harness {
             let payload = ip_bytes - 28; // IPv4 (20) + UDP (8) headers
             let mut buf = vec![0u8; payload];
             let gap_ns = ip_bytes as f64 * 8.0 / rate_bps * 1e9;
+            // Below BURST_GAP_NS between packets (hundreds of Mbit/s), one send per packet,
+            // spinning to each send time, would take more than a core from the emulator on a
+            // 2-core machine: the source sleeps until a packet is due, then sends every packet
+            // due by then in one UDP GSO call (`UDP_SEGMENT`: the stack cuts the buffer into
+            // datagrams of `payload` bytes before the TUN device, each with its own sequence
+            // number and the call's send stamp), so packets leave in short bursts at the right
+            // average rate.
+            // (first sequence number, duration of the send call) per call; packets stamped
+            // at the start of a call that a busy CPU stretched reach the emulator late.
+            let mut calls: Vec<(u64, u64)> = Vec::new();
+            if gap_ns < BURST_GAP_NS {
+                let mut big = vec![0u8; payload * GSO_MAX_SEGS];
+                let mut k = 0u64;
+                while k < count {
+                    let due = t0 + start_ns + (k as f64 * gap_ns) as u64;
+                    let now = monotonic_ns();
+                    if due > now {
+                        std::thread::sleep(Duration::from_nanos(due - now));
+                    }
+                    let now = monotonic_ns();
+                    let mut n = 0;
+                    while n < GSO_MAX_SEGS
+                        && k + (n as u64) < count
+                        && t0 + start_ns + ((k + n as u64) as f64 * gap_ns) as u64 <= now
+                    {
+                        n += 1;
+                    }
+                    let n = n.max(1);
+                    let stamp = monotonic_ns();
+                    for i in 0..n {
+                        let seg = &mut big[i * payload..(i + 1) * payload];
+                        seg[0..8].copy_from_slice(&(k + i as u64).to_le_bytes());
+                        seg[8..16].copy_from_slice(&stamp.to_le_bytes());
+                    }
+                    while !send_segmented(&sock, &big[..n * payload], payload) {
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
+                    calls.push((k, monotonic_ns() - stamp));
+                    k += n as u64;
+                }
+                return calls;
+            }
             for k in 0..count {
                 let due = t0 + start_ns + (k as f64 * gap_ns) as u64;
                 let now = monotonic_ns();
@@ -203,10 +296,17 @@ impl Harness {
                 while sock.send(&buf).is_err() {
                     std::thread::sleep(Duration::from_micros(50));
                 }
+                calls.push((k, 0));
             }
+            calls
         });
-        source.join().unwrap();
-        sink.join().unwrap()
+        let calls = source.join().unwrap();
+        let mut rx = sink.join().unwrap();
+        for r in &mut rx {
+            let i = calls.partition_point(|c| c.0 <= r.seq);
+            r.send_call_ns = calls[i.saturating_sub(1)].1;
+        }
+        rx
     }
 }
 
@@ -230,12 +330,20 @@ pub struct Rx {
     /// How long after the kernel's stamp the (real-time) sink thread got the packet: a measure
     /// of how busy the machine was, not of the emulator.
     pub app_lag_ns: u64,
+    /// How long the source's send call that carried this packet took (0 for one-packet
+    /// sends, which are timed by spinning instead): the packet entered the sender's stack
+    /// somewhere in that interval after its stamp; a long call means a busy source CPU.
+    pub send_call_ns: u64,
 }
 
 /// The machine's business during a blast (µs): the larger of the emulator's p99 lateness and
-/// the p99 lag of the real-time sink thread behind the kernel's receive stamps.
+/// the p99 over packets of the larger of the real-time sink thread's lag behind the kernel's
+/// receive stamps and the duration of the source's send call that carried the packet.
 pub fn busy_us(summary: &serde_json::Value, rx: &[Rx]) -> f64 {
-    let lags: Vec<f64> = rx.iter().map(|r| r.app_lag_ns as f64 / 1e3).collect();
+    let lags: Vec<f64> = rx
+        .iter()
+        .map(|r| r.app_lag_ns.max(r.send_call_ns) as f64 / 1e3)
+        .collect();
     let sink = if lags.is_empty() {
         0.0
     } else {
