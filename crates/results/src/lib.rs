@@ -15,8 +15,10 @@
 //! - string columns dictionary-encoded (`dictionary<values=string, indices=int32>`), the
 //!   dictionary in order of first appearance;
 //! - zstd level 3, dictionary encoding on (plain once a dictionary page would pass 1 MiB,
-//!   both writers' default), statistics on, data pages of version 1, one row group up to
-//!   1 Mi rows (both writers' default);
+//!   both writers' default), data pages of version 1, one row group up to 1 Mi rows (both
+//!   writers' default);
+//! - statistics in each column chunk's metadata and in each data page header, no page index
+//!   (what pyarrow wrote with `write_statistics=True` and its default `write_page_index=False`);
 //! - the Arrow schema stored in the footer (`ARROW:schema`), so Arrow readers get the dictionary
 //!   columns back as dictionaries (pandas: categoricals).
 //!
@@ -25,9 +27,8 @@
 //! - the footer's format version is 1, not 2: arrow-rs ties the data page version to the writer
 //!   version (`WriterVersion::PARQUET_1_0` = data page v1, which the schema asks for), and the
 //!   logical types that format 2.6 adds are written either way;
-//! - statistics are in the column chunks' metadata (what readers prune with), not also in every
-//!   data page header (`EnabledStatistics::Chunk`, no page index) [GAP: pyarrow's page-header
-//!   statistics are not read by pyarrow or pandas];
+//! - the pages, compressed by arrow-rs's zstd binding rather than Arrow C++'s, may differ in
+//!   their bytes (same level, same values);
 //! - the stored Arrow schema is arrow-rs's IPC encoding of the same fields.
 //!
 //! Same columns -> same bytes: nothing in the file depends on time, machine or run.
@@ -302,6 +303,8 @@ fn properties() -> WriterProperties {
         ))
         .set_dictionary_enabled(true)
         .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_write_page_header_statistics(true)
+        .set_offset_index_disabled(true)
         .build()
 }
 
