@@ -97,7 +97,7 @@ fn column(name: String, value: &Bound<'_, PyAny>) -> PyResult<Column> {
 /// Little-endian values of numpy dtype `dtype` from `data`.
 fn numeric(name: &str, dtype: &str, data: &[u8]) -> PyResult<Values> {
     fn le<const N: usize, T>(name: &str, data: &[u8], f: fn([u8; N]) -> T) -> PyResult<Vec<T>> {
-        if data.len() % N != 0 {
+        if !data.len().is_multiple_of(N) {
             return Err(PyValueError::new_err(format!(
                 "column {name:?}: {} bytes is not a whole number of {N}-byte values",
                 data.len()
