@@ -32,9 +32,9 @@ from .results import (
     FEATURES_FILE,
     QUEUE_COLUMNS,
     TIMESERIES_COLUMNS,
+    RawTable,
     ResultsError,
     RunResult,
-    columns_to_table,
     read_results,
     summary_with_wall,
     write_results,
@@ -280,28 +280,17 @@ def _scenario_name(source: str) -> str:
 
 
 def _result_from_native(raw: Mapping[str, Any], wall_s: float, out, files=None) -> RunResult:
+    """The run's :class:`RunResult`, its results directory written first when ``out`` is given.
+    The columns stay as the engine returned them (written from Rust, converted to Arrow only on
+    first use): neither writing nor returning them imports numpy or pyarrow."""
     summary = summary_with_wall(raw["summary_json"], wall_s)
-    ts = columns_to_table(raw["timeseries"], TIMESERIES_COLUMNS)
-    q = columns_to_table(raw["queue"], QUEUE_COLUMNS)
-    features = _features_table(raw.get("features") or [])
+    ts = RawTable.from_columns(raw["timeseries"], TIMESERIES_COLUMNS)
+    q = RawTable.from_columns(raw["queue"], QUEUE_COLUMNS)
+    features = RawTable.from_feature_logs(raw.get("features") or [])
     extra = {FEATURES_FILE: features} if features is not None else None
     written = (write_results(out, summary, ts, q, extra=extra, files=files)
                if out is not None else None)
     return RunResult(summary, ts, q, out=written, features_table=features)
-
-
-def _features_table(logs):
-    """The feature recorders' columns as one table, with a ``controller`` column (the index of
-    the recorder among the scenario's feature recorders); ``None`` when none ran."""
-    if not logs:
-        return None
-    import pyarrow as pa
-
-    tables = []
-    for k, cols in enumerate(logs):
-        t = columns_to_table(cols, ("time_s", "flow", "subflow", "cc", "mode"))
-        tables.append(t.append_column("controller", pa.array([k] * t.num_rows, pa.int32())))
-    return pa.concat_tables(tables, promote_options="default")
 
 
 def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,

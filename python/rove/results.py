@@ -17,8 +17,11 @@ fsynced, and the directory is renamed into place only when all three are complet
 destination is replaced only after that succeeded. A run interrupted at any point therefore leaves
 either the previous results or none, never a directory that looks complete but is not.
 
-Parquet files are byte-for-byte deterministic for the same data (fixed zstd compression, no
-timestamps; pyarrow's metadata holds only the schema and its own version string).
+The Parquet files are written from Rust (crates/results, through ``rove._core.write_parquet``):
+writing results imports neither numpy nor pyarrow, and the same data gives the same bytes (fixed
+zstd compression, no timestamps; the footer holds only the Arrow schema and parquet-rs's version
+string). The engine's columns stay as they came (:class:`RawTable`) until a table or DataFrame
+of :class:`RunResult` is asked for; only then are pyarrow (and pandas) imported.
 """
 
 from __future__ import annotations
@@ -28,13 +31,13 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
-
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .outputs import OutputError, check_output_dir, remove_stale, staging_prefix
+
+if TYPE_CHECKING:  # numpy and pyarrow are imported only where a table is actually built
+    import numpy as np
+    import pyarrow as pa
 
 __all__ = [
     "SUMMARY_FILE",
@@ -44,6 +47,7 @@ __all__ = [
     "QUEUE_COLUMNS",
     "QUEUE_DELAY_KEYS",
     "ResultsError",
+    "RawTable",
     "RunResult",
     "columns_to_table",
     "summary_with_wall",
@@ -73,7 +77,12 @@ QUEUE_DELAY_KEYS = (
     "queue_delay_percentiles_ms",
 )
 
-# Fixed Parquet settings: the same data must give the same bytes on every run and machine.
+# The feature recorders' leading columns (the rest follow in the engine's order).
+FEATURES_COLUMNS = ("time_s", "flow", "subflow", "cc", "mode")
+
+# Fixed Parquet settings of write_parquet (pyarrow; tables other than the results files, e.g. a
+# sweep's summary table): the same data must give the same bytes on every run and machine. The
+# results files are written from Rust with the same settings (crates/results).
 _PARQUET_OPTIONS = dict(
     compression="zstd",
     compression_level=3,
@@ -88,45 +97,132 @@ class ResultsError(ValueError):
     """A directory that does not hold rove results (missing or unreadable files)."""
 
 
+class RawTable:
+    """A table as the engine's columns, not yet converted: ``(name, column)`` pairs in file
+    order, a column being ``list[str]`` or ``(dtype, bytes)`` (the native contract; a third
+    element, one byte per row with 0 for null, marks nulls).
+
+    ``parts`` holds more than one such list when tables are concatenated (``features.parquet``:
+    one per recorder; a column missing from one is null on its rows). Neither building nor
+    writing one imports numpy or pyarrow; :meth:`to_arrow` does.
+    """
+
+    def __init__(self, parts: Sequence[Sequence[tuple[str, Any]]]):
+        self.parts = [list(p) for p in parts]
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any], order: Sequence[str] = ()) -> "RawTable":
+        """The engine's column dict, known columns first in schema order."""
+        names = [c for c in order if c in columns] + [c for c in columns if c not in order]
+        return cls([[(c, columns[c]) for c in names]])
+
+    @classmethod
+    def from_feature_logs(cls, logs: Sequence[Mapping[str, Any]]) -> "RawTable | None":
+        """The feature recorders' columns (``finish()["features"]``) with a ``controller``
+        column (the recorder's index among the scenario's feature recorders, int32); ``None``
+        when none ran."""
+        if not logs:
+            return None
+        parts = []
+        for k, cols in enumerate(logs):
+            (part,) = cls.from_columns(cols, FEATURES_COLUMNS).parts
+            n = _column_len(part[0][1]) if part else 0
+            parts.append(part + [("controller", ("<i4", k.to_bytes(4, "little", signed=True) * n))])
+        return cls(parts)
+
+    @property
+    def num_rows(self) -> int:
+        return sum(_column_len(p[0][1]) if p else 0 for p in self.parts)
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(dict.fromkeys(name for p in self.parts for name, _ in p))
+
+    def write(self, path: str | os.PathLike) -> None:
+        """Write the Parquet file (deterministic; see crates/results)."""
+        from . import _core
+
+        _core.write_parquet(os.fspath(path), self.parts)
+
+    def to_arrow(self) -> "pa.Table":
+        """The table in Arrow (what the file reads back as)."""
+        import pyarrow as pa
+
+        tables = [_items_to_table(p) for p in self.parts]
+        if len(tables) == 1:
+            return tables[0]
+        return pa.concat_tables(tables, promote_options="default")
+
+
+def _column_len(value: Any) -> int:
+    if isinstance(value, list):
+        return len(value)
+    if isinstance(value, tuple) and len(value) in (2, 3):
+        return len(value[1]) // int(str(value[0])[2:])  # "<f8": 8-byte values
+    raise TypeError(f"unexpected column of type {type(value).__name__}")
+
+
 class RunResult:
     """What :func:`rove.run` returns.
 
     ``summary`` is the parsed ``summary.json`` (a dict), ``timeseries`` and ``queue`` are pandas
-    DataFrames with the columns of the results schema, and ``out`` is the results directory written, or ``None``. The DataFrames are made
-    on first use from the Arrow tables (``timeseries_table``, ``queue_table``).
+    DataFrames with the columns of the results schema, and ``out`` is the results directory
+    written, or ``None``. The Arrow tables (``timeseries_table``, ``queue_table``,
+    ``features_table``) are made on first use from the engine's columns (:class:`RawTable`),
+    and the DataFrames from them: a run that only writes its results imports neither pyarrow
+    nor pandas.
     """
 
-    def __init__(self, summary: dict, timeseries_table: pa.Table, queue_table: pa.Table,
-                 out: Path | None = None, features_table: pa.Table | None = None):
+    def __init__(self, summary: dict, timeseries_table: "pa.Table | RawTable",
+                 queue_table: "pa.Table | RawTable", out: Path | None = None,
+                 features_table: "pa.Table | RawTable | None" = None):
         self.summary = summary
-        self.timeseries_table = timeseries_table
-        self.queue_table = queue_table
-        self.features_table = features_table
+        self._tables: dict = {"timeseries": timeseries_table, "queue": queue_table,
+                              "features": features_table}
         self.out = out
         self._frames: dict = {}
+
+    def _table(self, name: str):
+        table = self._tables[name]
+        if isinstance(table, RawTable):
+            table = self._tables[name] = table.to_arrow()
+        return table
+
+    def _set_table(self, name: str, table) -> None:
+        self._tables[name] = table
+        self._frames.pop(name, None)
+
+    timeseries_table = property(lambda self: self._table("timeseries"),
+                                lambda self, t: self._set_table("timeseries", t),
+                                doc="One row per flow per sample time (Arrow table).")
+    queue_table = property(lambda self: self._table("queue"),
+                           lambda self, t: self._set_table("queue", t),
+                           doc="One row per link per sample time (Arrow table).")
+    features_table = property(lambda self: self._table("features"),
+                              lambda self, t: self._set_table("features", t),
+                              doc="What feature recorders recorded (Arrow table), or None.")
+
+    def _frame(self, name: str):
+        if name not in self._frames:
+            self._frames[name] = table_to_frame(self._table(name))
+        return self._frames[name]
 
     @property
     def features(self):
         """What feature-recording controllers recorded (``features.parquet``), or ``None``."""
-        if self.features_table is None:
+        if self._tables["features"] is None:
             return None
-        if "features" not in self._frames:
-            self._frames["features"] = table_to_frame(self.features_table)
-        return self._frames["features"]
+        return self._frame("features")
 
     @property
     def timeseries(self):
         """One row per flow per sample time (pandas DataFrame)."""
-        if "timeseries" not in self._frames:
-            self._frames["timeseries"] = table_to_frame(self.timeseries_table)
-        return self._frames["timeseries"]
+        return self._frame("timeseries")
 
     @property
     def queue(self):
         """One row per link per sample time (pandas DataFrame)."""
-        if "queue" not in self._frames:
-            self._frames["queue"] = table_to_frame(self.queue_table)
-        return self._frames["queue"]
+        return self._frame("queue")
 
     @property
     def flows(self):
@@ -151,8 +247,8 @@ class RunResult:
         return (
             f"RunResult(scenario={self.summary.get('scenario')!r}, "
             f"duration_s={self.summary.get('duration_s')}, flows=[{flows}{more}], "
-            f"timeseries={self.timeseries_table.num_rows} rows, "
-            f"queue={self.queue_table.num_rows} rows, "
+            f"timeseries={self._tables['timeseries'].num_rows} rows, "
+            f"queue={self._tables['queue'].num_rows} rows, "
             f"out={str(self.out) if self.out else None!r})"
         )
 
@@ -164,9 +260,11 @@ class RunResult:
 def _from_numpy(values: np.ndarray) -> pa.Array:
     """A primitive Arrow array over ``values``' bytes.
 
-    Built from buffers rather than with ``pa.array``, which imports pandas (0.4 s) on first use:
-    ``rove run`` never needs pandas.
+    Built from buffers rather than with ``pa.array``, which imports pandas (0.4 s) on first use.
     """
+    import numpy as np
+    import pyarrow as pa
+
     values = np.ascontiguousarray(values)
     if values.dtype.byteorder == ">":
         values = values.astype(values.dtype.newbyteorder("<"))
@@ -174,7 +272,10 @@ def _from_numpy(values: np.ndarray) -> pa.Array:
                                  [None, pa.py_buffer(values)])
 
 
-def _string_array(values: list) -> pa.Array:
+def _string_array(values: list) -> "pa.Array":
+    import numpy as np
+    import pyarrow as pa
+
     encoded = [str(v).encode("utf-8") for v in values]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
@@ -188,6 +289,9 @@ def _string_array(values: list) -> pa.Array:
 
 def _dictionary_array(values: list) -> pa.Array:
     """Dictionary-encoded strings; the dictionary in order of first appearance."""
+    import numpy as np
+    import pyarrow as pa
+
     if len(values) == 0:
         return pa.DictionaryArray.from_arrays(_from_numpy(np.zeros(0, np.int32)), _string_array([]))
     uniq, first, inverse = np.unique(np.asarray(values, dtype=str), return_index=True,
@@ -207,17 +311,68 @@ def _column_to_array(name: str, value: Any) -> pa.Array:
     """
     if isinstance(value, list):
         return _dictionary_array(value)
-    if isinstance(value, tuple) and len(value) == 2:
-        dtype, data = value
-        return _from_numpy(np.frombuffer(data, dtype=np.dtype(dtype)))
+    if isinstance(value, tuple) and len(value) in (2, 3):
+        import numpy as np
+        import pyarrow as pa
+
+        array = _from_numpy(np.frombuffer(value[1], dtype=np.dtype(value[0])))
+        if len(value) == 3:  # validity bytes: 0 marks a null
+            valid = np.frombuffer(value[2], dtype=np.uint8) != 0
+            if not valid.all():
+                bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+                array = pa.Array.from_buffers(array.type, len(array),
+                                              [bitmap, array.buffers()[1]],
+                                              null_count=int((~valid).sum()))
+        return array
     raise TypeError(f"column {name!r}: unexpected value of type {type(value).__name__}")
 
 
-def columns_to_table(columns: Mapping[str, Any], order: tuple[str, ...] = ()) -> pa.Table:
+def columns_to_table(columns: Mapping[str, Any], order: tuple[str, ...] = ()) -> "pa.Table":
     """The engine's column dict as an Arrow table, known columns first in schema order."""
-    names = [c for c in order if c in columns] + [c for c in columns if c not in order]
-    arrays = [_column_to_array(c, columns[c]) for c in names]
-    return pa.Table.from_arrays(arrays, names=names)
+    (items,) = RawTable.from_columns(columns, order).parts
+    return _items_to_table(items)
+
+
+def _items_to_table(items: Sequence[tuple[str, Any]]) -> "pa.Table":
+    import pyarrow as pa
+
+    return pa.Table.from_arrays([_column_to_array(c, v) for c, v in items],
+                                names=[c for c, _ in items])
+
+
+# Numpy dtypes of the Arrow types a results file holds (the Rust writer's accepted dtypes).
+_DTYPES = {"double": "<f8", "uint64": "<u8", "uint32": "<u4", "int32": "<i4", "int64": "<i8"}
+
+
+def table_to_raw(table: "pa.Table") -> RawTable:
+    """An Arrow table of the results schema as engine columns (for the Rust writer): numeric
+    columns (nulls kept) and string columns (dictionary-encoded or not; written
+    dictionary-encoded). Other types are a TypeError."""
+    import numpy as np
+    import pyarrow as pa
+
+    items = []
+    for name, col in zip(table.column_names, table.columns):
+        kind = col.type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            if col.null_count:
+                raise TypeError(f"column {name!r}: nulls in a string column cannot be written")
+            items.append((name, [str(v) for v in col.to_pylist()]))
+        elif str(kind) in _DTYPES:
+            arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+            data = np.asarray(arr.fill_null(0) if arr.null_count else arr)
+            data = data.astype(np.dtype(_DTYPES[str(kind)]), copy=False).tobytes()
+            if arr.null_count:
+                valid = np.asarray(arr.is_valid(), dtype=np.uint8).tobytes()
+                items.append((name, (_DTYPES[str(kind)], data, valid)))
+            else:
+                items.append((name, (_DTYPES[str(kind)], data)))
+        else:
+            raise TypeError(f"column {name!r}: type {col.type} is not a results column type "
+                            f"(accepted: {', '.join(_DTYPES)}, string)")
+    return RawTable([items])
 
 
 def summary_with_wall(summary_json: str, wall_s: float) -> dict:
@@ -242,7 +397,7 @@ def summary_text(summary: dict) -> str:
     return json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def table_to_frame(table: pa.Table):
+def table_to_frame(table: "pa.Table"):
     """An Arrow table as a pandas DataFrame (dictionary columns become categoricals)."""
     return table.to_pandas()
 
@@ -294,19 +449,34 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
     replace_atomically(path, lambda tmp: tmp.write_bytes(data))
 
 
-def write_parquet(table: pa.Table, path: Path) -> None:
-    """Write ``table`` deterministically (same table -> same bytes)."""
+def write_parquet(table: "pa.Table | RawTable", path: Path) -> None:
+    """Write ``table`` deterministically (same table -> same bytes): a :class:`RawTable` from
+    Rust (the results files), an Arrow table with pyarrow (other tables, e.g. a sweep's summary
+    table, which may hold types the results files do not)."""
+    if isinstance(table, RawTable):
+        table.write(path)
+        return
+    import pyarrow.parquet as pq
+
     pq.write_table(table, str(path), **_PARQUET_OPTIONS)
 
 
-def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
-                  queue: pa.Table, extra: Mapping[str, pa.Table] | None = None,
+def _as_raw(table: "pa.Table | RawTable") -> RawTable:
+    return table if isinstance(table, RawTable) else table_to_raw(table)
+
+
+def write_results(out: str | os.PathLike, summary: dict, timeseries: "pa.Table | RawTable",
+                  queue: "pa.Table | RawTable",
+                  extra: Mapping[str, "pa.Table | RawTable"] | None = None,
                   files: Mapping[str, Path] | None = None) -> Path:
     """Write a results directory atomically; return its path.
 
+    The tables are :class:`RawTable` (the engine's columns) or Arrow tables of the results
+    schema (:func:`table_to_raw`); either way the Parquet files are written from Rust.
     ``extra`` maps further Parquet file names to tables (``features.parquet``, written when a
     feature-recording controller ran); ``files`` maps further file names to files already
-    written elsewhere on the same file system (packet captures), moved in. An existing results directory at ``out`` is replaced,
+    written elsewhere on the same file system (packet captures), moved in. An existing results
+    directory at ``out`` is replaced,
     but only once the new one is complete; a directory that does not hold rove results (and is
     not empty) is never replaced, and neither is a file (:func:`rove.outputs.check_output_dir`
     is the policy; commands check it with ``force`` before they run).
@@ -324,7 +494,9 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
     except OSError as e:  # name the directory the user gave, not the hidden staging one
         raise ResultsError(f"{out}: cannot write the results directory: {e.strerror or e}") from None
     try:
-        _write_into(tmp, out, parent, summary, timeseries, queue, extra, files or {})
+        tables = {TIMESERIES_FILE: timeseries, QUEUE_FILE: queue, **(extra or {})}
+        tables = {name: _as_raw(t) for name, t in tables.items()}  # Rust writes them all
+        _write_into(tmp, out, parent, summary, tables, files or {})
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ResultsError(f"{out}: cannot write the results directory: {e.strerror or e}") from None
@@ -334,20 +506,16 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: pa.Table,
     return out
 
 
-def _write_into(tmp: Path, out: Path, parent: Path, summary: dict, timeseries: pa.Table,
-                queue: pa.Table, extra: Mapping[str, pa.Table] | None,
-                files: Mapping[str, Path]) -> None:
+def _write_into(tmp: Path, out: Path, parent: Path, summary: dict,
+                tables: Mapping[str, RawTable], files: Mapping[str, Path]) -> None:
     """Fill the staging directory ``tmp`` and rename it to ``out`` (the previous ``out``, if
     any, is moved aside first and removed only once the new one is in place)."""
     (tmp / SUMMARY_FILE).write_text(summary_text(summary), encoding="utf-8")
-    write_parquet(timeseries, tmp / TIMESERIES_FILE)
-    write_parquet(queue, tmp / QUEUE_FILE)
-    extra = dict(extra or {})
-    for name, table in extra.items():
+    for name, table in tables.items():
         write_parquet(table, tmp / name)
     for name, path in files.items():
         os.replace(path, tmp / name)
-    for name in (TIMESERIES_FILE, QUEUE_FILE, SUMMARY_FILE, *extra, *files):
+    for name in (*tables, SUMMARY_FILE, *files):
         _fsync_file(tmp / name)
     os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
     _fsync_dir(tmp)
@@ -375,6 +543,9 @@ def read_results(directory: str | os.PathLike) -> RunResult:
     Raises :class:`ResultsError` with a one-line message naming the file when the directory or
     one of its files is missing or unreadable.
     """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     d = Path(directory)
     if not d.exists():
         raise ResultsError(f"{d}: no such results directory")

@@ -10,6 +10,8 @@ use rove_scenario::{trace, ParseOptions, ScenarioError as CoreError};
 use rove_world::{load, summarize, World};
 use std::path::Path;
 
+mod parquet;
+
 create_exception!(
     _core,
     ScenarioError,
@@ -636,6 +638,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("LINK_FEATURES", rove_world::control::LINK_FEATURES.to_vec())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet::write_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(synth_trace, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;

@@ -1,0 +1,505 @@
+//! rove's results files written from Rust: the engine's columns as deterministic Parquet.
+//!
+//! `rove run` writes `timeseries.parquet`, `queue.parquet` and (when feature recorders ran)
+//! `features.parquet` (python/rove/results.py documents the schema and the atomic write around
+//! these files). This crate turns named columns into one Arrow record batch and writes it with
+//! the arrow-rs Parquet writer, so the run path needs no numpy or pyarrow.
+//!
+//! The file layout follows what the previous pyarrow writer (`pq.write_table` with
+//! `compression="zstd", compression_level=3, use_dictionary=True, write_statistics=True,
+//! version="2.6", data_page_version="1.0"`) produced, column for column:
+//!
+//! - every column nullable (pyarrow's tables built from arrays are), in the given order;
+//! - numeric columns as their Arrow type (`f64`, `u64`, `u32`, `i32`, `i64`); unsigned ones keep
+//!   their Parquet logical type (`INT(64, false)`, ...), as format 2.6 writes them;
+//! - string columns dictionary-encoded (`dictionary<values=string, indices=int32>`), the
+//!   dictionary in order of first appearance;
+//! - zstd level 3, dictionary encoding on (plain once a dictionary page would pass 1 MiB,
+//!   both writers' default), data pages of version 1, one row group up to 1 Mi rows (both
+//!   writers' default);
+//! - statistics in each column chunk's metadata and in each data page header, no page index
+//!   (what pyarrow wrote with `write_statistics=True` and its default `write_page_index=False`);
+//! - the Arrow schema stored in the footer (`ARROW:schema`), so Arrow readers get the dictionary
+//!   columns back as dictionaries (pandas: categoricals).
+//!
+//! Differences from the pyarrow-written files (same values and types on reading; other bytes):
+//! - `created_by` is `parquet-rs version 59.3.2` instead of `parquet-cpp-arrow version N`;
+//! - the footer's format version is 1, not 2: arrow-rs ties the data page version to the writer
+//!   version (`WriterVersion::PARQUET_1_0` = data page v1, which the schema asks for), and the
+//!   logical types that format 2.6 adds are written either way;
+//! - the pages, compressed by arrow-rs's zstd binding rather than Arrow C++'s, may differ in
+//!   their bytes (same level, same values);
+//! - the stored Arrow schema is arrow-rs's IPC encoding of the same fields.
+//!
+//! Same columns -> same bytes: nothing in the file depends on time, machine or run.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    ArrayRef, DictionaryArray, Float64Array, Int32Array, Int64Array, RecordBatch,
+    RecordBatchOptions, StringArray, UInt32Array, UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+
+/// zstd level of the results files: the level the pyarrow writer used (results.py,
+/// `_PARQUET_OPTIONS`), zstd's own default (`ZSTD_CLEVEL_DEFAULT` = 3 in zstd.h).
+pub const ZSTD_LEVEL: i32 = 3;
+
+/// The values of one column.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    /// Written dictionary-encoded.
+    Str(Vec<String>),
+}
+
+impl Values {
+    pub fn len(&self) -> usize {
+        match self {
+            Values::F64(v) => v.len(),
+            Values::U64(v) => v.len(),
+            Values::U32(v) => v.len(),
+            Values::I32(v) => v.len(),
+            Values::I64(v) => v.len(),
+            Values::Str(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The type's name as numpy and pyarrow spell it (for error messages).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Values::F64(_) => "float64",
+            Values::U64(_) => "uint64",
+            Values::U32(_) => "uint32",
+            Values::I32(_) => "int32",
+            Values::I64(_) => "int64",
+            Values::Str(_) => "string",
+        }
+    }
+
+    /// `n` placeholder values of the same type (under a null mask).
+    fn filler(&self, n: usize) -> Values {
+        match self {
+            Values::F64(_) => Values::F64(vec![0.0; n]),
+            Values::U64(_) => Values::U64(vec![0; n]),
+            Values::U32(_) => Values::U32(vec![0; n]),
+            Values::I32(_) => Values::I32(vec![0; n]),
+            Values::I64(_) => Values::I64(vec![0; n]),
+            Values::Str(_) => Values::Str(vec![String::new(); n]),
+        }
+    }
+
+    /// Appends `other`, which has the same type (checked by the caller).
+    fn extend(&mut self, other: Values) {
+        match (self, other) {
+            (Values::F64(a), Values::F64(b)) => a.extend(b),
+            (Values::U64(a), Values::U64(b)) => a.extend(b),
+            (Values::U32(a), Values::U32(b)) => a.extend(b),
+            (Values::I32(a), Values::I32(b)) => a.extend(b),
+            (Values::I64(a), Values::I64(b)) => a.extend(b),
+            (Values::Str(a), Values::Str(b)) => a.extend(b),
+            (a, b) => unreachable!("extend {} with {}", a.kind(), b.kind()),
+        }
+    }
+}
+
+/// One named column; `valid[i] == false` makes row `i` null (`None`: no nulls).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub values: Values,
+    pub valid: Option<Vec<bool>>,
+}
+
+impl Column {
+    pub fn new(name: impl Into<String>, values: Values) -> Self {
+        Column {
+            name: name.into(),
+            values,
+            valid: None,
+        }
+    }
+
+    /// The Arrow array of the column (strings dictionary-encoded in order of first appearance).
+    fn to_array(&self) -> ArrayRef {
+        let valid = self.valid.as_deref();
+        fn with_nulls<T: Copy>(v: &[T], valid: &[bool]) -> Vec<Option<T>> {
+            v.iter()
+                .zip(valid)
+                .map(|(&x, &ok)| ok.then_some(x))
+                .collect()
+        }
+        match (&self.values, valid) {
+            (Values::F64(v), None) => Arc::new(Float64Array::from(v.clone())),
+            (Values::F64(v), Some(m)) => Arc::new(Float64Array::from(with_nulls(v, m))),
+            (Values::U64(v), None) => Arc::new(UInt64Array::from(v.clone())),
+            (Values::U64(v), Some(m)) => Arc::new(UInt64Array::from(with_nulls(v, m))),
+            (Values::U32(v), None) => Arc::new(UInt32Array::from(v.clone())),
+            (Values::U32(v), Some(m)) => Arc::new(UInt32Array::from(with_nulls(v, m))),
+            (Values::I32(v), None) => Arc::new(Int32Array::from(v.clone())),
+            (Values::I32(v), Some(m)) => Arc::new(Int32Array::from(with_nulls(v, m))),
+            (Values::I64(v), None) => Arc::new(Int64Array::from(v.clone())),
+            (Values::I64(v), Some(m)) => Arc::new(Int64Array::from(with_nulls(v, m))),
+            (Values::Str(v), m) => Arc::new(dictionary(v, m)),
+        }
+    }
+}
+
+/// Dictionary-encoded strings, the dictionary in order of first appearance (null rows are not
+/// entered into it).
+fn dictionary(values: &[String], valid: Option<&[bool]>) -> DictionaryArray<Int32Type> {
+    let mut index: std::collections::HashMap<&str, i32> = std::collections::HashMap::new();
+    let mut entries: Vec<&str> = Vec::new();
+    let keys: Vec<Option<i32>> = values
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if valid.is_some_and(|m| !m[i]) {
+                return None;
+            }
+            Some(*index.entry(s.as_str()).or_insert_with(|| {
+                entries.push(s.as_str());
+                (entries.len() - 1) as i32
+            }))
+        })
+        .collect();
+    let dict: ArrayRef = Arc::new(StringArray::from(entries));
+    DictionaryArray::try_new(Int32Array::from(keys), dict).expect("keys index the dictionary")
+}
+
+/// Why columns could not be written.
+#[derive(Debug)]
+pub enum Error {
+    /// The columns do not make a table (lengths, names, types); the message says which.
+    Columns(String),
+    /// The file could not be written.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Columns(m) => f.write_str(m),
+            Error::Io(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+fn columns_error(m: impl Into<String>) -> Error {
+    Error::Columns(m.into())
+}
+
+/// Checks that `columns` make a table (unique names, equal lengths, masks of that length) and
+/// returns its number of rows.
+pub fn num_rows(columns: &[Column]) -> Result<usize, Error> {
+    let rows = columns.first().map_or(0, |c| c.values.len());
+    for (i, c) in columns.iter().enumerate() {
+        if columns[..i].iter().any(|d| d.name == c.name) {
+            return Err(columns_error(format!("column {:?} given twice", c.name)));
+        }
+        if c.values.len() != rows {
+            return Err(columns_error(format!(
+                "column {:?} has {} rows, column {:?} has {rows}",
+                c.name,
+                c.values.len(),
+                columns[0].name
+            )));
+        }
+        if c.valid.as_ref().is_some_and(|m| m.len() != rows) {
+            return Err(columns_error(format!(
+                "column {:?}: the null mask has {} entries for {rows} rows",
+                c.name,
+                c.valid.as_ref().map_or(0, Vec::len)
+            )));
+        }
+    }
+    Ok(rows)
+}
+
+/// Several tables as one, rows in order: the columns of all of them in order of first
+/// appearance, a column missing from a table null on its rows (pyarrow's
+/// `concat_tables(promote_options="default")`). A column of two types is an error.
+pub fn concat_promoted(tables: Vec<Vec<Column>>) -> Result<Vec<Column>, Error> {
+    let mut rows = Vec::with_capacity(tables.len());
+    for t in &tables {
+        rows.push(num_rows(t)?);
+    }
+    let total: usize = rows.iter().sum();
+    let mut out: Vec<Column> = Vec::new();
+    let mut first_in: Vec<usize> = Vec::new(); // the table each column first appears in
+    for (k, t) in tables.iter().enumerate() {
+        for c in t {
+            match out.iter().position(|o| o.name == c.name) {
+                Some(i) if out[i].values.kind() != c.values.kind() => {
+                    return Err(columns_error(format!(
+                        "column {:?} is {} in table {} but {} in table {k}",
+                        c.name,
+                        out[i].values.kind(),
+                        first_in[i],
+                        c.values.kind()
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    out.push(Column {
+                        name: c.name.clone(),
+                        values: c.values.filler(0),
+                        valid: None,
+                    });
+                    first_in.push(k);
+                }
+            }
+        }
+    }
+    for col in &mut out {
+        let mut valid: Vec<bool> = Vec::with_capacity(total);
+        let mut any_null = false;
+        for (t, &n) in tables.iter().zip(&rows) {
+            match t.iter().find(|c| c.name == col.name) {
+                Some(c) => {
+                    col.values.extend(c.values.clone());
+                    match &c.valid {
+                        Some(m) => {
+                            any_null |= m.iter().any(|&ok| !ok);
+                            valid.extend(m);
+                        }
+                        None => valid.extend(std::iter::repeat_n(true, n)),
+                    }
+                }
+                None => {
+                    col.values.extend(col.values.filler(n));
+                    valid.extend(std::iter::repeat_n(false, n));
+                    any_null |= n > 0;
+                }
+            }
+        }
+        col.valid = any_null.then_some(valid);
+    }
+    Ok(out)
+}
+
+/// The writer's fixed settings (see the module doc).
+fn properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(ZSTD_LEVEL).expect("zstd level 3 is valid"),
+        ))
+        .set_dictionary_enabled(true)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_write_page_header_statistics(true)
+        .set_offset_index_disabled(true)
+        .build()
+}
+
+/// The Parquet file of `columns`, in memory.
+pub fn parquet_bytes(columns: &[Column]) -> Result<Vec<u8>, Error> {
+    let rows = num_rows(columns)?;
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|c| {
+            let kind = match c.values {
+                Values::F64(_) => DataType::Float64,
+                Values::U64(_) => DataType::UInt64,
+                Values::U32(_) => DataType::UInt32,
+                Values::I32(_) => DataType::Int32,
+                Values::I64(_) => DataType::Int64,
+                Values::Str(_) => {
+                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+                }
+            };
+            Field::new(&c.name, kind, true)
+        })
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let arrays: Vec<ArrayRef> = columns.iter().map(Column::to_array).collect();
+    let batch = RecordBatch::try_new_with_options(
+        schema.clone(),
+        arrays,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| columns_error(e.to_string()))?;
+    let mut buf = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut buf, schema, Some(properties()))
+        .map_err(|e| columns_error(e.to_string()))?;
+    if rows > 0 {
+        writer
+            .write(&batch)
+            .map_err(|e| columns_error(e.to_string()))?;
+    }
+    writer.close().map_err(|e| columns_error(e.to_string()))?;
+    Ok(buf)
+}
+
+/// Writes `columns` to a Parquet file at `path` (created or truncated; the caller makes the
+/// write atomic and durable: results.py writes into a staging directory and fsyncs).
+pub fn write_parquet(path: &Path, columns: &[Column]) -> Result<(), Error> {
+    let bytes = parquet_bytes(columns)?;
+    std::fs::write(path, bytes).map_err(Error::Io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::Array;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    fn strings(v: &[&str]) -> Values {
+        Values::Str(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn sample() -> Vec<Column> {
+        vec![
+            Column::new("time_s", Values::F64(vec![0.1, 0.1, 0.2, 0.2])),
+            Column::new("flow", strings(&["b", "a", "b", "a"])),
+            Column::new("cwnd_pkts", Values::U32(vec![10, 20, 11, 21])),
+            Column::new("bytes_acked", Values::U64(vec![0, 1, u64::MAX, 3])),
+            Column::new("subflow", Values::I32(vec![-1, -1, 0, 1])),
+        ]
+    }
+
+    fn read(bytes: Vec<u8>) -> RecordBatch {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
+            .unwrap()
+            .build()
+            .unwrap();
+        let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+        assert_eq!(batches.len(), 1);
+        batches.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn round_trip_keeps_order_types_and_dictionary_by_first_appearance() {
+        let batch = read(parquet_bytes(&sample()).unwrap());
+        let names: Vec<&str> = batch
+            .schema_ref()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["time_s", "flow", "cwnd_pkts", "bytes_acked", "subflow"]
+        );
+        assert_eq!(
+            batch.schema_ref().field(1).data_type(),
+            &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+        );
+        assert_eq!(batch.schema_ref().field(3).data_type(), &DataType::UInt64);
+        let flow = batch.column(1).as_dictionary::<Int32Type>();
+        let dict: Vec<&str> = flow.values().as_string::<i32>().iter().flatten().collect();
+        assert_eq!(dict, ["b", "a"]); // first appearance, not sorted
+        assert_eq!(flow.keys().values().to_vec(), [0, 1, 0, 1]);
+        let acked = batch
+            .column(3)
+            .as_primitive::<arrow_array::types::UInt64Type>();
+        assert_eq!(acked.value(2), u64::MAX);
+        assert!(batch.schema_ref().fields().iter().all(|f| f.is_nullable()));
+    }
+
+    #[test]
+    fn settings_are_zstd_v1_pages_with_statistics() {
+        let bytes = parquet_bytes(&sample()).unwrap();
+        let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap();
+        let meta = reader.metadata();
+        assert_eq!(meta.file_metadata().version(), 1);
+        assert_eq!(meta.num_row_groups(), 1);
+        let kv = meta.file_metadata().key_value_metadata().unwrap();
+        assert!(kv.iter().any(|k| k.key == "ARROW:schema"));
+        for col in meta.row_group(0).columns() {
+            // The file names the codec, not its level (the reader reports zstd's default).
+            assert!(matches!(col.compression(), Compression::ZSTD(_)));
+            assert!(col.statistics().is_some(), "{}", col.column_path());
+        }
+    }
+
+    #[test]
+    fn same_columns_same_bytes() {
+        assert_eq!(
+            parquet_bytes(&sample()).unwrap(),
+            parquet_bytes(&sample()).unwrap()
+        );
+    }
+
+    #[test]
+    fn empty_columns_write_a_file_with_the_schema() {
+        let cols = vec![
+            Column::new("time_s", Values::F64(vec![])),
+            Column::new("link", strings(&[])),
+        ];
+        let bytes = parquet_bytes(&cols).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
+        assert_eq!(reader.schema().fields().len(), 2);
+        assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
+    }
+
+    #[test]
+    fn nulls_are_written_as_nulls() {
+        let mut c = Column::new("ofo_bytes", Values::U64(vec![5, 0, 7]));
+        c.valid = Some(vec![true, false, true]);
+        let batch = read(parquet_bytes(&[c]).unwrap());
+        let v = batch.column(0);
+        assert_eq!(v.null_count(), 1);
+        assert!(v.is_null(1));
+    }
+
+    #[test]
+    fn concat_promotes_missing_columns_to_nulls() {
+        let a = vec![
+            Column::new("time_s", Values::F64(vec![1.0, 2.0])),
+            Column::new("mode", strings(&["x", "y"])),
+            Column::new("controller", Values::I32(vec![0, 0])),
+        ];
+        let b = vec![
+            Column::new("time_s", Values::F64(vec![3.0])),
+            Column::new("rtt", Values::F64(vec![9.5])),
+            Column::new("controller", Values::I32(vec![1])),
+        ];
+        let t = concat_promoted(vec![a, b]).unwrap();
+        let names: Vec<&str> = t.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["time_s", "mode", "controller", "rtt"]);
+        assert_eq!(t[0].valid, None);
+        assert_eq!(t[1].valid, Some(vec![true, true, false]));
+        assert_eq!(t[3].valid, Some(vec![false, false, true]));
+        assert_eq!(t[3].values, Values::F64(vec![0.0, 0.0, 9.5]));
+        assert_eq!(t[2].values, Values::I32(vec![0, 0, 1]));
+        let batch = read(parquet_bytes(&t).unwrap());
+        assert_eq!(batch.num_rows(), 3);
+        assert_eq!(batch.column(1).null_count(), 1);
+    }
+
+    #[test]
+    fn bad_tables_are_refused_with_the_column_named() {
+        let a = vec![Column::new("x", Values::F64(vec![1.0]))];
+        let b = vec![Column::new("x", Values::U64(vec![1]))];
+        let e = concat_promoted(vec![a, b]).unwrap_err().to_string();
+        assert!(
+            e.contains("\"x\"") && e.contains("float64") && e.contains("uint64"),
+            "{e}"
+        );
+        let ragged = vec![
+            Column::new("a", Values::F64(vec![1.0])),
+            Column::new("b", Values::F64(vec![])),
+        ];
+        let e = parquet_bytes(&ragged).unwrap_err().to_string();
+        assert!(e.contains("\"b\" has 0 rows"), "{e}");
+    }
+}

@@ -1,0 +1,273 @@
+"""The results files written from Rust (crates/results via rove._core.write_parquet).
+
+`rove run` writes its Parquet files without numpy, pandas or pyarrow; what pyarrow reads back
+must equal what the previous pyarrow writer wrote for the same engine columns (values, types,
+dictionary columns and their dictionaries, column order), byte-deterministically.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import rove
+from rove import _core, results
+from rove.results import (
+    FEATURES_COLUMNS,
+    QUEUE_COLUMNS,
+    TIMESERIES_COLUMNS,
+    RawTable,
+    columns_to_table,
+    read_results,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Two flows (one multipath, so subflow rows and ofo_bytes), a lossy link (NaN sojourn means on
+# empty samples), and two feature recorders: a run that touches every column kind.
+SCENARIO = """
+name = "native-writer"
+duration = "3s"
+seed = 7
+sample_interval = "50ms"
+[links.a]
+rate = "20Mbps"
+delay = "15ms"
+buffer = "60pkt"
+loss = 0.001
+[links.b]
+rate = "10Mbps"
+delay = "30ms"
+buffer = "80pkt"
+[links.up]
+rate = "1Gbps"
+delay = "15ms"
+[[flows]]
+name = "single"
+cc = "cubic"
+path = ["a"]
+ack_path = ["up"]
+[[flows]]
+name = "multi"
+cc = "cubic"
+paths = [
+  { path = ["a"], ack_path = ["up"] },
+  { path = ["b"], ack_path = ["up"] },
+]
+start = "0.5s"
+[[controllers]]
+kind = "features"
+every = "100ms"
+flow = "single"
+[[controllers]]
+kind = "features"
+every = "250ms"
+flow = "multi"
+"""
+
+
+def _old_writer(table: pa.Table, path: Path) -> None:
+    """The pyarrow writer rove used before the Rust one (results.py, _PARQUET_OPTIONS)."""
+    pq.write_table(table, str(path), compression="zstd", compression_level=3, use_dictionary=True,
+                   write_statistics=True, version="2.6", data_page_version="1.0")
+
+
+def _old_features_table(logs) -> pa.Table:
+    """The previous features.parquet conversion (rove/__init__.py, _features_table)."""
+    tables = []
+    for k, cols in enumerate(logs):
+        t = columns_to_table(cols, FEATURES_COLUMNS)
+        tables.append(t.append_column("controller", pa.array([k] * t.num_rows, pa.int32())))
+    return pa.concat_tables(tables, promote_options="default")
+
+
+def assert_same_table(new: pa.Table, old: pa.Table) -> None:
+    """Column order, types (dictionaries included), values (NaN = NaN, nulls where nulls),
+    and each dictionary column's dictionary in the same order."""
+    assert new.column_names == old.column_names
+    assert new.schema.equals(old.schema, check_metadata=False), (new.schema, old.schema)
+    for name in new.column_names:
+        a, b = new.column(name).combine_chunks(), old.column(name).combine_chunks()
+        if pa.types.is_dictionary(a.type):
+            assert a.dictionary.to_pylist() == b.dictionary.to_pylist(), name
+            assert a.indices.to_pylist() == b.indices.to_pylist(), name
+        elif pa.types.is_floating(a.type):
+            x, y = a.to_numpy(zero_copy_only=False), b.to_numpy(zero_copy_only=False)
+            np.testing.assert_array_equal(x, y, err_msg=name)  # NaN == NaN here
+            assert a.is_null().to_pylist() == b.is_null().to_pylist(), name
+        else:
+            assert a.to_pylist() == b.to_pylist(), name
+    pd.testing.assert_frame_equal(new.to_pandas(), old.to_pandas())  # categoricals too
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One run: its raw columns (from the engine) and the results directory rove.run wrote."""
+    d = tmp_path_factory.mktemp("native")
+    (d / "s.toml").write_text(SCENARIO)
+    sim = _core.Simulation(SCENARIO, str(d / "s.toml"), str(d), [], None)
+    raw = sim.finish()
+    rove.run(d / "s.toml", out=d / "out")
+    return raw, d
+
+
+def test_files_read_back_as_the_pyarrow_writer_wrote_them(run, tmp_path):
+    raw, d = run
+    for name, columns, order in (("timeseries", raw["timeseries"], TIMESERIES_COLUMNS),
+                                 ("queue", raw["queue"], QUEUE_COLUMNS)):
+        _old_writer(columns_to_table(columns, order), tmp_path / f"{name}.parquet")
+        new = pq.read_table(d / "out" / f"{name}.parquet")
+        old = pq.read_table(tmp_path / f"{name}.parquet")
+        assert new.num_rows > 50, name
+        assert_same_table(new, old)
+    ts = pq.read_table(d / "out" / "timeseries.parquet")
+    assert list(ts.column_names) == list(TIMESERIES_COLUMNS)
+    assert ts.schema.field("flow").type == pa.dictionary(pa.int32(), pa.string())
+    assert ts.schema.field("cwnd_pkts").type == pa.uint32()
+    assert ts.schema.field("bytes_acked").type == pa.uint64()
+    assert ts.schema.field("subflow").type == pa.int32()
+    # The dictionary in order of first appearance (not sorted): "single" starts first.
+    assert ts.column("flow").chunk(0).dictionary.to_pylist() == ["single", "multi"]
+    assert sorted(set(ts.column("subflow").to_pylist())) == [-1, 0, 1]
+    q = pq.read_table(d / "out" / "queue.parquet")
+    assert q.column("sojourn_mean_ms").to_pandas().isna().any()  # NaN kept, not null
+    assert q.column("sojourn_mean_ms").null_count == 0
+    # The DataFrames keep their categoricals.
+    back = read_results(d / "out")
+    assert isinstance(back.timeseries["flow"].dtype, pd.CategoricalDtype)
+    assert list(back.timeseries["flow"].cat.categories) == ["single", "multi"]
+
+
+def test_features_file_equals_the_promoted_concatenation(run, tmp_path):
+    raw, d = run
+    logs = raw["features"]
+    assert len(logs) == 2
+    old = _old_features_table(logs)
+    _old_writer(old, tmp_path / "features.parquet")
+    new = pq.read_table(d / "out" / "features.parquet")
+    assert new.column("controller").to_pylist().count(1) == len(logs[1]["mode"])
+    # pyarrow's concatenation keeps one dictionary per recorder (chunks); the file has one.
+    # What reads back must be the same rows.
+    old_back = pq.read_table(tmp_path / "features.parquet")
+    assert new.column_names == old_back.column_names
+    assert new.to_pandas().equals(old_back.to_pandas())
+    assert rove.run(d / "s.toml").features_table.to_pandas().equals(new.to_pandas())
+
+
+def test_promotion_fills_missing_columns_with_nulls(tmp_path):
+    f8 = lambda v: ("<f8", np.asarray(v, dtype="<f8").tobytes())  # noqa: E731
+    logs = [
+        {"time_s": f8([0.1, 0.2]), "flow": ["a", "a"], "cc": ["cubic", "cubic"],
+         "mode": ["x", "y"], "rtt_ms": f8([40.0, 41.0])},
+        {"time_s": f8([0.5]), "flow": ["b"], "cc": ["bbr"], "mode": ["z"],
+         "loss": f8([0.25])},
+    ]
+    table = RawTable.from_feature_logs(logs)
+    assert table.num_rows == 3
+    table.write(tmp_path / "f.parquet")
+    new = pq.read_table(tmp_path / "f.parquet")
+    assert new.column_names == ["time_s", "flow", "cc", "mode", "rtt_ms", "controller", "loss"]
+    assert new.column("rtt_ms").to_pylist() == [40.0, 41.0, None]
+    assert new.column("loss").to_pylist() == [None, None, 0.25]
+    assert new.column("controller").to_pylist() == [0, 0, 1]
+    assert new.schema.field("controller").type == pa.int32()
+    assert new.column("flow").to_pylist() == ["a", "a", "b"]
+    old = _old_features_table(logs)
+    assert new.to_pylist() == old.to_pylist()
+    assert table.to_arrow().to_pylist() == old.to_pylist()
+    # A column of two types cannot be promoted (pyarrow refuses too).
+    logs[1]["rtt_ms"] = ("<u8", np.asarray([1], dtype="<u8").tobytes())
+    with pytest.raises(ValueError, match=r'f2\.parquet: column "rtt_ms" is float64 in table 0 '
+                                         r'but uint64 in table 1'):
+        RawTable.from_feature_logs(logs).write(tmp_path / "f2.parquet")
+
+
+def test_same_run_same_bytes(run, tmp_path):
+    _, d = run
+    rove.run(d / "s.toml", out=tmp_path / "again")
+    for f in ("timeseries.parquet", "queue.parquet", "features.parquet"):
+        assert (d / "out" / f).read_bytes() == (tmp_path / "again" / f).read_bytes(), f
+    meta = pq.read_metadata(d / "out" / "timeseries.parquet")
+    assert meta.created_by.startswith("parquet-rs version ")
+    assert set(meta.metadata) == {b"ARROW:schema"}
+    col = meta.row_group(0).column(0)
+    assert col.compression == "ZSTD" and col.statistics is not None
+    # pyarrow trusts every column's min/max (parquet-rs 60 would mark the float columns with a
+    # column order pyarrow 26 does not know, and it would drop their statistics).
+    for f in ("timeseries.parquet", "queue.parquet"):
+        meta = pq.read_metadata(d / "out" / f)
+        group = meta.row_group(0)
+        lacking = [group.column(i).path_in_schema for i in range(meta.num_columns)
+                   if not group.column(i).statistics.has_min_max]
+        assert lacking == [], (f, lacking)
+    ts = pq.read_metadata(d / "out" / "timeseries.parquet").row_group(0).column(0).statistics
+    assert (ts.min, ts.max) == (0.05, 3.0)  # time_s: the first and last sample
+
+
+def test_arrow_tables_with_nulls_go_through_the_same_writer(tmp_path):
+    # The kernel backend hands write_results Arrow tables with all-null simulator-only columns.
+    table = pa.table({
+        "time_s": pa.array([0.1, 0.2], pa.float64()),
+        "flow": pa.array(["a", "b"]).dictionary_encode(),
+        "bytes_received": pa.nulls(2, pa.uint64()),
+        "cwnd_pkts": pa.array([10, None], pa.uint32()),
+    })
+    results.table_to_raw(table).write(tmp_path / "t.parquet")
+    back = pq.read_table(tmp_path / "t.parquet")
+    assert back.schema.equals(table.schema.set(1, pa.field("flow", pa.dictionary(
+        pa.int32(), pa.string()))), check_metadata=False)
+    assert back.to_pylist() == table.to_pylist()
+    with pytest.raises(TypeError, match="column 'ok': type bool"):
+        results.table_to_raw(pa.table({"ok": [True]}))
+
+
+def test_bad_columns_are_refused_with_the_column_named(tmp_path):
+    with pytest.raises(ValueError, match=r'column "x": dtype "<f4"; accepted: <f8, <u8'):
+        _core.write_parquet(str(tmp_path / "x.parquet"), [[("x", ("<f4", b"\0" * 4))]])
+    with pytest.raises(ValueError, match=r'column "y" has 1 rows, column "x" has 2'):
+        _core.write_parquet(str(tmp_path / "x.parquet"),
+                            [[("x", ("<u8", b"\0" * 16)), ("y", ["a"])]])
+    with pytest.raises(TypeError, match=r'column "z": expected list\[str\]'):
+        _core.write_parquet(str(tmp_path / "x.parquet"), [[("z", 3)]])
+    with pytest.raises(FileNotFoundError):
+        _core.write_parquet(str(tmp_path / "no" / "x.parquet"), [[("x", ["a"])]])
+
+
+def test_run_result_builds_tables_lazily(run):
+    _, d = run
+    r = rove.run(d / "s.toml")
+    assert r.out is None
+    assert isinstance(r._tables["timeseries"], RawTable)
+    assert "rows" in repr(r) and isinstance(r._tables["timeseries"], RawTable)
+    assert r.timeseries_table.num_rows == pq.read_metadata(d / "out" / "timeseries.parquet").num_rows
+    assert isinstance(r._tables["timeseries"], pa.Table)
+    assert_same_table(r.queue_table, pq.read_table(d / "out" / "queue.parquet"))
+
+
+def test_cli_run_imports_no_numpy_pandas_or_pyarrow(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    code = textwrap.dedent(f"""
+        import sys
+        from rove.cli import main
+        status = main(["run", {str(scenario)!r}, "-o", {str(tmp_path / "out")!r}, "--quiet"])
+        heavy = sorted(m for m in ("numpy", "pandas", "pyarrow") if m in sys.modules)
+        print("status", status, "heavy", ",".join(heavy) or "-")
+    """)
+    env = dict(os.environ)
+    env.pop("PYTHONSTARTUP", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["status", "0", "heavy", "-"], done.stdout + done.stderr
+    for f in ("summary.json", "timeseries.parquet", "queue.parquet", "features.parquet"):
+        assert (tmp_path / "out" / f).is_file(), f
