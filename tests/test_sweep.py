@@ -182,6 +182,24 @@ def test_resume_runs_only_missing_points_and_same_table(sweep_dir):
     assert (out / "summary.parquet").read_bytes() == table
 
 
+def test_a_point_whose_files_are_not_whole_runs_again(sweep_dir):
+    # Points are written without fsync; after a machine crash a point's directory can be there
+    # with a Parquet file cut short. Resuming checks each point's files (PAR1 at both ends,
+    # summary.json parses) and runs such a point again.
+    out = sweep_dir.parent / "out"
+    assert run_cli("sweep", sweep_dir, "-o", out, "-q").returncode == 0
+    table = (out / "summary.parquet").read_bytes()
+    victim = sorted((out / "runs").iterdir())[2]
+    ts = victim / "timeseries.parquet"
+    whole = ts.read_bytes()
+    ts.write_bytes(whole[: len(whole) // 2])
+    r = run_cli("sweep", sweep_dir, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "7 of 8 points already complete" in r.stderr
+    assert ts.read_bytes() == whole
+    assert (out / "summary.parquet").read_bytes() == table
+
+
 def test_interrupted_sweep_resumes_with_only_the_missing_points(tmp_path):
     _write(tmp_path / "scenario.toml", SCENARIO)
     f = _write(tmp_path / "sweep.toml", """

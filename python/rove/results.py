@@ -468,8 +468,14 @@ def _as_raw(table: "pa.Table | RawTable") -> RawTable:
 def write_results(out: str | os.PathLike, summary: dict, timeseries: "pa.Table | RawTable",
                   queue: "pa.Table | RawTable",
                   extra: Mapping[str, "pa.Table | RawTable"] | None = None,
-                  files: Mapping[str, Path] | None = None) -> Path:
+                  files: Mapping[str, Path] | None = None, durable: bool = True) -> Path:
     """Write a results directory atomically; return its path.
+
+    ``durable=False`` skips the fsyncs (of the files and directories: most of a small run's
+    writing time on a busy disk). The rename still makes the directory appear whole or not at
+    all to every process, so an interrupted run leaves nothing half-written; only a crash of
+    the machine itself could leave a directory whose files are not on disk yet. Sweeps write
+    their points so and check each point's files when they resume (:func:`is_whole`).
 
     The tables are :class:`RawTable` (the engine's columns) or Arrow tables of the results
     schema (:func:`table_to_raw`); either way the Parquet files are written from Rust.
@@ -496,7 +502,7 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: "pa.Table |
     try:
         tables = {TIMESERIES_FILE: timeseries, QUEUE_FILE: queue, **(extra or {})}
         tables = {name: _as_raw(t) for name, t in tables.items()}  # Rust writes them all
-        _write_into(tmp, out, parent, summary, tables, files or {})
+        _write_into(tmp, out, parent, summary, tables, files or {}, durable)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ResultsError(f"{out}: cannot write the results directory: {e.strerror or e}") from None
@@ -507,7 +513,8 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: "pa.Table |
 
 
 def _write_into(tmp: Path, out: Path, parent: Path, summary: dict,
-                tables: Mapping[str, RawTable], files: Mapping[str, Path]) -> None:
+                tables: Mapping[str, RawTable], files: Mapping[str, Path],
+                durable: bool = True) -> None:
     """Fill the staging directory ``tmp`` and rename it to ``out`` (the previous ``out``, if
     any, is moved aside first and removed only once the new one is in place)."""
     (tmp / SUMMARY_FILE).write_text(summary_text(summary), encoding="utf-8")
@@ -515,10 +522,12 @@ def _write_into(tmp: Path, out: Path, parent: Path, summary: dict,
         write_parquet(table, tmp / name)
     for name, path in files.items():
         os.replace(path, tmp / name)
-    for name in (*tables, SUMMARY_FILE, *files):
-        _fsync_file(tmp / name)
+    if durable:
+        for name in (*tables, SUMMARY_FILE, *files):
+            _fsync_file(tmp / name)
     os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
-    _fsync_dir(tmp)
+    if durable:
+        _fsync_dir(tmp)
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=staging_prefix(out, "old"), dir=parent))
         os.rename(out, old / "results")  # move the previous results aside ...
@@ -530,7 +539,30 @@ def _write_into(tmp: Path, out: Path, parent: Path, summary: dict,
         shutil.rmtree(old, ignore_errors=True)  # ... and only then drop the old ones
     else:
         os.rename(tmp, out)
-    _fsync_dir(parent)
+    if durable:
+        _fsync_dir(parent)
+
+
+def is_whole(directory: str | os.PathLike) -> bool:
+    """Whether a results directory's files are complete: ``summary.json`` parses as a JSON
+    object and each Parquet file starts and ends with Parquet's magic ``PAR1`` (its footer is
+    written last). For directories written with ``durable=False`` after a machine crash."""
+    d = Path(directory)
+    try:
+        if not isinstance(json.loads((d / SUMMARY_FILE).read_text(encoding="utf-8")), dict):
+            return False
+        for name in (TIMESERIES_FILE, QUEUE_FILE):
+            with open(d / name, "rb") as f:
+                head = f.read(4)
+                f.seek(0, os.SEEK_END)
+                if f.tell() < 12:
+                    return False
+                f.seek(-4, os.SEEK_END)
+                if head != b"PAR1" or f.read(4) != b"PAR1":
+                    return False
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------------------------

@@ -404,17 +404,19 @@ def _one_line(e: BaseException) -> str:
 
 
 def _simulate(text: str, source: str, base_dir: str, overrides, seed: int):
-    """Run a scenario given as text; return ``(summary, timeseries_table, queue_table)``."""
+    """Run a scenario given as text; return ``(summary, timeseries, queue)``, the tables as
+    the engine's columns (:class:`rove.results.RawTable`: written from Rust, no Arrow on the
+    way)."""
     from . import _core, _overrides, drive
-    from .results import QUEUE_COLUMNS, TIMESERIES_COLUMNS, columns_to_table, summary_with_wall
+    from .results import QUEUE_COLUMNS, TIMESERIES_COLUMNS, RawTable, summary_with_wall
 
     t0 = time.perf_counter()
     sim = _core.Simulation(text, source, base_dir, _overrides(overrides), seed)
     drive(sim)
     raw = sim.finish()
     summary = summary_with_wall(raw["summary_json"], time.perf_counter() - t0)
-    return (summary, columns_to_table(raw["timeseries"], TIMESERIES_COLUMNS),
-            columns_to_table(raw["queue"], QUEUE_COLUMNS))
+    return (summary, RawTable.from_columns(raw["timeseries"], TIMESERIES_COLUMNS),
+            RawTable.from_columns(raw["queue"], QUEUE_COLUMNS))
 
 
 def _error_text(e: BaseException) -> str:
@@ -435,7 +437,7 @@ def run_point(text: str, source: str, base_dir: str, overrides, seed: int,
         if out is not None:
             from .results import write_results
 
-            write_results(out, summary, ts, q)
+            write_results(out, summary, ts, q, durable=False)
             return {"status": "ok", "error": None, "wall_s": time.perf_counter() - t0}
         return {"status": "ok", "error": None, "wall_s": time.perf_counter() - t0,
                 "results": (summary, ts, q)}
@@ -525,7 +527,12 @@ def _prepare_out(out: Path, spec: SweepSpec, texts: Mapping[str | None, str]) ->
 
 
 def _is_done(run_dir: Path) -> bool:
-    return (run_dir / "summary.json").is_file()
+    """A point is done when its results directory is there and whole: points are written
+    without fsync (``durable=False``), so after a machine crash a directory may be present
+    with files not on disk; such a point runs again."""
+    from .results import is_whole
+
+    return (run_dir / "summary.json").is_file() and is_whole(run_dir)
 
 
 def check_points(spec: SweepSpec, sources: Mapping[str | None, tuple], parallel: int = 1,
@@ -925,7 +932,7 @@ def _ray_collect(ray_mod, refs, pending) -> None:
                        "wall_s": 0.0}
             if res["status"] == "ok":
                 summary, ts, q = res.pop("results")
-                write_results(s.runs / p.id, summary, ts, q)
+                write_results(s.runs / p.id, summary, ts, q, durable=False)
             s.finished(p, res)
 
 
