@@ -3,6 +3,7 @@
 #   make demo    set up, run scenarios/demo.toml, write results/demo/report.html
 #   make test    set up, run the Rust tests and the Python tests
 #   make bench   set up, print wall time, events/s and peak memory of bench/*.toml
+#   make bench-scale  print the cost per simulated packet from 1 to 1000 flows, 10 Mbit/s to 10 Gbit/s
 #   make zoo     set up, run every algorithm on the same paths, write docs/zoo/README.md
 #
 # Every target first does all set-up on a fresh Debian machine (as root), idempotently:
@@ -39,12 +40,13 @@ RUST_SRCS := Cargo.toml $(wildcard Cargo.lock) \
 DEPS_STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 
-.PHONY: help setup sysdeps build-emu build-bpf demo zoo test test-rust test-python bench clean
+.PHONY: help setup sysdeps build-emu build-bpf demo zoo test test-rust test-python bench bench-scale clean
 
 help:
 	@echo "make demo    set up, run scenarios/demo.toml and write results/demo/report.html"
 	@echo "make test    set up, run cargo test and pytest"
 	@echo "make bench   set up, print wall time, events/s and peak RSS of bench/*.toml"
+	@echo "make bench-scale  print the cost per simulated packet from 1 to 1000 flows, 10 Mbit/s to 10 Gbit/s"
 	@echo "make zoo     set up, run every algorithm on the zoo's paths, write docs/zoo/README.md"
 	@echo "make clean   remove build products (keeps .venv)"
 
@@ -143,6 +145,11 @@ test-python: $(BUILD_STAMP) $(EMU_STAMP) $(BPF_STAMP)
 bench: $(BUILD_STAMP)
 	cargo build --release -p rove-world --bin rove-bench
 	$(VPY) bench/run_bench.py
+
+# The scale sweep (bench/run_bench.py --scale): several minutes, so not part of `make bench`.
+bench-scale:
+	cargo build --release -p rove-world --bin rove-bench
+	$(PYTHON) bench/run_bench.py --scale
 
 clean:
 	rm -rf build results target/wheels python/rove/_core*.so $(BUILD_STAMP)

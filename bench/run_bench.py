@@ -15,6 +15,18 @@ same way, and once per multipath scheduler; then it runs bench/trace-1flow.toml 
 trace in ../shared/traces/mahimahi/ (skipped, saying so, when that folder is absent); last, the
 overhead a sweep adds per point (`rove sweep` of 200 one-second points, -j 1 and -j 2).
 
+``--scale`` (``make bench-scale``) runs the scale sweep instead: the cost per delivered packet
+(wall time of the engine over data segments that reached their receiver), events/s and peak
+memory of bench/scale-dumbbell.toml at 1, 10, 100, 1000 CUBIC flows (100 Mbit/s) and at
+10 Mbit/s, 1 Gbit/s, 10 Gbit/s (10 flows); the 1,000-flow, 10 Gbit/s, 60 s dumbbell; and a
+two-path multipath connection (bench/wifi-lte-2path.toml), its plain twin of two single-path
+flows (bench/wifi-lte-2flow.toml) and the WiFi cell (scenarios/radio/wifi-3sta.toml). Each
+case runs ``--repeat`` times (default 3; the 60 s, 1,000-flow case once) and the smallest wall
+and CPU times are printed, since on a shared machine the others measure the neighbours; the cost
+per packet is given by both, and the target is judged on CPU time (user + system of the
+rove-bench process), which a busy machine inflates far less than wall time. Target: the cost at
+1,000 flows / 10 Gbit/s within 1.3x of 10 flows / 100 Mbit/s.
+
 Figures are printed, not asserted: targets live here and in the notes, not in timed tests.
 """
 
@@ -22,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -167,7 +180,90 @@ def _fmt(x) -> str:
     return f"{x:.4f}" if isinstance(x, float) else str(x)
 
 
+SCALE = "bench/scale-dumbbell.toml"
+
+
+def _scale_rate(rate_mbps: int, flows: int, duration: str) -> tuple[str, ...]:
+    """Overrides of bench/scale-dumbbell.toml: `flows` flows on a `rate_mbps` bottleneck with
+    a one-BDP buffer (40 ms RTT, 1500-byte packets), the ACK link ten times faster."""
+    bdp_pkts = max(1, round(rate_mbps * 1e6 * 0.040 / 8 / 1500))
+    return (f"flows.0.count={flows}", f"links.bottleneck.rate={rate_mbps}Mbps",
+            f"links.bottleneck.buffer={bdp_pkts}pkt", f"links.ack.rate={10 * rate_mbps}Mbps",
+            f"duration={duration}")
+
+
+# (label, scenario, overrides, runs: None = --repeat)
+SCALE_CASES = [
+    ("1 flow, 100 Mbit/s", SCALE, _scale_rate(100, 1, "20s"), None),
+    ("10 flows, 100 Mbit/s", SCALE, _scale_rate(100, 10, "20s"), None),
+    ("100 flows, 100 Mbit/s", SCALE, _scale_rate(100, 100, "20s"), None),
+    ("1000 flows, 100 Mbit/s", SCALE, _scale_rate(100, 1000, "20s"), None),
+    ("10 flows, 10 Mbit/s", SCALE, _scale_rate(10, 10, "20s"), None),
+    ("10 flows, 1 Gbit/s", SCALE, _scale_rate(1000, 10, "20s"), None),
+    ("10 flows, 10 Gbit/s", SCALE, _scale_rate(10000, 10, "5s"), None),
+    ("1000 flows, 10 Gbit/s, 60 s", SCALE, _scale_rate(10000, 1000, "60s"), 1),
+    ("multipath: 2-path connection", "bench/wifi-lte-2path.toml", (), None),
+    ("  plain twin: 2 flows, 1 path each", "bench/wifi-lte-2flow.toml", (), None),
+    ("WiFi cell: 3 stations", "scenarios/radio/wifi-3sta.toml", (), None),
+]
+
+
+def _engine_json(binary: Path, scenario: str, overrides: tuple[str, ...]) -> dict | None:
+    """One rove-bench run's figures, plus `cpu_s`: the child's user + system CPU time, which a
+    busy shared machine inflates far less than the wall time (a run descheduled half the time
+    takes twice the wall time and the same CPU time)."""
+    cmd = [str(binary), scenario, "--json"]
+    for kv in overrides:
+        cmd += ["--set", kv]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        print(f"  {scenario}: rove-bench failed: {proc.stderr.strip()}")
+        return None
+    result = json.loads(proc.stdout)
+    result["cpu_s"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return result
+
+
+def _scale(binary: Path, repeat: int) -> int:
+    print(f"== scale: best of {repeat} runs per case (the 60 s, 1000-flow case: one run); "
+          "ns/pkt by the engine's wall time and by the process's CPU time")
+    print(f"{'case':<36} {'sim s':>5} {'wall s':>7} {'cpu s':>7} {'data pkts':>10} "
+          f"{'wall ns/pkt':>11} {'cpu ns/pkt':>10} {'events/pkt':>10} {'M events/s':>10} "
+          f"{'peak MiB':>8} {'Mbit/s':>8}")
+    status = 0
+    cost = {}
+    for label, scenario, overrides, runs in SCALE_CASES:
+        results = [_engine_json(binary, scenario, overrides) for _ in range(runs or repeat)]
+        if any(r is None for r in results):
+            status = 1
+            continue
+        wall = min(r["wall_s"] for r in results)
+        cpu = min(r["cpu_s"] for r in results)
+        r = results[0]
+        pkts = max(r["data_packets"], 1)
+        cost[label] = cpu * 1e9 / pkts
+        print(f"{label:<36} {r['duration_s']:>5.0f} {wall:>7.3f} {cpu:>7.3f} {pkts:>10} "
+              f"{wall * 1e9 / pkts:>11.0f} {cost[label]:>10.0f} {r['events'] / pkts:>10.2f} "
+              f"{r['events'] / wall / 1e6:>10.2f} "
+              f"{max(x['peak_rss_mib'] for x in results):>8.1f} {r['goodput_mbps']:>8.1f}",
+              flush=True)
+    base, big = cost.get("10 flows, 100 Mbit/s"), cost.get("1000 flows, 10 Gbit/s, 60 s")
+    if base and big:
+        print(f"CPU cost per packet, 1000 flows / 10 Gbit/s over 10 flows / 100 Mbit/s: "
+              f"{big / base:.2f}x (target <= 1.3x)")
+    return status
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--scale"]:
+        binary = ROOT / "target" / "release" / "rove-bench"
+        if not binary.exists():
+            print(f"{binary} not built (cargo build --release -p rove-world --bin rove-bench)")
+            return 1
+        repeat = int(argv[2]) if argv[1:2] == ["--repeat"] else 3
+        return _scale(binary, repeat)
     scenarios = [Path(a) for a in argv] or [ROOT / "bench" / "dumbbell-10x100.toml", MULTIPATH_BENCH]
     binary = ROOT / "target" / "release" / "rove-bench"
     if not binary.exists():

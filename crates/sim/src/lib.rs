@@ -11,11 +11,13 @@
 //!   jitter, outages). It does not own a clock: the caller passes `now` and schedules the service
 //!   times the link asks for, so the simulator and the kernel backend's emulator drive the very
 //!   same code.
+//! - [`prefetch::prefetch`]: a cache hint for memory the engine will touch a few events ahead.
 
 pub mod event;
 pub mod histogram;
 pub mod link;
 pub mod packet;
+pub mod prefetch;
 pub mod rng;
 
 pub use rove_scenario::spec::{Nanos, NS_PER_MS, NS_PER_S};

@@ -132,6 +132,15 @@ impl PacketArena {
         &self.slots[id as usize]
     }
 
+    /// Asks the CPU to bring packet `id` into the cache ([`crate::prefetch`]): the world calls
+    /// it for a packet it will handle a few events later. Changes no result.
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        if let Some(p) = self.slots.get(id as usize) {
+            crate::prefetch::prefetch(p);
+        }
+    }
+
     #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id as usize]

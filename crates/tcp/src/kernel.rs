@@ -26,7 +26,12 @@ const INITIAL_JIFFIES_S: u32 = 300;
 /// wrapping.
 #[inline]
 pub fn jiffies_at(now: Nanos, hz: u32) -> u32 {
-    let ticks = (now as u128 * hz as u128 / 1_000_000_000) as u32;
+    // 64-bit arithmetic while `now·hz` fits (for 213 days at HZ=1000), else 128-bit: the same
+    // quotient either way; this runs on every ACK.
+    let ticks = match now.checked_mul(hz as u64) {
+        Some(x) => (x / 1_000_000_000) as u32,
+        None => (now as u128 * hz as u128 / 1_000_000_000) as u32,
+    };
     ticks.wrapping_add((hz * INITIAL_JIFFIES_S).wrapping_neg())
 }
 
@@ -68,6 +73,19 @@ mod tests {
         assert_eq!(jiffies(300 * S + 3 * MS), 0);
         assert_eq!(jiffies(300 * S + 4 * MS), 1);
         assert_eq!(jiffies_at(300 * S + 5 * MS, 1000), 5);
+    }
+
+    /// Past the point where now·HZ overflows 64 bits (u64::MAX / 1000 ns at HZ=1000, 213
+    /// days) the 128-bit path takes over with the same result: 2^62 ns is 4,611,686,018,427
+    /// ticks, 3,186,109,819 in 32 bits, 3,185,809,819 after INITIAL_JIFFIES (-300,000); the
+    /// last 64-bit time and the first 128-bit one are both 18,446,744,073 ticks.
+    #[test]
+    fn jiffies_past_the_64_bit_edge() {
+        assert_eq!(jiffies_at(1u64 << 62, 1000), 3_185_809_819);
+        let edge = u64::MAX / 1000;
+        assert!(edge.checked_mul(1000).is_some() && (edge + 1).checked_mul(1000).is_none());
+        assert_eq!(jiffies_at(edge, 1000), 1_266_574_889);
+        assert_eq!(jiffies_at(edge + 1, 1000), 1_266_574_889);
     }
 
     #[test]

@@ -218,6 +218,9 @@ pub struct World {
     pub measure_marks: [Option<crate::window::Marks>; 2],
     /// Packet captures (`--pcap LINK`): usually none.
     captures: Vec<Capture>,
+    /// Packets that reached the end of their route, by direction (data, ACK): the benchmark's
+    /// "delivered packets".
+    delivered: [u64; 2],
 }
 
 /// A pcap file of the packets that crossed one link (`crate::pcap`).
@@ -407,6 +410,7 @@ impl World {
             warnings: Vec::new(),
             ack_watch: vec![Vec::new(); flows_len],
             flow_drops: vec![0; flows_len],
+            delivered: [0; 2],
             controllers: Vec::new(),
             pending_actions: Vec::new(),
             measure_marks: [None, None],
@@ -464,6 +468,12 @@ impl World {
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.queue.popped()
+    }
+
+    /// Packets that reached the end of their route so far: (data segments, ACKs), SYNs and
+    /// datagrams counted as data.
+    pub fn packets_delivered(&self) -> (u64, u64) {
+        (self.delivered[0], self.delivered[1])
     }
 
     pub fn peak_packets(&self) -> usize {
@@ -665,6 +675,13 @@ impl World {
             self.capture(&p);
         }
         let route = self.routes.get(p.route);
+        // The packet after the next one off this link: fetch it into the cache now, a few
+        // events before it is due (its slot was last touched a whole path delay ago).
+        if let Some(&Event::Arrive(ahead)) =
+            self.queue.lane_next(route[p.hop as usize].link as usize)
+        {
+            self.arena.prefetch(ahead);
+        }
         let next = p.hop as usize + 1;
         if next < route.len() {
             self.arena.get_mut(id).hop = next as u16;
@@ -682,6 +699,7 @@ impl World {
             return;
         }
         self.arena.release(id);
+        self.delivered[p.direction as usize] += 1;
         let sub = p.subflow.map_or(0, usize::from);
         self.with_flow(p.flow, |t, net| t.on_packet(sub, &p, net));
         if self.flows[p.flow as usize].app.is_some() {
