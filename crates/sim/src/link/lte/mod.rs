@@ -39,6 +39,14 @@
 //! and then away), through the TR 36.814 macro path loss, the eNodeB's `tx_power` and the UE's
 //! `noise_figure`; times a fading channel (EPA, EVA, ETU, HST, or none).
 //!
+//! **Handover**: with `cells` > 1 the eNodeBs stand along the UEs' road at 0, `cell_spacing`,
+//! 2 `cell_spacing`, ... m (a UE's `distance` is its position on it); each has its own PRBs
+//! and schedules its own UEs. A UE is handed over to the nearest eNodeB when that one's mean
+//! SINR beats its serving one's by `handover_hysteresis`; it is not scheduled for
+//! `handover_interruption`, and its RLC queue is forwarded (`handover_rlc = "forward"`: the
+//! queue and the pending HARQ retransmissions carry on after the interruption) or lost
+//! (`"lost"`: queued packets and blocks awaiting retransmission dropped, as MAC drops).
+//!
 //! Differences from the standards and [GAP] choices (besides those in [`amc`] and
 //! [`channel`]):
 //! - [GAP] no MAC, RLC or PDCP header bytes; no control-channel blocking; wideband CQI and
@@ -48,8 +56,12 @@
 //!   data (the downlink HARQ is asynchronous; eNodeBs commonly retransmit at the earliest).
 //! - [GAP] the uplink is not scheduled among UEs, has no errors and no HARQ: grants are
 //!   periodic and of fixed size per UE (no scheduling request, no buffer status report).
-//! - Not built yet: handover (issue 14 item 2's interruption time and RLC forwarding), several
-//!   cells, RLC AM retransmission, per-UE `snr_trace`.
+//! - [GAP] handover: decided on the mean SINR (no fading, no L3 filter, no time to trigger);
+//!   the UE's fading process carries on across cells; no interference between cells; the
+//!   uplink is not interrupted; a forwarded queue keeps its HARQ state (a real target cell
+//!   would get PDCP SDUs, not HARQ processes).
+//! - Not built yet: RLC AM retransmission, per-UE `snr_trace`, roads beside (not through) the
+//!   eNodeBs.
 
 pub mod amc;
 pub mod channel;
@@ -133,30 +145,50 @@ struct UeState {
     ul_bytes: u64,
     ul_grant: (Nanos, u64),
     ul_busy_until: Nanos,
+    /// The eNodeB serving it (0 with one cell), and the end of its handover interruption.
+    serving: usize,
+    interrupted_until: Nanos,
 }
 
 impl UeState {
-    /// The UE's mean SINR (dB) at `now`: fixed, or from its distance at `now`.
-    fn mean_sinr_db(&self, now: Nanos, cell: &Cell) -> f64 {
-        if let Some(s) = self.p.snr_db {
-            return s;
+    /// Its position on the road at `now`, m (eNodeB k at k · `cell_spacing`), if it has one.
+    fn position(&self, now: Nanos) -> Option<f64> {
+        let x0 = self.p.distance_m?;
+        Some(x0 + self.p.direction * self.p.speed_m_s * now as f64 / 1e9)
+    }
+
+    /// Its mean SINR (dB) at `now` from eNodeB `k`: fixed, or from its distance.
+    fn mean_sinr_db_from(&self, now: Nanos, k: usize, cell: &Cell) -> f64 {
+        match (self.p.snr_db, self.position(now)) {
+            (Some(s), _) => s,
+            (None, Some(x)) => {
+                let d = (x - k as f64 * cell.spacing_m).abs();
+                cell.tx_power_dbm - channel::path_loss_db(d) - cell.noise_dbm
+            }
+            (None, None) => unreachable!("snr or distance (checked)"),
         }
-        let d0 = self.p.distance_m.expect("snr or distance (checked)");
-        let moved = self.p.speed_m_s * now as f64 / 1e9;
-        let d = (d0 + self.p.direction * moved).abs();
-        cell.tx_power_dbm - channel::path_loss_db(d) - cell.noise_dbm
     }
 
     fn sinr_lin(&mut self, now: Nanos, cell: &Cell) -> f64 {
-        let mean = lin(self.mean_sinr_db(now, cell));
+        let mean = lin(self.mean_sinr_db_from(now, self.serving, cell));
         self.fading.effective_sinr(now, mean)
+    }
+
+    /// The eNodeB nearest to it at `now` (the strongest: every eNodeB has the same power).
+    fn nearest(&self, now: Nanos, cell: &Cell) -> usize {
+        match self.position(now) {
+            Some(x) => ((x / cell.spacing_m).round().max(0.0) as usize).min(cell.count - 1),
+            None => 0,
+        }
     }
 }
 
-/// The cell-wide constants the UEs' channels need.
+/// The constants the UEs' channels need.
 struct Cell {
     tx_power_dbm: f64,
     noise_dbm: f64,
+    count: usize,
+    spacing_m: f64,
 }
 
 pub struct Lte {
@@ -202,15 +234,19 @@ impl Lte {
                     ul_bytes: 0,
                     ul_grant: (0, 0),
                     ul_busy_until: 0,
+                    serving: 0,
+                    interrupted_until: 0,
                 }
             })
             .collect();
-        Lte {
+        let mut lte = Lte {
             name: spec.name.clone(),
             ports: spec.ports.clone(),
             cell: Cell {
                 tx_power_dbm: p.tx_power_dbm,
                 noise_dbm: channel::noise_dbm(p.prbs, p.noise_figure_db),
+                count: p.cells as usize,
+                spacing_m: p.cell_spacing_m,
             },
             amc: Amc::new(p.prbs, p.bler_sigma_db),
             peak_bps: u64::from(amc::tbs_bits(amc::MAX_MCS, p.prbs)) * 1000,
@@ -222,7 +258,53 @@ impl Lte {
             last_tti: None,
             rr_turn: 0,
             stats: LinkStats::default(),
+        };
+        for u in &mut lte.ues {
+            u.serving = u.nearest(0, &lte.cell);
         }
+        lte
+    }
+
+    /// Hands UE `i` over to the nearest eNodeB when its mean SINR from it beats the serving
+    /// one's by `handover_hysteresis` (an A3 event, TS 36.331 5.5.4.4, on the mean SINR: no
+    /// fading, no time to trigger). The UE is not scheduled for `handover_interruption`; its
+    /// RLC queue is forwarded to the target (its pending HARQ retransmissions resume after the
+    /// interruption) or lost with them (MAC drops).
+    fn check_handover(&mut self, i: usize, now: Nanos, out: &mut Vec<LinkOutput>) {
+        let u = &self.ues[i];
+        let target = u.nearest(now, &self.cell);
+        if target == u.serving
+            || u.mean_sinr_db_from(now, target, &self.cell)
+                < u.mean_sinr_db_from(now, u.serving, &self.cell) + self.p.handover_hysteresis_db
+        {
+            return;
+        }
+        let resume = (now + self.p.handover_interruption_ns).div_ceil(TTI_NS) * TTI_NS;
+        let u = &mut self.ues[i];
+        u.serving = target;
+        u.interrupted_until = resume;
+        u.report = None;
+        if self.p.handover_forward {
+            let mut slot = resume;
+            for b in u.blocks.iter_mut().filter(|b| b.retransmit_at.is_some()) {
+                b.retransmit_at = Some(slot);
+                slot += TTI_NS;
+            }
+            return;
+        }
+        for b in u.blocks.iter_mut().filter(|b| b.retransmit_at.is_some()) {
+            b.retransmit_at = None;
+            b.lost = true;
+        }
+        for sdu in u.rlc.drain(..) {
+            out.push(LinkOutput::Drop {
+                id: sdu.id,
+                reason: DropReason::MacRetryLimit,
+            });
+            self.stats.mac_drops += 1;
+        }
+        u.rlc_bytes = 0;
+        self.release(i, out);
     }
 
     /// The MCS the eNodeB uses for UE `i` at TTI `now`, `None` if its CQI is out of range.
@@ -275,8 +357,13 @@ impl Lte {
         }
         self.last_tti = Some(now);
         let n = self.ues.len();
+        if self.cell.count > 1 {
+            for i in 0..n {
+                self.check_handover(i, now, out);
+            }
+        }
         let mut served_bits = vec![0u32; n];
-        let mut prbs_left = self.p.prbs;
+        let mut prbs_left = vec![self.p.prbs; self.cell.count];
         // 1. Retransmissions.
         let mut retransmitting = vec![false; n];
         for i in 0..n {
@@ -286,7 +373,8 @@ impl Lte {
                 .position(|b| b.retransmit_at == Some(now));
             if let Some(k) = due {
                 let prbs = self.ues[i].blocks[k].prbs;
-                prbs_left = prbs_left.saturating_sub(prbs);
+                let c = self.ues[i].serving;
+                prbs_left[c] = prbs_left[c].saturating_sub(prbs);
                 retransmitting[i] = true;
                 served_bits[i] = self.ues[i].blocks[k].bits;
                 self.transmit(i, k, now);
@@ -294,9 +382,13 @@ impl Lte {
         }
         // 2. New data, in the scheduler's order.
         let mut candidates: Vec<(usize, usize, f64)> = Vec::new();
-        for i in 0..n {
+        for (i, &retx) in retransmitting.iter().enumerate() {
             let u = &self.ues[i];
-            if retransmitting[i] || u.rlc_bytes == 0 || !u.harq_free_at.iter().any(|&f| f <= now) {
+            if retx
+                || u.rlc_bytes == 0
+                || u.interrupted_until > now
+                || !u.harq_free_at.iter().any(|&f| f <= now)
+            {
                 continue;
             }
             let Some(mcs) = self.mcs(i, now) else {
@@ -318,14 +410,15 @@ impl Lte {
             }
         }
         for (i, mcs, _) in candidates {
-            if prbs_left == 0 {
-                break;
+            let left = &mut prbs_left[self.ues[i].serving];
+            if *left == 0 {
+                continue;
             }
             let need = self.ues[i].rlc_bytes.saturating_mul(8);
-            let prbs = (1..=prbs_left)
+            let prbs = (1..=*left)
                 .find(|&k| u64::from(amc::tbs_bits(mcs, k)) >= need)
-                .unwrap_or(prbs_left);
-            prbs_left -= prbs;
+                .unwrap_or(*left);
+            *left -= prbs;
             let bits = amc::tbs_bits(mcs, prbs);
             served_bits[i] = bits;
             let k = self.new_block(i, now, mcs, prbs, bits);

@@ -27,6 +27,11 @@ const OWN_KEYS: &[&str] = &[
     "tx_power",
     "noise_figure",
     "carrier",
+    "cells",
+    "cell_spacing",
+    "handover_hysteresis",
+    "handover_interruption",
+    "handover_rlc",
     "ues",
 ];
 const UE_KEYS: &[&str] = &[
@@ -74,6 +79,14 @@ const DEFAULT_TX_POWER_DBM: f64 = 46.0;
 const DEFAULT_NOISE_FIGURE_DB: f64 = 9.0;
 /// Default `carrier`: 2 GHz (TR 36.814 Table A.2.1.1-2).
 const DEFAULT_CARRIER_HZ: f64 = 2e9;
+/// Default `cell_spacing`: 500 m, the inter-site distance of TR 36.814 Table A.2.1.1-2 (case 1).
+const DEFAULT_CELL_SPACING_M: f64 = 500.0;
+/// [GAP] Default `handover_hysteresis`: 3 dB (the A3 event's offset, TS 36.331 5.5.4.4, is
+/// operator-set; 3 dB is common).
+const DEFAULT_HANDOVER_HYSTERESIS_DB: f64 = 3.0;
+/// Default `handover_interruption`: 50 ms, TS 36.133 5.1.2.1.2's T_interrupt for a known
+/// target cell (T_search 0 + T_IU up to 30 ms + 20 ms).
+const DEFAULT_HANDOVER_INTERRUPTION_NS: u64 = 50_000_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheduler {
@@ -107,6 +120,13 @@ pub struct LteParams {
     pub tx_power_dbm: f64,
     pub noise_figure_db: f64,
     pub carrier_hz: f64,
+    /// eNodeBs along the road, at 0, `cell_spacing`, 2 `cell_spacing`, ... m.
+    pub cells: u32,
+    pub cell_spacing_m: f64,
+    pub handover_hysteresis_db: f64,
+    pub handover_interruption_ns: u64,
+    /// At a handover the UE's RLC queue is forwarded to the target cell (true) or lost.
+    pub handover_forward: bool,
     /// In port order: UE `i` has ports `2i` (eNodeB to UE) and `2i + 1` (its uplink).
     pub ues: Vec<Ue>,
 }
@@ -257,6 +277,55 @@ pub fn parse(t: &Table) -> Res<LteParams> {
             }
         },
     };
+    let cells = match t.get("cells") {
+        None => 1,
+        Some(Value::Integer(n)) if (1..=1000).contains(n) => *n as u32,
+        Some(v) => {
+            return Err(bad(
+                "cells",
+                v,
+                "an integer from 1 to 1000 (eNodeBs along the road)",
+            ))
+        }
+    };
+    let cell_spacing_m = match t.get("cell_spacing") {
+        None => DEFAULT_CELL_SPACING_M,
+        Some(v) => match read_distance(v) {
+            Some(d) if d >= 1.0 => d,
+            _ => {
+                return Err(bad(
+                    "cell_spacing",
+                    v,
+                    "a distance between eNodeBs like \"500m\"",
+                ))
+            }
+        },
+    };
+    let handover_hysteresis_db = match t.get("handover_hysteresis") {
+        None => DEFAULT_HANDOVER_HYSTERESIS_DB,
+        Some(v) => match read_unit(v, "dB") {
+            Some(x) if x >= 0.0 => x,
+            _ => {
+                return Err(bad(
+                    "handover_hysteresis",
+                    v,
+                    "a margin like \"3dB\" (at least 0)",
+                ))
+            }
+        },
+    };
+    let handover_interruption_ns = time(
+        t,
+        "handover_interruption",
+        DEFAULT_HANDOVER_INTERRUPTION_NS,
+        0,
+    )?;
+    let handover_forward = match t.get("handover_rlc") {
+        None => true,
+        Some(Value::String(s)) if s == "forward" => true,
+        Some(Value::String(s)) if s == "lost" => false,
+        Some(v) => return Err(bad("handover_rlc", v, "\"forward\" or \"lost\"")),
+    };
     let looks_like = "a table of UEs like [links.cell.ues.u1] with snr = \"20dB\"";
     let ues = match t.get("ues") {
         Some(Value::Table(s)) if !s.is_empty() => s,
@@ -290,6 +359,11 @@ pub fn parse(t: &Table) -> Res<LteParams> {
         tx_power_dbm,
         noise_figure_db,
         carrier_hz,
+        cells,
+        cell_spacing_m,
+        handover_hysteresis_db,
+        handover_interruption_ns,
+        handover_forward,
         ues,
     })
 }
