@@ -11,7 +11,8 @@ For each benchmark scenario given (default: bench/dumbbell-10x100.toml) it print
    the engine's own ``wall_s`` from summary.json and the child's peak RSS.
 
 With no arguments it also runs bench/wifi-lte-2path.toml (one two-path multipath connection) the
-same way, and once per multipath scheduler; then it runs bench/trace-1flow.toml once per algorithm over each Mahimahi
+same way, and once per multipath scheduler, and bench/lte-10ue.toml (an LTE cell of 10 UEs,
+60 s; the cc of flow 0 per algorithm) the same way; then it runs bench/trace-1flow.toml once per algorithm over each Mahimahi
 trace in ../shared/traces/mahimahi/ (skipped, saying so, when that folder is absent); last, the
 overhead a sweep adds per point (`rove sweep` of 200 one-second points, -j 1 and -j 2).
 
@@ -62,6 +63,7 @@ ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus", "bbr3", "vegas", "west
               "veno", "highspeed", "htcp", "yeah", "cdg", "copa", "c2tcp", "vivace")
 SCHEDULERS = ("minrtt", "roundrobin", "redundant", "blest", "ecf")
 MULTIPATH_BENCH = ROOT / "bench" / "wifi-lte-2path.toml"
+LTE_BENCH = ROOT / "bench" / "lte-10ue.toml"
 TRACES = ROOT.parent / "shared" / "traces" / "mahimahi"
 
 
@@ -264,7 +266,8 @@ def main(argv: list[str]) -> int:
             return 1
         repeat = int(argv[2]) if argv[1:2] == ["--repeat"] else 3
         return _scale(binary, repeat)
-    scenarios = [Path(a) for a in argv] or [ROOT / "bench" / "dumbbell-10x100.toml", MULTIPATH_BENCH]
+    scenarios = [Path(a) for a in argv] or [ROOT / "bench" / "dumbbell-10x100.toml", MULTIPATH_BENCH,
+                                            LTE_BENCH]
     binary = ROOT / "target" / "release" / "rove-bench"
     if not binary.exists():
         print(f"{binary} not built (cargo build --release -p rove-world --bin rove-bench)")

@@ -12,6 +12,7 @@
 
 mod fq_codel;
 mod impairment;
+pub mod lte;
 pub mod model;
 mod pie;
 pub mod ports;

@@ -164,6 +164,9 @@ pub const REGISTRY: &[(LinkKind, Builder)] = &[
     (super::wifi::KIND, |spec, seed| {
         AnyLink::Model(Box::new(super::wifi::Wifi::new(spec, seed)))
     }),
+    (super::lte::KIND, |spec, seed| {
+        AnyLink::Model(Box::new(super::lte::Lte::new(spec, seed)))
+    }),
 ];
 
 /// The link kinds, as `ParseOptions::known_link_kinds` takes them.

@@ -1,0 +1,326 @@
+//! An LTE cell (`kind = "lte"`) in whole runs: the TBS rate of one UE, proportional fairness,
+//! a UE moving away, and CUBIC's slow-start exit under the uplink grant model.
+
+mod common;
+
+use common::{rows, run};
+use rove_sim::link::lte::amc;
+
+/// A cell of UEs (name, its TOML lines) each receiving `rate` of CBR datagrams, lasting
+/// `duration`.
+fn cell(cell_keys: &str, ues: &[(&str, &str)], rate: &str, duration: &str) -> String {
+    let mut s = format!("duration = \"{duration}\"\n[links.cell]\nkind = \"lte\"\n{cell_keys}\n");
+    for (name, keys) in ues {
+        s += &format!("[links.cell.ues.{name}]\n{keys}\n");
+    }
+    for (name, _) in ues {
+        s += &format!(
+            "[[flows]]\nname = \"{name}\"\nworkload = \"cbr\"\nrate = \"{rate}\"\npath = [\"cell:{name}\"]\n"
+        );
+    }
+    s
+}
+
+/// Payload bytes each flow received.
+fn received_bytes(s: &rove_world::Summary) -> Vec<f64> {
+    s.flows.iter().map(|f| f.bytes_delivered as f64).collect()
+}
+
+/// One UE at 30 dB without fading, saturated (100 Mbit/s offered), carries at least 95 % of the
+/// TBS table's rate for its MCS: link adaptation gives CQI 15 → MCS 27 (I_TBS 25, 100 PRBs:
+/// 63776 bits per 1 ms TTI), and a fixed `mcs = 28` the table's peak of 75376 bits per TTI.
+/// Measured over 10 s: 63.776 and 75.377 Mbit/s of packets left the cell (100.0 % of the table
+/// rate: every TTI full, no block error at 8.2 dB and 4.5 dB above the MCSs' 10 %-BLER SINR).
+#[test]
+fn one_ue_at_high_sinr_without_fading_carries_its_tbs_rate() {
+    for (ue, mcs) in [("snr = \"30dB\"", 27), ("snr = \"30dB\"\nmcs = 28", 28)] {
+        let (w, _) = run(&cell("prbs = 100", &[("u1", ue)], "100Mbps", "10s"));
+        let stats = w.links[0].stats();
+        let table_bps = f64::from(amc::tbs_bits(mcs, 100)) * 1000.0;
+        let got_bps = stats.departed_bytes as f64 * 8.0 / 10.0;
+        eprintln!(
+            "MCS {mcs}: {:.3} of {:.3} Mbit/s ({:.1} %), mac drops {}",
+            got_bps / 1e6,
+            table_bps / 1e6,
+            got_bps / table_bps * 100.0,
+            stats.mac_drops
+        );
+        assert!(
+            got_bps >= 0.95 * table_bps,
+            "MCS {mcs}: {got_bps} of {table_bps}"
+        );
+        assert!(
+            got_bps <= table_bps * 1.001,
+            "MCS {mcs}: more than the table"
+        );
+    }
+    assert_eq!(amc::tbs_bits(27, 100), 63776);
+}
+
+/// Proportional fairness: three saturated UEs at 5, 12 and 25 dB (CQI 6, 10 and 15: MCS 8, 18,
+/// 27) each get the same share of their own peak (the TBS rate of its MCS over every PRB),
+/// within 10 %.
+/// Measured over 20 s (peaks 14.11 / 32.86 / 63.78 Mbit/s): pf shares 0.319, 0.309, 0.327
+/// (their sum is under 1: HARQ retransmissions, first-transmission BLER 2.4 % at 5 dB and
+/// 6.2 % at 12 dB); max-CI gives the 25 dB UE
+/// everything (0, 0, 0.981); round robin 0.305, 0.327, 0.320.
+#[test]
+fn proportional_fair_gives_each_ue_the_same_share_of_its_own_peak() {
+    let ues = [
+        ("u1", "snr = \"5dB\""),
+        ("u2", "snr = \"12dB\""),
+        ("u3", "snr = \"25dB\""),
+    ];
+    let amc = amc::Amc::new(100, 1.0);
+    let peaks: Vec<f64> = [5.0, 12.0, 25.0]
+        .iter()
+        .map(|&snr| {
+            let mcs = amc.mcs_for_cqi(amc::Amc::cqi(snr));
+            f64::from(amc::tbs_bits(mcs, 100)) * 1000.0 / 8.0 * 20.0
+        })
+        .collect();
+    let mut shares_by = Vec::new();
+    for sched in ["pf", "maxci", "rr"] {
+        let (_, s) = run(&cell(
+            &format!("scheduler = \"{sched}\""),
+            &ues,
+            "100Mbps",
+            "20s",
+        ));
+        let shares: Vec<f64> = received_bytes(&s)
+            .iter()
+            .zip(&peaks)
+            .map(|(b, p)| b / p)
+            .collect();
+        eprintln!(
+            "{sched}: shares {shares:.3?} of peaks {:.2?} Mbit/s",
+            peaks
+                .iter()
+                .map(|p| p * 8.0 / 20.0 / 1e6)
+                .collect::<Vec<_>>()
+        );
+        shares_by.push(shares);
+    }
+    let pf = &shares_by[0];
+    let mean = pf.iter().sum::<f64>() / 3.0;
+    for (i, s) in pf.iter().enumerate() {
+        assert!(
+            (s / mean - 1.0).abs() < 0.10,
+            "pf: UE {i} share {s:.3} vs mean {mean:.3}"
+        );
+    }
+    assert!((mean - 1.0 / 3.0).abs() < 0.05, "pf: mean share {mean:.3}");
+    let maxci = &shares_by[1];
+    assert!(
+        maxci[2] > 0.95 && maxci[0] < 0.01 && maxci[1] < 0.01,
+        "maxci {maxci:?}"
+    );
+}
+
+/// A UE driving away from the eNodeB at 120 km/h from 200 m (no fading): its SINR falls from
+/// 36.6 dB to 7.4 dB at 1.2 km over 30 s (TR 36.814 path loss, 46 dBm, 9 dB noise figure over
+/// 20 MHz), and with it the rate it gets, window after window; driving towards it from 1.2 km
+/// the rate rises.
+/// Measured, Mbit/s per 5 s window, backward: 63.8, 61.8, 48.5, 36.1, 28.0, 20.8;
+/// forward: 20.7, 28.0, 36.0, 48.6, 61.7, 63.8.
+#[test]
+fn a_ue_moving_away_loses_rate_as_its_sinr_falls() {
+    for (dir, start) in [("backward", "200m"), ("forward", "1200m")] {
+        let ue = format!("distance = \"{start}\"\nspeed = \"120km/h\"\ndirection = \"{dir}\"");
+        let mut cumulative = vec![0.0];
+        for end in [5, 10, 15, 20, 25, 30] {
+            let (w, _) = run(&cell("", &[("u1", &ue)], "100Mbps", &format!("{end}s")));
+            cumulative.push(w.links[0].stats().departed_bytes as f64);
+        }
+        let windows: Vec<f64> = cumulative
+            .windows(2)
+            .map(|w| (w[1] - w[0]) * 8.0 / 5.0 / 1e6)
+            .collect();
+        eprintln!("{dir}: {windows:.1?} Mbit/s");
+        let mut ordered = windows.clone();
+        if dir == "forward" {
+            ordered.reverse();
+        }
+        for w in ordered.windows(2) {
+            assert!(w[1] <= w[0] * 1.001, "{dir}: {windows:?}");
+        }
+        assert!(ordered[5] < 0.5 * ordered[0], "{dir}: {windows:?}");
+    }
+}
+
+/// Handover along a road of eNodeBs 2 km apart: a UE driving away from the first at 120 km/h
+/// from 100 m (saturated, no fading) is handed over to the second at about 1091 m (3 dB
+/// hysteresis: 37.6 log10(x / (2000 − x)) = 3), 29.7 s in, and its rate recovers as it nears
+/// it, where alone with one eNodeB it keeps falling. At the handover its 7 MB RLC queue is
+/// forwarded (`handover_rlc = "forward"`: no packet lost) or lost (`"lost"`: every queued
+/// packet a MAC drop).
+/// Measured, Mbit/s per 5 s window (0-40 s), one eNodeB: 63.8, 63.8, 57.4, 42.9, 32.7, 24.9,
+/// 18.7, 14.5; three: the same to 25.0, then 34.6, 45.2 (both `handover_rlc` values alike: the
+/// saturating source refills a lost queue at once). MAC drops: forwarded 0, lost
+/// 4666 (the deep queue of 1500-byte packets: 7 MB / 1500 B).
+#[test]
+fn a_ue_handed_over_to_the_next_cell_recovers_its_rate_and_keeps_or_loses_its_queue() {
+    let ue = "distance = \"100m\"\nspeed = \"120km/h\"";
+    let windows = |cell_keys: &str| {
+        let mut cumulative = vec![(0.0, 0)];
+        for end in (5..=40).step_by(5) {
+            let (w, _) = run(&cell(
+                cell_keys,
+                &[("u1", ue)],
+                "100Mbps",
+                &format!("{end}s"),
+            ));
+            let st = w.links[0].stats();
+            cumulative.push((st.departed_bytes as f64, st.mac_drops));
+        }
+        let rates: Vec<f64> = cumulative
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) * 8.0 / 5.0 / 1e6)
+            .collect();
+        (rates, cumulative.last().unwrap().1)
+    };
+    let (one, _) = windows("");
+    let (forward, forward_drops) = windows("cells = 3\ncell_spacing = \"2km\"");
+    let (lost, lost_drops) = windows("cells = 3\ncell_spacing = \"2km\"\nhandover_rlc = \"lost\"");
+    eprintln!("one cell {one:.1?}\nforward {forward:.1?} (mac drops {forward_drops})\nlost {lost:.1?} (mac drops {lost_drops})");
+    for w in one.windows(2) {
+        assert!(w[1] <= w[0] * 1.001, "one cell: {one:?}");
+    }
+    assert!(
+        forward[7] > 1.5 * one[7],
+        "forward {forward:?} vs one {one:?}"
+    );
+    let low = forward.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        forward[7] > low * 1.5,
+        "recovers after the handover: {forward:?}"
+    );
+    assert_eq!(forward_drops, 0);
+    assert!(lost_drops > 1000, "lost: {lost_drops}");
+}
+
+/// A TCP download over a 100 Mbit/s, 20 ms wired path and the cell (one UE at 20 dB, no
+/// fading: CQI 12, MCS 22, 46.9 Mbit/s; a 1 MB RLC queue), its ACKs back over the UE's
+/// uplink (`grants`: every 5 ms; `per_packet`: each on its own).
+fn download(cc: &str, uplink: &str, seed: u64) -> String {
+    format!(
+        r#"
+duration = "2s"
+sample_interval = "1ms"
+seed = {seed}
+[links.wan]
+rate = "100Mbps"
+delay = "20ms"
+[links.wan_up]
+rate = "100Mbps"
+delay = "20ms"
+[links.cell]
+kind = "lte"
+uplink = "{uplink}"
+rlc_buffer = "1MB"
+[links.cell.ues.u1]
+snr = "20dB"
+[[flows]]
+name = "down"
+cc = "{cc}"
+path = ["wan", "cell:u1"]
+ack_path = ["cell:u1:up", "wan_up"]
+"#
+    )
+}
+
+/// The slow-start exit: (time s, ssthresh) at the first 1 ms sample where ssthresh is set.
+fn exit(cc: &str, uplink: &str, seed: u64) -> (f64, u32) {
+    let (w, _) = run(&download(cc, uplink, seed));
+    let f = &w.recorder.flows;
+    let r = rows(f);
+    let initial = f.ssthresh_pkts[r[0]];
+    let i = *r
+        .iter()
+        .find(|&&i| f.ssthresh_pkts[i] != initial)
+        .expect("slow start left within the run");
+    (f.time_s[i], f.ssthresh_pkts[i])
+}
+
+/// NewReno, without HyStart, leaves slow start at its first loss (the RLC queue full) whatever
+/// the uplink: grants do not make it leave earlier.
+/// Measured (time s, ssthresh), seeds 1-3: grants (0.677, 979) (0.657, 938) (0.667, 949);
+/// per-packet (0.645, 954) (0.627, 915) (0.635, 928): grants 30 ms later (the ACKs wait for
+/// their grant).
+#[test]
+fn uplink_grants_do_not_make_newreno_leave_slow_start_earlier() {
+    for seed in 1..=3 {
+        let grants = exit("reno", "grants", seed);
+        let per_ack = exit("reno", "per_packet", seed);
+        eprintln!("seed {seed}: reno grants {grants:?} per-ack {per_ack:?}");
+        assert!(
+            grants.0 >= per_ack.0,
+            "seed {seed}: {grants:?} vs {per_ack:?}"
+        );
+        assert!(
+            grants.1 > 600 && per_ack.1 > 600,
+            "left by a loss, not early"
+        );
+    }
+}
+
+/// Expected failure (strict: the test fails if the assertion starts to hold). seed-002's
+/// finding: ACKs batched by uplink grants make CUBIC's HyStart leave slow start earlier than
+/// when each ACK goes up on its own. Measured (time s, ssthresh), seeds 1-3: grants
+/// (0.327, 323) (0.387, 636) (0.392, 636); per-packet (0.275, 258) three times: with grants
+/// CUBIC leaves *later*. Suspected cause: in this model the batching breaks HyStart's ACK
+/// train (ACKs at most 2 ms apart; a 5 ms grant period puts 5 ms gaps in every train), which
+/// is what ends slow start near the BDP with per-packet ACKs, while the delay test (the round's
+/// minimum over its first 8 RTT samples above the minimum RTT by 5.25 ms) fires at the same
+/// window either way (`hystart_detect = "delay"`: 323 with both uplinks); the RTT jumps of a
+/// batch stay under the grant period. Grant periods of 8 and 10 ms, two more saturated UEs
+/// sharing the cell, and Linux 4.10's HyStart give the same order; EVA fading at 120 km/h
+/// (seeds 1-3: grants 30, 88, 322 against per-packet 322, 30, 88) mixes it. seed-002 saw the
+/// effect in ns-3 and on real cells, where the downlink scheduler's compression of data from
+/// several bursts into one TTI (and the UE's scheduling-request delay) make larger jumps than
+/// this model's periodic grants.
+#[test]
+#[should_panic(expected = "grants make CUBIC leave slow start earlier")]
+fn uplink_grants_make_cubic_leave_slow_start_earlier() {
+    for seed in 1..=3 {
+        let grants = exit("cubic", "grants", seed);
+        let per_ack = exit("cubic", "per_packet", seed);
+        eprintln!("seed {seed}: cubic grants {grants:?} per-ack {per_ack:?}");
+        assert!(
+            grants.1 < per_ack.1,
+            "grants make CUBIC leave slow start earlier: seed {seed}: {grants:?} vs {per_ack:?}"
+        );
+    }
+}
+
+/// The cell's keys are checked when the scenario is parsed, each error naming the full key.
+#[test]
+fn bad_cell_keys_are_one_line_errors_naming_the_full_key() {
+    let err = |keys: &str| {
+        let text = format!(
+            "duration = \"1s\"\n[links.cell]\nkind = \"lte\"\n{keys}\n[[flows]]\npath = [\"cell:u1\"]\nack_path = [\"cell:u1:up\"]\n"
+        );
+        let e = rove_world::parse(
+            &text,
+            &rove_world::ParseOptions {
+                source: "<test>",
+                ..Default::default()
+            },
+        )
+        .map(|_| ())
+        .unwrap_err();
+        assert!(!e.to_string().contains('\n'), "{e}");
+        (e.location, e.message)
+    };
+    let (at, msg) = err("[links.cell.ues.u1]\nsnr = \"loud\"");
+    assert_eq!(at, "links.cell.ues.u1.snr");
+    assert!(msg.contains("20dB"), "{msg}");
+    let (at, msg) = err("rate = \"10Mbps\"\n[links.cell.ues.u1]\nsnr = 20");
+    assert_eq!(at, "links.cell.rate");
+    assert!(msg.contains("kind \"lte\""), "{msg}");
+    let (at, _) = err("[links.cell.ues.u1]\nsnr = 20\ndirection = \"sideways\"");
+    assert_eq!(at, "links.cell.ues.u1.direction");
+    let (at, msg) = err("[links.cell.ues.u2]\nsnr = 20");
+    assert_eq!(at, "flows[0].path[0]");
+    assert!(msg.contains("u2:up"), "{msg}");
+}
