@@ -36,10 +36,17 @@
 //! - Utilisation is counted against the peak PHY rate (`capacity_bytes`), so a saturated cell
 //!   shows well under 1.
 
+pub mod error;
+pub mod minstrel;
 mod params;
 pub mod phy;
+mod snr;
 
 pub use params::KIND;
+
+use minstrel::{Chain, Minstrel};
+use params::Rate;
+use snr::Snr;
 
 use super::model::{LinkModel, Offer};
 use super::queue::{Queue, QueuedPacket};
@@ -50,14 +57,18 @@ use crate::Nanos;
 use rove_scenario::spec::LinkSpec;
 
 /// A frame in a transmitter's hands (dequeued, being sent or retried).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Frame {
     id: PacketId,
     bytes: u32,
     /// The station the frame goes to or comes from (its rate).
     station: usize,
+    /// Its port: 2 · station (the AP's frame to it) or 2 · station + 1 (its own frame).
+    port: usize,
     /// Times it has been sent.
     attempts: u32,
+    /// Its Minstrel retry chain (`mcs = "minstrel"`), chosen when its transmitter took it.
+    chain: Option<Chain>,
 }
 
 /// A contender for the channel: the AP (index 0) or a station (1 + its index).
@@ -83,8 +94,15 @@ pub struct Wifi {
     name: String,
     ports: Vec<String>,
     retry_limit: u32,
-    /// Each station's MCS (of its frames both ways).
-    mcs: Vec<usize>,
+    /// Each station's rate choice (of its frames both ways) and SNR.
+    rate: Vec<Rate>,
+    snr: Vec<Snr>,
+    ideal_fer: f64,
+    /// Per port (the AP's controller for each station, each station's own): Minstrel's state,
+    /// for stations with `mcs = "minstrel"`.
+    minstrel: Vec<Option<Minstrel>>,
+    /// PHY error draws (a stream of their own: an error-free cell draws nothing from it).
+    phy_rng: Stream,
     delay_ns: Nanos,
     /// The AP's queues, one per station, and the station whose turn is next.
     ap_queues: Vec<Queue>,
@@ -108,11 +126,25 @@ impl Wifi {
         let p = params::parse(&spec.model).expect("wifi keys are checked when parsed");
         let n = p.stations.len();
         let label = |what: &str| format!("link:{}:{what}", spec.name);
+        let minstrel = (0..2 * n)
+            .map(|port| {
+                (p.stations[port / 2].rate == Rate::Minstrel).then(|| {
+                    Minstrel::new(&mut Stream::new(
+                        run_seed,
+                        &label(&format!("minstrel{port}")),
+                    ))
+                })
+            })
+            .collect();
         Wifi {
             name: spec.name.clone(),
             ports: spec.ports.clone(),
             retry_limit: p.retry_limit,
-            mcs: p.stations.iter().map(|s| s.mcs).collect(),
+            rate: p.stations.iter().map(|s| s.rate).collect(),
+            snr: p.stations.iter().map(|s| s.snr.clone()).collect(),
+            ideal_fer: p.ideal_fer,
+            minstrel,
+            phy_rng: Stream::new(run_seed, &label("phy")),
             delay_ns: spec.delay_ns,
             ap_queues: (0..n)
                 .map(|i| Queue::new(&spec.queue, run_seed, &label(&format!("ap{i}"))))
@@ -129,7 +161,7 @@ impl Wifi {
             peak_bps: p
                 .stations
                 .iter()
-                .map(|s| phy::rate_bps(s.mcs))
+                .map(|s| s.rate.peak_bps())
                 .max()
                 .unwrap_or(0),
             stats: LinkStats::default(),
@@ -191,12 +223,81 @@ impl Wifi {
             (p, i - 1)
         };
         self.stats.sojourn.record(now - p.enqueued_at);
+        let port = if i == 0 { 2 * station } else { 2 * station + 1 };
+        let chain = self.minstrel[port].as_mut().map(Minstrel::chain);
         self.tx[i].frame = Some(Frame {
             id: p.id,
             bytes: p.bytes,
             station,
+            port,
             attempts: 0,
+            chain,
         });
+    }
+
+    /// The highest MCS whose frame error rate for `bytes` at `snr_db` is below `ideal_fer`
+    /// (MCS 0 when none is).
+    fn ideal_mcs(&self, bytes: u32, snr_db: Option<f64>) -> usize {
+        let Some(db) = snr_db else {
+            return phy::MCS_COUNT - 1;
+        };
+        (0..phy::MCS_COUNT)
+            .rev()
+            .find(|&m| 1.0 - phy::data_success(bytes, m, db) < self.ideal_fer)
+            .unwrap_or(0)
+    }
+
+    /// The MCS of a frame's next transmission at `now`.
+    fn attempt_mcs(&self, f: &Frame, now: Nanos) -> usize {
+        match self.rate[f.station] {
+            Rate::Fixed(m) => m,
+            Rate::Ideal => self.ideal_mcs(f.bytes, self.snr[f.station].at(now)),
+            Rate::Minstrel => {
+                let chain = f.chain.as_ref().expect("a minstrel frame has a chain");
+                minstrel::chain_rate(chain, f.attempts)
+                    .or_else(|| chain.last().map(|&(r, _)| r))
+                    .expect("a chain has a slot")
+            }
+        }
+    }
+
+    /// Whether a frame that has failed `f.attempts` times is dropped: at the retry limit, or
+    /// when its Minstrel chain is exhausted (the hardware's rate table ends).
+    fn exhausted(&self, f: &Frame) -> bool {
+        f.attempts >= self.retry_limit
+            || f.chain
+                .as_ref()
+                .is_some_and(|c| minstrel::chain_rate(c, f.attempts).is_none())
+    }
+
+    /// Tells the frame's rate control how it went.
+    fn report(&mut self, now: Nanos, f: &Frame, acked: bool) {
+        if let (Some(m), Some(chain)) = (self.minstrel[f.port].as_mut(), f.chain.as_ref()) {
+            m.tx_status(now, chain, f.attempts, acked);
+        }
+    }
+
+    /// Transmitter `i`'s frame failed (a collision or a PHY error): CW doubles and a new
+    /// backoff is drawn, or the frame is dropped at its retry limit (a MAC drop, CW reset).
+    fn fail(&mut self, i: usize, now: Nanos, out: &mut Vec<LinkOutput>) {
+        let f = self.tx[i].frame.as_mut().expect("a sender has a frame");
+        f.attempts += 1;
+        let f = f.clone();
+        let cw = if self.exhausted(&f) {
+            out.push(LinkOutput::Drop {
+                id: f.id,
+                reason: DropReason::MacRetryLimit,
+            });
+            self.stats.mac_drops += 1;
+            self.report(now, &f, false);
+            self.tx[i].frame = None;
+            self.load(i, now, out);
+            phy::CW_MIN
+        } else {
+            (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
+        };
+        self.tx[i].cw = cw;
+        self.tx[i].backoff = Some(self.draw_backoff(cw));
     }
 
     /// The earliest boundary at which a transmitter with a frame transmits.
@@ -229,15 +330,39 @@ impl Wifi {
         if senders.is_empty() {
             return;
         }
-        let air = |f: &Frame, mcs: &[usize]| phy::data_ns(f.bytes, mcs[f.station]);
+        let air: Vec<(usize, Nanos)> = senders
+            .iter()
+            .map(|&i| {
+                let f = self.tx[i].frame.as_ref().expect("a sender has a frame");
+                let mcs = self.attempt_mcs(f, now);
+                (mcs, phy::data_ns(f.bytes, mcs))
+            })
+            .collect();
         if let [i] = senders[..] {
-            let f = self.tx[i].frame.take().expect("a sender has a frame");
-            let mcs = self.mcs[f.station];
-            let end = now + phy::data_ns(f.bytes, mcs);
+            let (mcs, air_ns) = air[0];
+            let end = now + air_ns;
+            let f = self.tx[i].frame.as_ref().expect("a sender has a frame");
+            // The PHY error draw, only where an error is possible.
+            let received = match self.snr[f.station].at(now) {
+                None => true,
+                Some(db) => {
+                    let p = phy::data_success(f.bytes, mcs, db);
+                    p >= 1.0 || self.phy_rng.uniform() < p
+                }
+            };
+            if !received {
+                // [GAP] as after a collision: every station defers EIFS from the frame's end.
+                self.idle_from = end + phy::eifs_ns();
+                self.fail(i, now, out);
+                return;
+            }
+            let mut f = self.tx[i].frame.take().expect("a sender has a frame");
+            f.attempts += 1;
             out.push(LinkOutput::Deliver {
                 id: f.id,
                 at: end + self.delay_ns,
             });
+            self.report(end, &f, true);
             self.stats.departed_bytes += u64::from(f.bytes);
             self.stats.departed_pkts += 1;
             self.on_air = (now, end, f.bytes);
@@ -247,30 +372,10 @@ impl Wifi {
             self.load(i, now, out);
             return;
         }
-        let longest = senders
-            .iter()
-            .map(|&i| air(self.tx[i].frame.as_ref().expect("frame"), &self.mcs))
-            .max()
-            .expect("two senders");
+        let longest = air.iter().map(|&(_, a)| a).max().expect("two senders");
         self.idle_from = now + longest + phy::eifs_ns();
         for i in senders {
-            let f = self.tx[i].frame.as_mut().expect("a sender has a frame");
-            f.attempts += 1;
-            let (id, attempts) = (f.id, f.attempts);
-            let cw = if attempts >= self.retry_limit {
-                out.push(LinkOutput::Drop {
-                    id,
-                    reason: DropReason::MacRetryLimit,
-                });
-                self.stats.mac_drops += 1;
-                self.tx[i].frame = None;
-                self.load(i, now, out);
-                phy::CW_MIN
-            } else {
-                (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
-            };
-            self.tx[i].cw = cw;
-            self.tx[i].backoff = Some(self.draw_backoff(cw));
+            self.fail(i, now, out);
         }
     }
 }
@@ -359,7 +464,7 @@ impl LinkModel for Wifi {
         let held: u64 = self
             .tx
             .iter()
-            .filter_map(|t| t.frame)
+            .filter_map(|t| t.frame.as_ref())
             .map(|f| u64::from(f.bytes))
             .sum();
         queued + held

@@ -4,6 +4,7 @@
 //! built.
 
 use super::phy;
+use super::snr::{self, Snr};
 use rove_scenario::parse::join;
 use rove_scenario::{LinkKind, ModelShape};
 use toml::{Table, Value};
@@ -11,8 +12,15 @@ use toml::{Table, Value};
 /// The common link keys a WiFi cell takes: `delay` (after the air, e.g. the wire behind the AP)
 /// and `buffer` (the limit of each DropTail queue: each AP queue per station, each station's).
 const COMMON_KEYS: &[&str] = &["delay", "buffer"];
-const OWN_KEYS: &[&str] = &["standard", "mcs", "retry_limit", "aggregation", "stations"];
-const STATION_KEYS: &[&str] = &["snr", "mcs"];
+const OWN_KEYS: &[&str] = &[
+    "standard",
+    "mcs",
+    "retry_limit",
+    "aggregation",
+    "ideal_fer",
+    "stations",
+];
+const STATION_KEYS: &[&str] = &["snr", "snr_trace", "mcs"];
 
 /// What the scenario parser knows of `kind = "wifi"`.
 pub const KIND: LinkKind = LinkKind {
@@ -30,11 +38,35 @@ pub const DEFAULT_MCS: usize = 7;
 /// short, as dot11RTSThreshold's default disables RTS/CTS). A frame is sent at most this many
 /// times: it is discarded when its retry count reaches the limit (10.3.4.4).
 pub const DEFAULT_RETRY_LIMIT: u32 = 7;
+/// Default `ideal_fer`: [GAP] `mcs = "ideal"` takes the highest MCS whose frame error rate at
+/// the current SNR is below 1 %, about ns-3's IdealWifiManager default (BerThreshold 1e-6 over
+/// a 1500-byte frame's ~12300 bits: 1.2 %).
+pub const DEFAULT_IDEAL_FER: f64 = 0.01;
+
+/// How a station's frames choose their MCS.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rate {
+    Fixed(usize),
+    /// The highest MCS whose FER at the current SNR is below `ideal_fer`.
+    Ideal,
+    Minstrel,
+}
+
+impl Rate {
+    /// The highest rate frames may take.
+    pub fn peak_bps(self) -> u64 {
+        match self {
+            Rate::Fixed(m) => phy::rate_bps(m),
+            Rate::Ideal | Rate::Minstrel => phy::rate_bps(phy::MCS_COUNT - 1),
+        }
+    }
+}
 
 /// A WiFi cell as its keys describe it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WifiParams {
     pub retry_limit: u32,
+    pub ideal_fer: f64,
     /// In port order: station `i` has ports `2i` (AP to station) and `2i + 1` (its uplink).
     pub stations: Vec<Station>,
 }
@@ -42,11 +74,9 @@ pub struct WifiParams {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Station {
     pub name: String,
-    /// The 802.11a MCS of frames to and from this station.
-    pub mcs: usize,
-    /// [GAP] stored, unused in this step: no PHY error model yet (every frame that does not
-    /// collide is received).
-    pub snr_db: Option<f64>,
+    /// The rate choice of frames to and from this station.
+    pub rate: Rate,
+    pub snr: Snr,
 }
 
 type Res<T> = Result<T, (String, String)>;
@@ -61,7 +91,7 @@ fn check(t: &Table) -> Result<ModelShape, (String, String)> {
     let peak_bps = p
         .stations
         .iter()
-        .map(|s| phy::rate_bps(s.mcs))
+        .map(|s| s.rate.peak_bps())
         .max()
         .unwrap_or(0);
     Ok(ModelShape { ports, peak_bps })
@@ -100,8 +130,19 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         }
     }
     let mcs = match t.get("mcs") {
-        None => DEFAULT_MCS,
+        None => Rate::Fixed(DEFAULT_MCS),
         Some(v) => read_mcs("mcs", v)?,
+    };
+    let ideal_fer = match t.get("ideal_fer") {
+        None => DEFAULT_IDEAL_FER,
+        Some(Value::Float(x)) if *x > 0.0 && *x < 1.0 => *x,
+        Some(v) => {
+            return Err(bad(
+                "ideal_fer",
+                v,
+                "a frame error rate between 0 and 1 exclusive, like 0.01",
+            ))
+        }
     };
     let retry_limit = match t.get("retry_limit") {
         None => DEFAULT_RETRY_LIMIT,
@@ -137,11 +178,12 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         .collect::<Res<Vec<_>>>()?;
     Ok(WifiParams {
         retry_limit,
+        ideal_fer,
         stations,
     })
 }
 
-fn station(name: &str, v: &Value, link_mcs: usize) -> Res<Station> {
+fn station(name: &str, v: &Value, link_mcs: Rate) -> Res<Station> {
     let path = join("stations", name);
     if name.is_empty() || name.contains(':') {
         return Err((path, "a station name must be non-empty, without ':'".into()));
@@ -157,7 +199,7 @@ fn station(name: &str, v: &Value, link_mcs: usize) -> Res<Station> {
         return Err((
             join(&path, key),
             format!(
-                "unknown key {key:?}; accepted keys: {} (snr_trace and mobility are not built yet)",
+                "unknown key {key:?}; accepted keys: {} (mobility is not built yet)",
                 STATION_KEYS.join(", ")
             ),
         ));
@@ -166,25 +208,75 @@ fn station(name: &str, v: &Value, link_mcs: usize) -> Res<Station> {
         None => link_mcs,
         Some(v) => read_mcs(&join(&path, "mcs"), v)?,
     };
-    let snr_db = t
-        .get("snr")
-        .map(|v| read_db(v).map_err(|m| (join(&path, "snr"), m)))
-        .transpose()?;
+    let snr = match (t.get("snr"), t.get("snr_trace")) {
+        (Some(_), Some(_)) => {
+            return Err((
+                join(&path, "snr_trace"),
+                "give snr or snr_trace, not both".into(),
+            ))
+        }
+        (Some(v), None) => Snr::Fixed(read_db(v).map_err(|m| (join(&path, "snr"), m))?),
+        (None, Some(v)) => Snr::Trace(read_trace(v).map_err(|m| (join(&path, "snr_trace"), m))?),
+        (None, None) => Snr::Perfect,
+    };
     Ok(Station {
         name: name.to_string(),
-        mcs,
-        snr_db,
+        rate: mcs,
+        snr,
     })
 }
 
-fn read_mcs(key: &str, v: &Value) -> Res<usize> {
+/// `snr_trace`: a file of `time_s dB` lines (a path relative to the current directory), or an
+/// inline array of `[time_s, dB]` pairs.
+fn read_trace(v: &Value) -> Result<Vec<(crate::Nanos, f64)>, String> {
+    let looks_like = "a file of \"time_s dB\" lines or an array like [[0, 30], [10, 12]]";
     match v {
-        Value::Integer(n) if (0..phy::MCS_COUNT as i64).contains(n) => Ok(*n as usize),
-        Value::String(s) if s == "ideal" || s == "minstrel" => Err((
-            key.into(),
-            format!("mcs = {s:?} is not built yet; accepted now: a fixed index 0 to 7 (802.11a: 0 = 6 Mbit/s, 7 = 54 Mbit/s)"),
+        Value::String(file) => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("cannot read SNR trace {file:?}: {e}"))?;
+            snr::parse_trace(&text).map_err(|m| format!("SNR trace {file:?}: {m}"))
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let mut points = Vec::new();
+            for item in items {
+                let pair = match item {
+                    Value::Array(p) if p.len() == 2 => p,
+                    _ => {
+                        return Err(format!(
+                            "expected {looks_like}, got an item {}",
+                            describe(item)
+                        ))
+                    }
+                };
+                let num = |x: &Value| match x {
+                    Value::Integer(n) => Some(*n as f64),
+                    Value::Float(f) => Some(*f),
+                    _ => None,
+                };
+                let (Some(t), Some(db)) = (num(&pair[0]), num(&pair[1])) else {
+                    return Err(format!(
+                        "expected {looks_like}, got an item {}",
+                        describe(item)
+                    ));
+                };
+                snr::push_point(&mut points, t, db)?;
+            }
+            Ok(points)
+        }
+        v => Err(format!("expected {looks_like}, got {}", describe(v))),
+    }
+}
+
+fn read_mcs(key: &str, v: &Value) -> Res<Rate> {
+    match v {
+        Value::Integer(n) if (0..phy::MCS_COUNT as i64).contains(n) => Ok(Rate::Fixed(*n as usize)),
+        Value::String(s) if s == "ideal" => Ok(Rate::Ideal),
+        Value::String(s) if s == "minstrel" => Ok(Rate::Minstrel),
+        v => Err(bad(
+            key,
+            v,
+            "a fixed index 0 to 7 (802.11a: 0 = 6 Mbit/s, 7 = 54 Mbit/s), \"ideal\" or \"minstrel\"",
         )),
-        v => Err(bad(key, v, "a fixed index 0 to 7 (802.11a: 0 = 6 Mbit/s, 7 = 54 Mbit/s)")),
     }
 }
 
@@ -241,8 +333,8 @@ mod tests {
         assert_eq!(shape.ports, vec!["s1", "s1:up", "s2", "s2:up"]);
         assert_eq!(shape.peak_bps, 54_000_000);
         let p = parse(&table("mcs = 5\n[stations.s1]\nsnr = \"30dB\"")).unwrap();
-        assert_eq!(p.stations[0].mcs, 5);
-        assert_eq!(p.stations[0].snr_db, Some(30.0));
+        assert_eq!(p.stations[0].rate, Rate::Fixed(5));
+        assert_eq!(p.stations[0].snr, Snr::Fixed(30.0));
         assert_eq!(p.retry_limit, 7);
     }
 
@@ -256,8 +348,24 @@ mod tests {
         let e = parse(&table("standard = \"80211n\"\n[stations.s1]")).unwrap_err();
         assert_eq!(e.0, "standard");
         assert!(e.1.contains("not built yet"), "{}", e.1);
-        let e = parse(&table("mcs = \"minstrel\"\n[stations.s1]")).unwrap_err();
-        assert!(e.1.contains("not built yet"), "{}", e.1);
+        let e = parse(&table("mcs = \"fast\"\n[stations.s1]")).unwrap_err();
+        assert!(e.1.contains("minstrel"), "{}", e.1);
+        let e = parse(&table("[stations.s1]\nsnr_trace = [[0, 30], [0, 20]]")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.snr_trace");
+        assert!(e.1.contains("increase"), "{}", e.1);
+        let e = parse(&table("[stations.s1]\nsnr_trace = \"/nonexistent\"")).unwrap_err();
+        assert!(e.1.contains("cannot read"), "{}", e.1);
+        let e = parse(&table("ideal_fer = 2.0\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "ideal_fer");
+        let p = parse(&table(
+            "mcs = \"minstrel\"\n[stations.s1]\nsnr_trace = [[0, 30], [1.5, 12]]\nmcs = \"ideal\"",
+        ))
+        .unwrap();
+        assert_eq!(p.stations[0].rate, Rate::Ideal);
+        assert_eq!(
+            p.stations[0].snr,
+            Snr::Trace(vec![(0, 30.0), (1_500_000_000, 12.0)])
+        );
         let e = parse(&table("[stations.s1]\nspeed = 3")).unwrap_err();
         assert_eq!(e.0, "stations.s1.speed");
         assert_eq!(parse(&table("mcs = 1")).unwrap_err().0, "stations");

@@ -1,6 +1,7 @@
 //! The 802.11a OFDM PHY's timing (IEEE Std 802.11-2016, clause 17) and the MAC framing that
 //! sets a data frame's length (clause 9).
 
+use super::error::{self, CodeRate, Modulation};
 use crate::Nanos;
 
 const US: Nanos = 1_000;
@@ -39,8 +40,27 @@ const BASIC_MCS: [usize; 3] = [0, 2, 4];
 /// The lowest mandatory rate, 6 Mbit/s, at which EIFS's AckTxTime is counted (10.3.2.3.7).
 const LOWEST_MCS: usize = 0;
 
+/// The modulation and code rate of the eight 802.11a rates (Table 17-4).
+const MODES: [(Modulation, CodeRate); 8] = [
+    (Modulation::Bpsk, CodeRate::Half),
+    (Modulation::Bpsk, CodeRate::ThreeQuarters),
+    (Modulation::Qpsk, CodeRate::Half),
+    (Modulation::Qpsk, CodeRate::ThreeQuarters),
+    (Modulation::Qam(16), CodeRate::Half),
+    (Modulation::Qam(16), CodeRate::ThreeQuarters),
+    (Modulation::Qam(64), CodeRate::TwoThirds),
+    (Modulation::Qam(64), CodeRate::ThreeQuarters),
+];
+/// The SIGNAL field: one symbol at BPSK ½ (17.3.4), 24 bits.
+const SIGNAL_BITS: u64 = 24;
+
 /// Number of 802.11a MCS indices.
 pub const MCS_COUNT: usize = N_DBPS.len();
+
+/// N_DBPS of an MCS index.
+pub fn n_dbps(mcs: usize) -> u32 {
+    N_DBPS[mcs]
+}
 
 /// The PHY rate of an 802.11a MCS index, bit/s: N_DBPS bits per 4 µs symbol.
 pub fn rate_bps(mcs: usize) -> u64 {
@@ -52,6 +72,23 @@ pub fn rate_bps(mcs: usize) -> u64 {
 pub fn txtime_ns(bytes: u32, mcs: usize) -> Nanos {
     let bits = SERVICE_TAIL_BITS + 8 * u64::from(bytes);
     PLCP_NS + SYMBOL_NS * bits.div_ceil(u64::from(N_DBPS[mcs]))
+}
+
+/// N_SYM · N_DBPS: the bits of a PSDU of `bytes` at `mcs`, padded to whole symbols.
+fn payload_bits(bytes: u32, mcs: usize) -> u64 {
+    let n_dbps = u64::from(N_DBPS[mcs]);
+    (SERVICE_TAIL_BITS + 8 * u64::from(bytes)).div_ceil(n_dbps) * n_dbps
+}
+
+/// The probability that a data frame carrying an IP packet of `ip_bytes` at `mcs` is received
+/// at `snr_db` ([`error`]: the SIGNAL field's success times the payload's).
+pub fn data_success(ip_bytes: u32, mcs: usize, snr_db: f64) -> f64 {
+    let snr = error::db_to_linear(snr_db);
+    let (m, r) = MODES[mcs];
+    let (hm, hr) = MODES[0];
+    let psdu = ip_bytes + LLC_SNAP_BYTES + MAC_HEADER_FCS_BYTES;
+    error::chunk_success(hm, hr, snr, SIGNAL_BITS)
+        * error::chunk_success(m, r, snr, payload_bits(psdu, mcs))
 }
 
 /// The air time of a data frame carrying an IP packet of `ip_bytes`.
@@ -107,6 +144,32 @@ mod tests {
                                    // 14 B at 24 Mbit/s: (16 + 112 + 6) / 96 -> 2 symbols, 28 µs; at 6: 6 symbols, 44 µs.
         assert_eq!(ack_ns(7), 28 * US);
         assert_eq!(ack_ns(0), 44 * US);
+    }
+
+    #[test]
+    fn frame_error_rates_follow_the_nist_model() {
+        // A 1500 B packet (PSDU 1536 B), FER = 1 - success, against an independent Python
+        // evaluation of ns-3's NistErrorRateModel (math.erfc; header 24 bits at BPSK ½, payload
+        // N_SYM · N_DBPS bits): (mcs, snr dB, FER).
+        for (mcs, snr, fer) in [
+            (0, 3.5, 0.420_354),
+            (0, 4.0, 0.089_721),
+            (1, 7.0, 0.063_656),
+            (3, 10.0, 0.065_872),
+            (4, 13.0, 0.420_137),
+            (5, 16.5, 0.143_661),
+            (6, 21.0, 0.285_953),
+            (7, 22.0, 0.496_022),
+            (7, 24.0, 0.000_998_89),
+        ] {
+            let got = 1.0 - data_success(1500, mcs, snr);
+            assert!(
+                (got - fer).abs() / fer < 0.01,
+                "mcs {mcs} at {snr} dB: FER {got}, want {fer}"
+            );
+        }
+        // At 30 dB every rate is error-free to double precision.
+        assert!(1.0 - data_success(1500, 7, 30.0) < 1e-15);
     }
 
     #[test]
