@@ -90,6 +90,25 @@ impl Transmitter {
     }
 }
 
+/// A port's transmit counters (the AP's to a station, or a station's own), as mac80211's
+/// station info counts them (`nl80211` STA_INFO_TX_*): frames delivered and their bytes,
+/// retransmissions, frames given up, and why transmissions failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    /// Frames acknowledged (tx_packets) and their IP bytes (tx_bytes).
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Transmissions after a frame's first (tx_retries).
+    pub tx_retries: u64,
+    /// Frames dropped at the retry limit (tx_failed).
+    pub tx_failed: u64,
+    /// Transmissions lost to a collision, and to a PHY error.
+    pub collisions: u64,
+    pub phy_errors: u64,
+    /// The MCS of the port's last transmission (tx bitrate); `None` before the first.
+    pub last_mcs: Option<usize>,
+}
+
 pub struct Wifi {
     name: String,
     ports: Vec<String>,
@@ -103,6 +122,7 @@ pub struct Wifi {
     minstrel: Vec<Option<Minstrel>>,
     /// PHY error draws (a stream of their own: an error-free cell draws nothing from it).
     phy_rng: Stream,
+    counters: Vec<PortCounters>,
     delay_ns: Nanos,
     /// The AP's queues, one per station, and the station whose turn is next.
     ap_queues: Vec<Queue>,
@@ -145,6 +165,7 @@ impl Wifi {
             ideal_fer: p.ideal_fer,
             minstrel,
             phy_rng: Stream::new(run_seed, &label("phy")),
+            counters: vec![PortCounters::default(); 2 * n],
             delay_ns: spec.delay_ns,
             ap_queues: (0..n)
                 .map(|i| Queue::new(&spec.queue, run_seed, &label(&format!("ap{i}"))))
@@ -283,7 +304,12 @@ impl Wifi {
         let f = self.tx[i].frame.as_mut().expect("a sender has a frame");
         f.attempts += 1;
         let f = f.clone();
+        let c = &mut self.counters[f.port];
+        if f.attempts > 1 {
+            c.tx_retries += 1;
+        }
         let cw = if self.exhausted(&f) {
+            self.counters[f.port].tx_failed += 1;
             out.push(LinkOutput::Drop {
                 id: f.id,
                 reason: DropReason::MacRetryLimit,
@@ -350,14 +376,23 @@ impl Wifi {
                     p >= 1.0 || self.phy_rng.uniform() < p
                 }
             };
+            let port = f.port;
+            self.counters[port].last_mcs = Some(mcs);
             if !received {
                 // [GAP] as after a collision: every station defers EIFS from the frame's end.
+                self.counters[port].phy_errors += 1;
                 self.idle_from = end + phy::eifs_ns();
                 self.fail(i, now, out);
                 return;
             }
             let mut f = self.tx[i].frame.take().expect("a sender has a frame");
             f.attempts += 1;
+            let c = &mut self.counters[port];
+            c.tx_packets += 1;
+            c.tx_bytes += u64::from(f.bytes);
+            if f.attempts > 1 {
+                c.tx_retries += 1;
+            }
             out.push(LinkOutput::Deliver {
                 id: f.id,
                 at: end + self.delay_ns,
@@ -374,9 +409,26 @@ impl Wifi {
         }
         let longest = air.iter().map(|&(_, a)| a).max().expect("two senders");
         self.idle_from = now + longest + phy::eifs_ns();
+        for (k, &i) in senders.iter().enumerate() {
+            let port = self.tx[i]
+                .frame
+                .as_ref()
+                .expect("a sender has a frame")
+                .port;
+            let c = &mut self.counters[port];
+            c.collisions += 1;
+            c.last_mcs = Some(air[k].0);
+        }
         for i in senders {
             self.fail(i, now, out);
         }
+    }
+}
+
+impl Wifi {
+    /// Port `p`'s transmit counters (port order as [`LinkModel::port_names`]).
+    pub fn counters(&self, port: usize) -> &PortCounters {
+        &self.counters[port]
     }
 }
 
