@@ -29,8 +29,16 @@
 //!   of the longest frame (10.3.2.3.7 gives observers EIFS; the senders themselves would start
 //!   their backoff after ACKTimeout = SIFS + slot + aRxPHYStartDelay = 50 µs, 44 µs earlier):
 //!   one idle/busy timeline for the whole cell.
-//! - No PHY errors: a frame that does not collide is received (per-station `snr` is stored for
-//!   the error model of a later step). No RTS/CTS, no fragmentation, no EDCA access categories
+//! - PHY errors ([`error`], the NIST model as ns-3's): a frame that does not collide is
+//!   received with the model's probability at its station's SNR then ([`snr`]); a frame lost
+//!   to an error is retried like a collided one ([GAP] every station defers EIFS from its
+//!   end). The Ack is taken as received ([GAP]). Draws from the stream `link:NAME:phy`, only
+//!   where an error is possible.
+//! - Rates ([`params::Rate`]): a fixed MCS, `"ideal"` (per transmission, the highest MCS whose
+//!   FER at the current SNR is below `ideal_fer`; ns-3's IdealWifiManager uses the SNR of the
+//!   last frame received instead) or `"minstrel"` ([`minstrel`], per transmitter and peer; a
+//!   frame is dropped when its retry chain is exhausted or at the retry limit).
+//! - No RTS/CTS, no fragmentation, no EDCA access categories
 //!   (every frame is best effort with DIFS and CWmin 15), no beacons or management frames, no
 //!   propagation delay on the air (`delay` adds a fixed delay after it).
 //! - Utilisation is counted against the peak PHY rate (`capacity_bytes`), so a saturated cell
