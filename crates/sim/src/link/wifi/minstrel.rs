@@ -29,7 +29,7 @@
 //! chain, `has_mrr`); no RTS/CTS on fallback rates (their retry count, `count_rts`, is kept);
 //! one spatial stream, so no stream downgrade.
 
-use super::phy;
+use super::phy::Phy;
 use crate::rng::Stream;
 use crate::Nanos;
 
@@ -72,6 +72,8 @@ pub type Chain = Vec<(usize, u8)>;
 
 pub struct Minstrel {
     rates: Vec<RateStats>,
+    /// The rates the PHY has (`mi->supported`).
+    supported: Vec<bool>,
     /// Air time of an AVG_PKT_SIZE packet per rate, ns (`minstrel_get_duration`).
     duration_ns: Vec<u64>,
     /// `mi->overhead` and `mi->overhead_rtscts`, µs.
@@ -95,16 +97,22 @@ fn frame_duration_us(len: u64, rate_100kbps: u64) -> u64 {
     16 + 16 + 4 + 4 * ((16 + 8 * (len + 4) + 6) * 10).div_ceil(4 * rate_100kbps)
 }
 
-/// MCS_DURATION: the data symbols of AVG_AMPDU_SIZE packets of AVG_PKT_SIZE, 4 µs each,
-/// divided by AVG_AMPDU_SIZE (16).
-fn duration_ns(r: usize) -> u64 {
+/// MCS_DURATION: the data symbols of AVG_AMPDU_SIZE packets of AVG_PKT_SIZE, 4 µs each (3.6
+/// with the short GI: `MCS_SYMBOL_TIME`), divided by AVG_AMPDU_SIZE (16).
+fn duration_ns(phy: &Phy, r: usize) -> u64 {
     let bits = u64::from(AVG_PKT_BYTES) * 16 * 8;
-    bits.div_ceil(u64::from(phy::n_dbps(r))) * 4000 / 16
+    let syms = bits.div_ceil(u64::from(phy.n_dbps(r)));
+    let t = if phy.short_gi {
+        (syms * 18_000 + 4_000) / 5
+    } else {
+        syms * 4_000
+    };
+    t / 16
 }
 
 impl Minstrel {
-    pub fn new(rng: &mut Stream) -> Self {
-        let n = phy::MCS_COUNT;
+    pub fn new(rng: &mut Stream, phy: &Phy) -> Self {
+        let n = phy.mcs_count();
         // init_sample_table: each column a permutation, rate i placed at (i + rnd) mod n or the
         // next free slot.
         let sample_table = (0..SAMPLE_COLUMNS)
@@ -126,7 +134,8 @@ impl Minstrel {
         let overhead_us = frame_duration_us(0, 60) + ack_dur;
         let mut m = Minstrel {
             rates: vec![RateStats::default(); n],
-            duration_ns: (0..n).map(duration_ns).collect(),
+            duration_ns: (0..n).map(|r| duration_ns(phy, r)).collect(),
+            supported: (0..n).map(|r| phy.valid(r)).collect(),
             overhead_us,
             overhead_rtscts_us: overhead_us + 2 * ack_dur,
             max_tp: [0; MAX_THR_RATES],
@@ -221,7 +230,7 @@ impl Minstrel {
         }
         let mut tp_list = [0; MAX_THR_RATES];
         for r in 0..self.rates.len() {
-            if self.tp(r) == 0.0 {
+            if !self.supported[r] || self.tp(r) == 0.0 {
                 continue;
             }
             self.sort_best_tp(r, &mut tp_list);
@@ -301,7 +310,7 @@ impl Minstrel {
             self.index = 0;
             self.column = (self.column + 1) % SAMPLE_COLUMNS;
         }
-        if r == self.max_tp[0] || r == self.max_prob {
+        if !self.supported[r] || r == self.max_tp[0] || r == self.max_prob {
             return None;
         }
         let dur = |x: usize| self.duration_ns[x];
@@ -400,13 +409,13 @@ mod tests {
         // 0 B at 6 Mbit/s: 36 + 4 · ⌈540 / 240⌉ = 48 µs; 10 B: 36 + 4 · ⌈1340 / 240⌉ = 60 µs.
         assert_eq!(frame_duration_us(0, 60), 48);
         assert_eq!(frame_duration_us(10, 60), 60);
-        let m = Minstrel::new(&mut Stream::new(1, "t"));
+        let m = Minstrel::new(&mut Stream::new(1, "t"), &Phy::A);
         assert_eq!((m.overhead_us, m.overhead_rtscts_us), (108, 228));
     }
 
     #[test]
     fn retry_counts_fill_the_6000_us_segment() {
-        let mut m = Minstrel::new(&mut Stream::new(1, "t"));
+        let mut m = Minstrel::new(&mut Stream::new(1, "t"), &Phy::A);
         // 54 Mbit/s, prob 1: 1200 B in 712 / 16 symbols of 4 µs → 178 µs; contention of the
         // first two tries (9·15 >> 1) + (9·31 >> 1) = 206 µs; tx = 206 + 2 · (108 + 178) = 778,
         // then + 283 + 286 = 1347, + 571 + 286 = 2204, + 1147 + 286 = 3637, + 2299 + 286 =

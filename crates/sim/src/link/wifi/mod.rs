@@ -119,6 +119,7 @@ pub struct PortCounters {
 
 pub struct Wifi {
     name: String,
+    phy: phy::Phy,
     ports: Vec<String>,
     retry_limit: u32,
     /// Each station's rate choice (of its frames both ways) and SNR.
@@ -157,15 +158,16 @@ impl Wifi {
         let minstrel = (0..2 * n)
             .map(|port| {
                 (p.stations[port / 2].rate == Rate::Minstrel).then(|| {
-                    Minstrel::new(&mut Stream::new(
-                        run_seed,
-                        &label(&format!("minstrel{port}")),
-                    ))
+                    Minstrel::new(
+                        &mut Stream::new(run_seed, &label(&format!("minstrel{port}"))),
+                        &p.phy,
+                    )
                 })
             })
             .collect();
         Wifi {
             name: spec.name.clone(),
+            phy: p.phy,
             ports: spec.ports.clone(),
             retry_limit: p.retry_limit,
             rate: p.stations.iter().map(|s| s.rate).collect(),
@@ -190,7 +192,7 @@ impl Wifi {
             peak_bps: p
                 .stations
                 .iter()
-                .map(|s| s.rate.peak_bps())
+                .map(|s| s.rate.peak_bps(&p.phy))
                 .max()
                 .unwrap_or(0),
             stats: LinkStats::default(),
@@ -267,12 +269,13 @@ impl Wifi {
     /// The highest MCS whose frame error rate for `bytes` at `snr_db` is below `ideal_fer`
     /// (MCS 0 when none is).
     fn ideal_mcs(&self, bytes: u32, snr_db: Option<f64>) -> usize {
+        let valid = (0..self.phy.mcs_count()).filter(|&m| self.phy.valid(m));
         let Some(db) = snr_db else {
-            return phy::MCS_COUNT - 1;
+            return valid.max().unwrap_or(0);
         };
-        (0..phy::MCS_COUNT)
+        valid
             .rev()
-            .find(|&m| 1.0 - phy::data_success(bytes, m, db) < self.ideal_fer)
+            .find(|&m| 1.0 - self.phy.data_success(bytes, m, db) < self.ideal_fer)
             .unwrap_or(0)
     }
 
@@ -369,7 +372,7 @@ impl Wifi {
             .map(|&i| {
                 let f = self.tx[i].frame.as_ref().expect("a sender has a frame");
                 let mcs = self.attempt_mcs(f, now);
-                (mcs, phy::data_ns(f.bytes, mcs))
+                (mcs, self.phy.data_ns(f.bytes, mcs))
             })
             .collect();
         if let [i] = senders[..] {
@@ -380,7 +383,7 @@ impl Wifi {
             let received = match self.snr[f.station].at(now) {
                 None => true,
                 Some(db) => {
-                    let p = phy::data_success(f.bytes, mcs, db);
+                    let p = self.phy.data_success(f.bytes, mcs, db);
                     p >= 1.0 || self.phy_rng.uniform() < p
                 }
             };
@@ -409,7 +412,7 @@ impl Wifi {
             self.stats.departed_bytes += u64::from(f.bytes);
             self.stats.departed_pkts += 1;
             self.on_air = (now, end, f.bytes);
-            self.idle_from = end + phy::SIFS_NS + phy::ack_ns(mcs) + phy::DIFS_NS;
+            self.idle_from = end + phy::SIFS_NS + self.phy.ack_ns(mcs) + phy::DIFS_NS;
             self.tx[i].cw = phy::CW_MIN;
             self.tx[i].backoff = Some(self.draw_backoff(phy::CW_MIN));
             self.load(i, now, out);

@@ -3,7 +3,7 @@
 //! ([`check`], through the registry's [`LinkKind`]), read again infallibly when the model is
 //! built.
 
-use super::phy;
+use super::phy::{Phy, Standard};
 use super::snr::{self, Snr};
 use rove_scenario::parse::join;
 use rove_scenario::{LinkKind, ModelShape};
@@ -17,6 +17,9 @@ const OWN_KEYS: &[&str] = &[
     "mcs",
     "retry_limit",
     "aggregation",
+    "width",
+    "guard_interval",
+    "spatial_streams",
     "ideal_fer",
     "stations",
 ];
@@ -30,7 +33,7 @@ pub const KIND: LinkKind = LinkKind {
     check,
 };
 
-/// The standards the `standard` key names; only 802.11a is built.
+/// The standards the `standard` key names.
 const STANDARDS: &[&str] = &["80211a", "80211n", "80211ac"];
 /// Default `mcs`: 7, 54 Mbit/s.
 pub const DEFAULT_MCS: usize = 7;
@@ -54,10 +57,10 @@ pub enum Rate {
 
 impl Rate {
     /// The highest rate frames may take.
-    pub fn peak_bps(self) -> u64 {
+    pub fn peak_bps(self, phy: &Phy) -> u64 {
         match self {
-            Rate::Fixed(m) => phy::rate_bps(m),
-            Rate::Ideal | Rate::Minstrel => phy::rate_bps(phy::MCS_COUNT - 1),
+            Rate::Fixed(m) => phy.rate_bps(m),
+            Rate::Ideal | Rate::Minstrel => phy.peak_bps(),
         }
     }
 }
@@ -65,6 +68,7 @@ impl Rate {
 /// A WiFi cell as its keys describe it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WifiParams {
+    pub phy: Phy,
     pub retry_limit: u32,
     pub ideal_fer: f64,
     /// In port order: station `i` has ports `2i` (AP to station) and `2i + 1` (its uplink).
@@ -91,7 +95,7 @@ fn check(t: &Table) -> Result<ModelShape, (String, String)> {
     let peak_bps = p
         .stations
         .iter()
-        .map(|s| s.rate.peak_bps())
+        .map(|s| s.rate.peak_bps(&p.phy))
         .max()
         .unwrap_or(0);
     Ok(ModelShape { ports, peak_bps })
@@ -100,8 +104,10 @@ fn check(t: &Table) -> Result<ModelShape, (String, String)> {
 /// Reads a WiFi cell's own keys; errors as (key relative to the link, message).
 pub fn parse(t: &Table) -> Res<WifiParams> {
     let standard = match t.get("standard") {
-        None => "80211a",
-        Some(Value::String(s)) if STANDARDS.contains(&s.as_str()) => s.as_str(),
+        None => Standard::A,
+        Some(Value::String(s)) if s == "80211a" => Standard::A,
+        Some(Value::String(s)) if s == "80211n" => Standard::N,
+        Some(Value::String(s)) if s == "80211ac" => Standard::Ac,
         Some(v) => {
             return Err(bad(
                 "standard",
@@ -110,20 +116,14 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
             ))
         }
     };
-    if standard != "80211a" {
-        return Err((
-            "standard".into(),
-            format!("{standard:?} is not built yet (802.11n/ac with A-MPDU are a later step); accepted now: \"80211a\""),
-        ));
-    }
+    let phy = read_phy(t, standard)?;
     if let Some(v) = t.get("aggregation") {
         match v {
             Value::Boolean(false) => {}
             Value::Boolean(true) => {
                 return Err((
                     "aggregation".into(),
-                    "A-MPDU aggregation is not built yet (802.11a has none); accepted now: false"
-                        .into(),
+                    "A-MPDU aggregation is not built yet; accepted now: false".into(),
                 ))
             }
             v => return Err(bad("aggregation", v, "false")),
@@ -131,7 +131,7 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
     }
     let mcs = match t.get("mcs") {
         None => Rate::Fixed(DEFAULT_MCS),
-        Some(v) => read_mcs("mcs", v)?,
+        Some(v) => read_mcs("mcs", v, &phy)?,
     };
     let ideal_fer = match t.get("ideal_fer") {
         None => DEFAULT_IDEAL_FER,
@@ -174,16 +174,17 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
     }
     let stations = stations
         .iter()
-        .map(|(name, v)| station(name, v, mcs))
+        .map(|(name, v)| station(name, v, mcs, &phy))
         .collect::<Res<Vec<_>>>()?;
     Ok(WifiParams {
+        phy,
         retry_limit,
         ideal_fer,
         stations,
     })
 }
 
-fn station(name: &str, v: &Value, link_mcs: Rate) -> Res<Station> {
+fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy) -> Res<Station> {
     let path = join("stations", name);
     if name.is_empty() || name.contains(':') {
         return Err((path, "a station name must be non-empty, without ':'".into()));
@@ -206,7 +207,7 @@ fn station(name: &str, v: &Value, link_mcs: Rate) -> Res<Station> {
     }
     let mcs = match t.get("mcs") {
         None => link_mcs,
-        Some(v) => read_mcs(&join(&path, "mcs"), v)?,
+        Some(v) => read_mcs(&join(&path, "mcs"), v, phy)?,
     };
     let snr = match (t.get("snr"), t.get("snr_trace")) {
         (Some(_), Some(_)) => {
@@ -267,17 +268,77 @@ fn read_trace(v: &Value) -> Result<Vec<(crate::Nanos, f64)>, String> {
     }
 }
 
-fn read_mcs(key: &str, v: &Value) -> Res<Rate> {
+fn read_mcs(key: &str, v: &Value, phy: &Phy) -> Res<Rate> {
+    let valid: Vec<String> = (0..phy.mcs_count())
+        .filter(|&m| phy.valid(m))
+        .map(|m| m.to_string())
+        .collect();
     match v {
-        Value::Integer(n) if (0..phy::MCS_COUNT as i64).contains(n) => Ok(Rate::Fixed(*n as usize)),
+        Value::Integer(n) if *n >= 0 && phy.valid(*n as usize) => Ok(Rate::Fixed(*n as usize)),
         Value::String(s) if s == "ideal" => Ok(Rate::Ideal),
         Value::String(s) if s == "minstrel" => Ok(Rate::Minstrel),
         v => Err(bad(
             key,
             v,
-            "a fixed index 0 to 7 (802.11a: 0 = 6 Mbit/s, 7 = 54 Mbit/s), \"ideal\" or \"minstrel\"",
+            &format!(
+                "a fixed MCS index valid for this standard, width and streams ({}; 802.11a: 0 = 6 Mbit/s, 7 = 54 Mbit/s), \"ideal\" or \"minstrel\"",
+                valid.join(", ")
+            ),
         )),
     }
+}
+
+/// `width`, `guard_interval` and `spatial_streams` (802.11n/ac only).
+fn read_phy(t: &Table, standard: Standard) -> Res<Phy> {
+    if standard == Standard::A {
+        if let Some(key) = ["width", "guard_interval", "spatial_streams"]
+            .into_iter()
+            .find(|k| t.contains_key(*k))
+        {
+            return Err((
+                key.into(),
+                "802.11a has one 20 MHz channel, the long guard interval and one stream; this key is for standard = \"80211n\" or \"80211ac\"".into(),
+            ));
+        }
+        return Ok(Phy::A);
+    }
+    let widths: &[(&str, u32)] = if standard == Standard::N {
+        &[("20MHz", 20), ("40MHz", 40)]
+    } else {
+        &[("20MHz", 20), ("40MHz", 40), ("80MHz", 80)]
+    };
+    let names: Vec<String> = widths.iter().map(|(n, _)| format!("{n:?}")).collect();
+    let width_mhz = match t.get("width") {
+        None => 20,
+        Some(Value::String(s)) => match widths.iter().find(|(n, _)| n == s) {
+            Some(&(_, w)) => w,
+            None => return Err(bad("width", &Value::String(s.clone()), &names.join(", "))),
+        },
+        Some(v) => return Err(bad("width", v, &names.join(", "))),
+    };
+    let short_gi = match t.get("guard_interval") {
+        None => false,
+        Some(Value::String(s)) if s == "long" || s == "800ns" => false,
+        Some(Value::String(s)) if s == "short" || s == "400ns" => true,
+        Some(v) => {
+            return Err(bad(
+                "guard_interval",
+                v,
+                "\"long\" (800 ns) or \"short\" (400 ns)",
+            ))
+        }
+    };
+    let streams = match t.get("spatial_streams") {
+        None => 1,
+        Some(Value::Integer(n)) if (1..=4).contains(n) => *n as u32,
+        Some(v) => return Err(bad("spatial_streams", v, "an integer from 1 to 4")),
+    };
+    Ok(Phy {
+        standard,
+        width_mhz,
+        short_gi,
+        streams,
+    })
 }
 
 /// `"30dB"` or a number of dB.
@@ -345,9 +406,23 @@ mod tests {
         assert!(e.1.contains("30dB"), "{}", e.1);
         let e = parse(&table("[stations.s1]\nmcs = 8")).unwrap_err();
         assert_eq!(e.0, "stations.s1.mcs");
-        let e = parse(&table("standard = \"80211n\"\n[stations.s1]")).unwrap_err();
+        let e = parse(&table("standard = \"80211g\"\n[stations.s1]")).unwrap_err();
         assert_eq!(e.0, "standard");
-        assert!(e.1.contains("not built yet"), "{}", e.1);
+        let e = parse(&table("width = \"40MHz\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "width");
+        let e = parse(&table(
+            "standard = \"80211n\"\nwidth = \"80MHz\"\n[stations.s1]",
+        ))
+        .unwrap_err();
+        assert!(e.1.contains("\"40MHz\""), "{}", e.1);
+        let e = parse(&table("standard = \"80211ac\"\nmcs = 9\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "mcs");
+        assert!(e.1.contains("0, 1, 2, 3, 4, 5, 6, 7, 8;"), "{}", e.1);
+        let p = parse(&table(
+            "standard = \"80211ac\"\nwidth = \"80MHz\"\nguard_interval = \"short\"\nspatial_streams = 2\nmcs = 9\n[stations.s1]",
+        ))
+        .unwrap();
+        assert_eq!(p.phy.rate_bps(9), 866_666_666);
         let e = parse(&table("mcs = \"fast\"\n[stations.s1]")).unwrap_err();
         assert!(e.1.contains("minstrel"), "{}", e.1);
         let e = parse(&table("[stations.s1]\nsnr_trace = [[0, 30], [0, 20]]")).unwrap_err();
