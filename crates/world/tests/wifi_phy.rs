@@ -179,8 +179,8 @@ fn ideal_and_minstrel_follow_an_snr_trace() {
 
 /// 802.11n and 802.11ac without aggregation: one saturated station's rate follows the HT/VHT
 /// frame time (`Phy::data_ns`), the Ack at the basic rate below the MCS's non-HT reference rate
-/// (24 Mbit/s, 28 µs) and the mean backoff of 7.5 slots: 802.11n 20 MHz MCS 7 (65 Mbit/s): 228
-/// + 16 + 28 + 34 + 67.5 = 373.5 µs per 1500-byte packet, 32.13 Mbit/s; 802.11ac 80 MHz MCS 9,
+/// (24 Mbit/s, 28 µs) and the mean backoff of 7.5 slots: 802.11n 20 MHz MCS 7 (65 Mbit/s):
+/// 228 + 16 + 28 + 34 + 67.5 = 373.5 µs per 1500-byte packet, 32.13 Mbit/s; 802.11ac 80 MHz MCS 9,
 /// short GI, 2 streams (866.7 Mbit/s): 1542 B in ⌈(12336 + 16 + 12) / 3120⌉ = 4 symbols
 /// (4 · ⌈3.6 · 4 / 4⌉ = 16 µs) after 44 µs of preamble: 60 + 16 + 28 + 34 + 67.5 = 205.5 µs,
 /// 58.39 Mbit/s: the per-frame overhead caps a fast PHY, which A-MPDU aggregation would amortise.
