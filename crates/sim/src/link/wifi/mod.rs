@@ -63,6 +63,7 @@ use crate::packet::PacketId;
 use crate::rng::Stream;
 use crate::Nanos;
 use rove_scenario::spec::LinkSpec;
+use std::collections::VecDeque;
 
 /// A frame in a transmitter's hands (dequeued, being sent or retried).
 #[derive(Debug, Clone)]
@@ -83,6 +84,9 @@ struct Frame {
 #[derive(Debug, Clone)]
 struct Transmitter {
     frame: Option<Frame>,
+    /// With aggregation: the frames after `frame` in its hands (MPDUs to retry, or taken from
+    /// its queue but not yet sent), in order.
+    held: VecDeque<Frame>,
     /// The backoff counter, as of the cell's `idle_from` boundary; `None`: no backoff running.
     backoff: Option<u32>,
     cw: u32,
@@ -92,6 +96,7 @@ impl Transmitter {
     fn new() -> Self {
         Transmitter {
             frame: None,
+            held: VecDeque::new(),
             backoff: None,
             cw: phy::CW_MIN,
         }
@@ -120,6 +125,7 @@ pub struct PortCounters {
 pub struct Wifi {
     name: String,
     phy: phy::Phy,
+    aggregation: bool,
     ports: Vec<String>,
     retry_limit: u32,
     /// Each station's rate choice (of its frames both ways) and SNR.
@@ -168,6 +174,7 @@ impl Wifi {
         Wifi {
             name: spec.name.clone(),
             phy: p.phy,
+            aggregation: p.aggregation,
             ports: spec.ports.clone(),
             retry_limit: p.retry_limit,
             rate: p.stations.iter().map(|s| s.rate).collect(),
@@ -231,6 +238,10 @@ impl Wifi {
     /// Gives transmitter `i` its next frame from its queue, if it has none.
     fn load(&mut self, i: usize, now: Nanos, out: &mut Vec<LinkOutput>) {
         if self.tx[i].frame.is_some() {
+            return;
+        }
+        if let Some(f) = self.tx[i].held.pop_front() {
+            self.tx[i].frame = Some(f);
             return;
         }
         let (p, station) = if i == 0 {
@@ -367,6 +378,10 @@ impl Wifi {
         if senders.is_empty() {
             return;
         }
+        if self.aggregation {
+            self.transmit_ampdus(now, &senders, out);
+            return;
+        }
         let air: Vec<(usize, Nanos)> = senders
             .iter()
             .map(|&i| {
@@ -436,7 +451,190 @@ impl Wifi {
     }
 }
 
+/// Aggregation (A-MPDU with Block Ack, 10.24.7; `aggregation = true`, 802.11n/ac).
 impl Wifi {
+    /// Takes the next frame of transmitter `i`'s queue for `station`, if any.
+    fn take_more(
+        &mut self,
+        i: usize,
+        station: usize,
+        now: Nanos,
+        out: &mut Vec<LinkOutput>,
+    ) -> Option<Frame> {
+        let q = if i == 0 {
+            &mut self.ap_queues[station]
+        } else {
+            &mut self.sta_queues[station]
+        };
+        let p = q.dequeue(now, out, &mut self.stats.queue_drops)?;
+        self.stats.sojourn.record(now - p.enqueued_at);
+        let port = if i == 0 { 2 * station } else { 2 * station + 1 };
+        Some(Frame {
+            id: p.id,
+            bytes: p.bytes,
+            station,
+            port,
+            attempts: 0,
+            chain: None,
+        })
+    }
+
+    /// Transmitter `i`'s A-MPDU: its frame, the frames it holds, then frames of the same
+    /// station's queue, as many as fit in 64 MPDUs, 4 ms and the peer's A-MPDU length; the
+    /// rest stay held. Returns (MCS, MPDUs, air time).
+    fn build_ampdu(
+        &mut self,
+        i: usize,
+        now: Nanos,
+        out: &mut Vec<LinkOutput>,
+    ) -> (usize, Vec<Frame>, Nanos) {
+        let head = self.tx[i].frame.take().expect("a sender has a frame");
+        let mcs = self.attempt_mcs(&head, now);
+        let station = head.station;
+        let mut mpdus = vec![head];
+        mpdus.extend(self.tx[i].held.drain(..));
+        while mpdus.len() < phy::AMPDU_MAX_MPDUS {
+            match self.take_more(i, station, now, out) {
+                Some(f) => mpdus.push(f),
+                None => break,
+            }
+        }
+        let mut len: u64 = 0;
+        let mut n = 0;
+        for f in &mpdus {
+            let next = len + u64::from(self.phy.subframe_bytes(f.bytes));
+            let bytes = u32::try_from(next).unwrap_or(u32::MAX);
+            if n > 0
+                && (next > self.phy.ampdu_max_bytes()
+                    || self.phy.txtime_ns(bytes, mcs) > phy::AMPDU_MAX_NS)
+            {
+                break;
+            }
+            len = next;
+            n += 1;
+        }
+        let rest = mpdus.split_off(n);
+        self.tx[i].held.extend(rest);
+        let air = self.phy.ampdu_ns(mpdus.iter().map(|f| f.bytes), mcs);
+        (mcs, mpdus, air)
+    }
+
+    /// The A-MPDUs whose backoff ends at `now` go on the air: alone, each MPDU is received with
+    /// its own probability once the PPDU's header is; together, they collide.
+    fn transmit_ampdus(&mut self, now: Nanos, senders: &[usize], out: &mut Vec<LinkOutput>) {
+        let ppdus: Vec<(usize, usize, Vec<Frame>, Nanos)> = senders
+            .iter()
+            .map(|&i| {
+                let (mcs, mpdus, air) = self.build_ampdu(i, now, out);
+                (i, mcs, mpdus, air)
+            })
+            .collect();
+        let single = ppdus.len() == 1;
+        if !single {
+            let longest = ppdus.iter().map(|p| p.3).max().expect("senders");
+            self.idle_from = now + longest + phy::eifs_ns();
+        }
+        for (i, mcs, mpdus, air) in ppdus {
+            let station = mpdus[0].station;
+            let port = mpdus[0].port;
+            self.counters[port].last_mcs = Some(mcs);
+            let received: Vec<bool> = if !single {
+                self.counters[port].collisions += 1;
+                vec![false; mpdus.len()]
+            } else {
+                match self.snr[station].at(now) {
+                    None => vec![true; mpdus.len()],
+                    Some(db) => {
+                        let h = self.phy.header_success(db);
+                        let header = h >= 1.0 || self.phy_rng.uniform() < h;
+                        mpdus
+                            .iter()
+                            .map(|f| {
+                                let p = self.phy.subframe_success(f.bytes, mcs, db);
+                                header && (p >= 1.0 || self.phy_rng.uniform() < p)
+                            })
+                            .collect()
+                    }
+                }
+            };
+            self.settle(i, now, now + air, mcs, mpdus, &received, single, out);
+        }
+    }
+
+    /// After an A-MPDU ending at `end`: received MPDUs are delivered (the BlockAck reports
+    /// them), the others retried in order or, at the retry limit, dropped. A BlockAck (any
+    /// MPDU received) is a success: CW resets and the medium is idle SIFS + BlockAck + DIFS
+    /// after the PPDU; none received (the recipient sends no BlockAck) is a failure as a lost
+    /// frame: CW doubles, EIFS.
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &mut self,
+        i: usize,
+        now: Nanos,
+        end: Nanos,
+        mcs: usize,
+        mpdus: Vec<Frame>,
+        received: &[bool],
+        single: bool,
+        out: &mut Vec<LinkOutput>,
+    ) {
+        let any = received.iter().any(|&r| r);
+        if single {
+            self.idle_from = if any {
+                end + phy::SIFS_NS + self.phy.block_ack_ns(mcs) + phy::DIFS_NS
+            } else {
+                end + phy::eifs_ns()
+            };
+            if !any {
+                self.counters[mpdus[0].port].phy_errors += 1;
+            }
+        }
+        let mut kept = Vec::new();
+        let mut delivered_bytes = 0;
+        for (mut f, &ok) in mpdus.into_iter().zip(received) {
+            f.attempts += 1;
+            let c = &mut self.counters[f.port];
+            if f.attempts > 1 {
+                c.tx_retries += 1;
+            }
+            if ok {
+                c.tx_packets += 1;
+                c.tx_bytes += u64::from(f.bytes);
+                delivered_bytes += f.bytes;
+                out.push(LinkOutput::Deliver {
+                    id: f.id,
+                    at: end + self.delay_ns,
+                });
+                self.stats.departed_bytes += u64::from(f.bytes);
+                self.stats.departed_pkts += 1;
+            } else if f.attempts >= self.retry_limit {
+                c.tx_failed += 1;
+                out.push(LinkOutput::Drop {
+                    id: f.id,
+                    reason: DropReason::MacRetryLimit,
+                });
+                self.stats.mac_drops += 1;
+            } else {
+                kept.push(f);
+            }
+        }
+        if delivered_bytes > 0 {
+            self.on_air = (now, end, delivered_bytes);
+        }
+        // Retried MPDUs go first, before any frame held back.
+        for f in kept.into_iter().rev() {
+            self.tx[i].held.push_front(f);
+        }
+        self.load(i, now, out);
+        let cw = if any {
+            phy::CW_MIN
+        } else {
+            (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
+        };
+        self.tx[i].cw = cw;
+        self.tx[i].backoff = Some(self.draw_backoff(cw));
+    }
+
     /// Port `p`'s transmit counters (port order as [`LinkModel::port_names`]).
     pub fn counters(&self, port: usize) -> &PortCounters {
         &self.counters[port]
@@ -527,7 +725,7 @@ impl LinkModel for Wifi {
         let held: u64 = self
             .tx
             .iter()
-            .filter_map(|t| t.frame.as_ref())
+            .flat_map(|t| t.frame.iter().chain(&t.held))
             .map(|f| u64::from(f.bytes))
             .sum();
         queued + held
@@ -540,7 +738,12 @@ impl LinkModel for Wifi {
             .chain(&self.sta_queues)
             .map(Queue::len_packets)
             .sum();
-        queued + self.tx.iter().filter(|t| t.frame.is_some()).count()
+        queued
+            + self
+                .tx
+                .iter()
+                .map(|t| usize::from(t.frame.is_some()) + t.held.len())
+                .sum::<usize>()
     }
 
     /// The peak PHY rate over `[0, until]`.

@@ -69,6 +69,7 @@ impl Rate {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WifiParams {
     pub phy: Phy,
+    pub aggregation: bool,
     pub retry_limit: u32,
     pub ideal_fer: f64,
     /// In port order: station `i` has ports `2i` (AP to station) and `2i + 1` (its uplink).
@@ -117,18 +118,18 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         }
     };
     let phy = read_phy(t, standard)?;
-    if let Some(v) = t.get("aggregation") {
-        match v {
-            Value::Boolean(false) => {}
-            Value::Boolean(true) => {
-                return Err((
-                    "aggregation".into(),
-                    "A-MPDU aggregation is not built yet; accepted now: false".into(),
-                ))
-            }
-            v => return Err(bad("aggregation", v, "false")),
+    let aggregation = match t.get("aggregation") {
+        None | Some(Value::Boolean(false)) => false,
+        Some(Value::Boolean(true)) if standard == Standard::A => {
+            return Err((
+                "aggregation".into(),
+                "802.11a has no A-MPDU; aggregation needs standard = \"80211n\" or \"80211ac\""
+                    .into(),
+            ))
         }
-    }
+        Some(Value::Boolean(true)) => true,
+        Some(v) => return Err(bad("aggregation", v, "true or false")),
+    };
     let mcs = match t.get("mcs") {
         None => Rate::Fixed(DEFAULT_MCS),
         Some(v) => read_mcs("mcs", v, &phy)?,
@@ -176,8 +177,15 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         .iter()
         .map(|(name, v)| station(name, v, mcs, &phy))
         .collect::<Res<Vec<_>>>()?;
+    if aggregation && stations.iter().any(|s| s.rate == Rate::Minstrel) {
+        return Err((
+            "aggregation".into(),
+            "A-MPDU aggregation with mcs = \"minstrel\" is not built yet; use a fixed MCS or \"ideal\"".into(),
+        ));
+    }
     Ok(WifiParams {
         phy,
+        aggregation,
         retry_limit,
         ideal_fer,
         stations,
