@@ -1,6 +1,7 @@
 //! A WiFi cell (`kind = "wifi"`): one channel shared by an access point and its stations, every
-//! transmitter contending by the DCF of IEEE Std 802.11-2016 (10.3), on the 802.11a OFDM PHY
-//! (clause 17; [`phy`]).
+//! transmitter contending by the DCF of IEEE Std 802.11-2016 (10.3), on the 802.11a, HT or VHT
+//! OFDM PHY (clauses 17, 19, 21; [`phy`]), optionally with A-MPDU aggregation and Block Ack
+//! (10.24.7; `aggregation = true`, see `transmit_ampdus`: docs/radio.md lists its differences).
 //!
 //! Ports: station `s1` has `"s1"` (the AP's frames to it, port 2i) and `"s1:up"` (its frames to
 //! the AP, port 2i + 1). The AP keeps one DropTail queue per station, served in turn (round
