@@ -205,9 +205,12 @@ fn bad_cell_keys_are_one_line_errors_naming_the_full_key() {
     let (at, msg) = err("rate = \"10Mbps\"\n[links.air.stations.s1]");
     assert_eq!(at, "links.air.rate");
     assert!(msg.contains("kind \"wifi\""), "{msg}");
-    let (at, msg) = err("standard = \"80211ac\"\n[links.air.stations.s1]");
-    assert_eq!(at, "links.air.standard");
-    assert!(msg.contains("not built yet"), "{msg}");
+    let (at, msg) = err("aggregation = true\n[links.air.stations.s1]");
+    assert_eq!(at, "links.air.aggregation");
+    assert!(msg.contains("802.11a has no A-MPDU"), "{msg}");
+    let (at, msg) = err("standard = \"80211n\"\nwidth = \"80MHz\"\n[links.air.stations.s1]");
+    assert_eq!(at, "links.air.width");
+    assert!(msg.contains("\"40MHz\""), "{msg}");
     let (at, msg) = err("[links.air.stations.s2]");
     assert_eq!(at, "flows[0].path[0]");
     assert!(msg.contains("s2:up"), "{msg}");

@@ -1,6 +1,7 @@
 //! A WiFi cell (`kind = "wifi"`): one channel shared by an access point and its stations, every
-//! transmitter contending by the DCF of IEEE Std 802.11-2016 (10.3), on the 802.11a OFDM PHY
-//! (clause 17; [`phy`]).
+//! transmitter contending by the DCF of IEEE Std 802.11-2016 (10.3), on the 802.11a, HT or VHT
+//! OFDM PHY (clauses 17, 19, 21; [`phy`]), optionally with A-MPDU aggregation and Block Ack
+//! (10.24.7; `aggregation = true`, see `transmit_ampdus`: docs/radio.md lists its differences).
 //!
 //! Ports: station `s1` has `"s1"` (the AP's frames to it, port 2i) and `"s1:up"` (its frames to
 //! the AP, port 2i + 1). The AP keeps one DropTail queue per station, served in turn (round
@@ -29,17 +30,32 @@
 //!   of the longest frame (10.3.2.3.7 gives observers EIFS; the senders themselves would start
 //!   their backoff after ACKTimeout = SIFS + slot + aRxPHYStartDelay = 50 µs, 44 µs earlier):
 //!   one idle/busy timeline for the whole cell.
-//! - No PHY errors: a frame that does not collide is received (per-station `snr` is stored for
-//!   the error model of a later step). No RTS/CTS, no fragmentation, no EDCA access categories
+//! - PHY errors ([`error`], the NIST model as ns-3's): a frame that does not collide is
+//!   received with the model's probability at its station's SNR then ([`snr`]); a frame lost
+//!   to an error is retried like a collided one ([GAP] every station defers EIFS from its
+//!   end). The Ack is taken as received ([GAP]). Draws from the stream `link:NAME:phy`, only
+//!   where an error is possible.
+//! - Rates ([`params::Rate`]): a fixed MCS, `"ideal"` (per transmission, the highest MCS whose
+//!   FER at the current SNR is below `ideal_fer`; ns-3's IdealWifiManager uses the SNR of the
+//!   last frame received instead) or `"minstrel"` ([`minstrel`], per transmitter and peer; a
+//!   frame is dropped when its retry chain is exhausted or at the retry limit).
+//! - No RTS/CTS, no fragmentation, no EDCA access categories
 //!   (every frame is best effort with DIFS and CWmin 15), no beacons or management frames, no
 //!   propagation delay on the air (`delay` adds a fixed delay after it).
 //! - Utilisation is counted against the peak PHY rate (`capacity_bytes`), so a saturated cell
 //!   shows well under 1.
 
+pub mod error;
+pub mod minstrel;
 mod params;
 pub mod phy;
+mod snr;
 
 pub use params::KIND;
+
+use minstrel::{Chain, Minstrel};
+use params::Rate;
+use snr::Snr;
 
 use super::model::{LinkModel, Offer};
 use super::queue::{Queue, QueuedPacket};
@@ -48,22 +64,30 @@ use crate::packet::PacketId;
 use crate::rng::Stream;
 use crate::Nanos;
 use rove_scenario::spec::LinkSpec;
+use std::collections::VecDeque;
 
 /// A frame in a transmitter's hands (dequeued, being sent or retried).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Frame {
     id: PacketId,
     bytes: u32,
     /// The station the frame goes to or comes from (its rate).
     station: usize,
+    /// Its port: 2 · station (the AP's frame to it) or 2 · station + 1 (its own frame).
+    port: usize,
     /// Times it has been sent.
     attempts: u32,
+    /// Its Minstrel retry chain (`mcs = "minstrel"`), chosen when its transmitter took it.
+    chain: Option<Chain>,
 }
 
 /// A contender for the channel: the AP (index 0) or a station (1 + its index).
 #[derive(Debug, Clone)]
 struct Transmitter {
     frame: Option<Frame>,
+    /// With aggregation: the frames after `frame` in its hands (MPDUs to retry, or taken from
+    /// its queue but not yet sent), in order.
+    held: VecDeque<Frame>,
     /// The backoff counter, as of the cell's `idle_from` boundary; `None`: no backoff running.
     backoff: Option<u32>,
     cw: u32,
@@ -73,18 +97,48 @@ impl Transmitter {
     fn new() -> Self {
         Transmitter {
             frame: None,
+            held: VecDeque::new(),
             backoff: None,
             cw: phy::CW_MIN,
         }
     }
 }
 
+/// A port's transmit counters (the AP's to a station, or a station's own), as mac80211's
+/// station info counts them (`nl80211` STA_INFO_TX_*): frames delivered and their bytes,
+/// retransmissions, frames given up, and why transmissions failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    /// Frames acknowledged (tx_packets) and their IP bytes (tx_bytes).
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Transmissions after a frame's first (tx_retries).
+    pub tx_retries: u64,
+    /// Frames dropped at the retry limit (tx_failed).
+    pub tx_failed: u64,
+    /// Transmissions lost to a collision, and to a PHY error.
+    pub collisions: u64,
+    pub phy_errors: u64,
+    /// The MCS of the port's last transmission (tx bitrate); `None` before the first.
+    pub last_mcs: Option<usize>,
+}
+
 pub struct Wifi {
     name: String,
+    phy: phy::Phy,
+    aggregation: bool,
     ports: Vec<String>,
     retry_limit: u32,
-    /// Each station's MCS (of its frames both ways).
-    mcs: Vec<usize>,
+    /// Each station's rate choice (of its frames both ways) and SNR.
+    rate: Vec<Rate>,
+    snr: Vec<Snr>,
+    ideal_fer: f64,
+    /// Per port (the AP's controller for each station, each station's own): Minstrel's state,
+    /// for stations with `mcs = "minstrel"`.
+    minstrel: Vec<Option<Minstrel>>,
+    /// PHY error draws (a stream of their own: an error-free cell draws nothing from it).
+    phy_rng: Stream,
+    counters: Vec<PortCounters>,
     delay_ns: Nanos,
     /// The AP's queues, one per station, and the station whose turn is next.
     ap_queues: Vec<Queue>,
@@ -108,11 +162,28 @@ impl Wifi {
         let p = params::parse(&spec.model).expect("wifi keys are checked when parsed");
         let n = p.stations.len();
         let label = |what: &str| format!("link:{}:{what}", spec.name);
+        let minstrel = (0..2 * n)
+            .map(|port| {
+                (p.stations[port / 2].rate == Rate::Minstrel).then(|| {
+                    Minstrel::new(
+                        &mut Stream::new(run_seed, &label(&format!("minstrel{port}"))),
+                        &p.phy,
+                    )
+                })
+            })
+            .collect();
         Wifi {
             name: spec.name.clone(),
+            phy: p.phy,
+            aggregation: p.aggregation,
             ports: spec.ports.clone(),
             retry_limit: p.retry_limit,
-            mcs: p.stations.iter().map(|s| s.mcs).collect(),
+            rate: p.stations.iter().map(|s| s.rate).collect(),
+            snr: p.stations.iter().map(|s| s.snr.clone()).collect(),
+            ideal_fer: p.ideal_fer,
+            minstrel,
+            phy_rng: Stream::new(run_seed, &label("phy")),
+            counters: vec![PortCounters::default(); 2 * n],
             delay_ns: spec.delay_ns,
             ap_queues: (0..n)
                 .map(|i| Queue::new(&spec.queue, run_seed, &label(&format!("ap{i}"))))
@@ -129,7 +200,7 @@ impl Wifi {
             peak_bps: p
                 .stations
                 .iter()
-                .map(|s| phy::rate_bps(s.mcs))
+                .map(|s| s.rate.peak_bps(&p.phy))
                 .max()
                 .unwrap_or(0),
             stats: LinkStats::default(),
@@ -170,6 +241,10 @@ impl Wifi {
         if self.tx[i].frame.is_some() {
             return;
         }
+        if let Some(f) = self.tx[i].held.pop_front() {
+            self.tx[i].frame = Some(f);
+            return;
+        }
         let (p, station) = if i == 0 {
             let n = self.ap_queues.len();
             let Some(s) = (0..n)
@@ -191,12 +266,87 @@ impl Wifi {
             (p, i - 1)
         };
         self.stats.sojourn.record(now - p.enqueued_at);
+        let port = if i == 0 { 2 * station } else { 2 * station + 1 };
+        let chain = self.minstrel[port].as_mut().map(Minstrel::chain);
         self.tx[i].frame = Some(Frame {
             id: p.id,
             bytes: p.bytes,
             station,
+            port,
             attempts: 0,
+            chain,
         });
+    }
+
+    /// The highest MCS whose frame error rate for `bytes` at `snr_db` is below `ideal_fer`
+    /// (MCS 0 when none is).
+    fn ideal_mcs(&self, bytes: u32, snr_db: Option<f64>) -> usize {
+        let valid = (0..self.phy.mcs_count()).filter(|&m| self.phy.valid(m));
+        let Some(db) = snr_db else {
+            return valid.max().unwrap_or(0);
+        };
+        valid
+            .rev()
+            .find(|&m| 1.0 - self.phy.data_success(bytes, m, db) < self.ideal_fer)
+            .unwrap_or(0)
+    }
+
+    /// The MCS of a frame's next transmission at `now`.
+    fn attempt_mcs(&self, f: &Frame, now: Nanos) -> usize {
+        match self.rate[f.station] {
+            Rate::Fixed(m) => m,
+            Rate::Ideal => self.ideal_mcs(f.bytes, self.snr[f.station].at(now)),
+            Rate::Minstrel => {
+                let chain = f.chain.as_ref().expect("a minstrel frame has a chain");
+                minstrel::chain_rate(chain, f.attempts)
+                    .or_else(|| chain.last().map(|&(r, _)| r))
+                    .expect("a chain has a slot")
+            }
+        }
+    }
+
+    /// Whether a frame that has failed `f.attempts` times is dropped: at the retry limit, or
+    /// when its Minstrel chain is exhausted (the hardware's rate table ends).
+    fn exhausted(&self, f: &Frame) -> bool {
+        f.attempts >= self.retry_limit
+            || f.chain
+                .as_ref()
+                .is_some_and(|c| minstrel::chain_rate(c, f.attempts).is_none())
+    }
+
+    /// Tells the frame's rate control how it went.
+    fn report(&mut self, now: Nanos, f: &Frame, acked: bool) {
+        if let (Some(m), Some(chain)) = (self.minstrel[f.port].as_mut(), f.chain.as_ref()) {
+            m.tx_status(now, chain, f.attempts, acked);
+        }
+    }
+
+    /// Transmitter `i`'s frame failed (a collision or a PHY error): CW doubles and a new
+    /// backoff is drawn, or the frame is dropped at its retry limit (a MAC drop, CW reset).
+    fn fail(&mut self, i: usize, now: Nanos, out: &mut Vec<LinkOutput>) {
+        let f = self.tx[i].frame.as_mut().expect("a sender has a frame");
+        f.attempts += 1;
+        let f = f.clone();
+        let c = &mut self.counters[f.port];
+        if f.attempts > 1 {
+            c.tx_retries += 1;
+        }
+        let cw = if self.exhausted(&f) {
+            self.counters[f.port].tx_failed += 1;
+            out.push(LinkOutput::Drop {
+                id: f.id,
+                reason: DropReason::MacRetryLimit,
+            });
+            self.stats.mac_drops += 1;
+            self.report(now, &f, false);
+            self.tx[i].frame = None;
+            self.load(i, now, out);
+            phy::CW_MIN
+        } else {
+            (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
+        };
+        self.tx[i].cw = cw;
+        self.tx[i].backoff = Some(self.draw_backoff(cw));
     }
 
     /// The earliest boundary at which a transmitter with a frame transmits.
@@ -229,49 +379,266 @@ impl Wifi {
         if senders.is_empty() {
             return;
         }
-        let air = |f: &Frame, mcs: &[usize]| phy::data_ns(f.bytes, mcs[f.station]);
+        if self.aggregation {
+            self.transmit_ampdus(now, &senders, out);
+            return;
+        }
+        let air: Vec<(usize, Nanos)> = senders
+            .iter()
+            .map(|&i| {
+                let f = self.tx[i].frame.as_ref().expect("a sender has a frame");
+                let mcs = self.attempt_mcs(f, now);
+                (mcs, self.phy.data_ns(f.bytes, mcs))
+            })
+            .collect();
         if let [i] = senders[..] {
-            let f = self.tx[i].frame.take().expect("a sender has a frame");
-            let mcs = self.mcs[f.station];
-            let end = now + phy::data_ns(f.bytes, mcs);
+            let (mcs, air_ns) = air[0];
+            let end = now + air_ns;
+            let f = self.tx[i].frame.as_ref().expect("a sender has a frame");
+            // The PHY error draw, only where an error is possible.
+            let received = match self.snr[f.station].at(now) {
+                None => true,
+                Some(db) => {
+                    let p = self.phy.data_success(f.bytes, mcs, db);
+                    p >= 1.0 || self.phy_rng.uniform() < p
+                }
+            };
+            let port = f.port;
+            self.counters[port].last_mcs = Some(mcs);
+            if !received {
+                // [GAP] as after a collision: every station defers EIFS from the frame's end.
+                self.counters[port].phy_errors += 1;
+                self.idle_from = end + phy::eifs_ns();
+                self.fail(i, now, out);
+                return;
+            }
+            let mut f = self.tx[i].frame.take().expect("a sender has a frame");
+            f.attempts += 1;
+            let c = &mut self.counters[port];
+            c.tx_packets += 1;
+            c.tx_bytes += u64::from(f.bytes);
+            if f.attempts > 1 {
+                c.tx_retries += 1;
+            }
             out.push(LinkOutput::Deliver {
                 id: f.id,
                 at: end + self.delay_ns,
             });
+            self.report(end, &f, true);
             self.stats.departed_bytes += u64::from(f.bytes);
             self.stats.departed_pkts += 1;
             self.on_air = (now, end, f.bytes);
-            self.idle_from = end + phy::SIFS_NS + phy::ack_ns(mcs) + phy::DIFS_NS;
+            self.idle_from = end + phy::SIFS_NS + self.phy.ack_ns(mcs) + phy::DIFS_NS;
             self.tx[i].cw = phy::CW_MIN;
             self.tx[i].backoff = Some(self.draw_backoff(phy::CW_MIN));
             self.load(i, now, out);
             return;
         }
-        let longest = senders
-            .iter()
-            .map(|&i| air(self.tx[i].frame.as_ref().expect("frame"), &self.mcs))
-            .max()
-            .expect("two senders");
+        let longest = air.iter().map(|&(_, a)| a).max().expect("two senders");
         self.idle_from = now + longest + phy::eifs_ns();
+        for (k, &i) in senders.iter().enumerate() {
+            let port = self.tx[i]
+                .frame
+                .as_ref()
+                .expect("a sender has a frame")
+                .port;
+            let c = &mut self.counters[port];
+            c.collisions += 1;
+            c.last_mcs = Some(air[k].0);
+        }
         for i in senders {
-            let f = self.tx[i].frame.as_mut().expect("a sender has a frame");
+            self.fail(i, now, out);
+        }
+    }
+}
+
+/// Aggregation (A-MPDU with Block Ack, 10.24.7; `aggregation = true`, 802.11n/ac).
+impl Wifi {
+    /// Takes the next frame of transmitter `i`'s queue for `station`, if any.
+    fn take_more(
+        &mut self,
+        i: usize,
+        station: usize,
+        now: Nanos,
+        out: &mut Vec<LinkOutput>,
+    ) -> Option<Frame> {
+        let q = if i == 0 {
+            &mut self.ap_queues[station]
+        } else {
+            &mut self.sta_queues[station]
+        };
+        let p = q.dequeue(now, out, &mut self.stats.queue_drops)?;
+        self.stats.sojourn.record(now - p.enqueued_at);
+        let port = if i == 0 { 2 * station } else { 2 * station + 1 };
+        Some(Frame {
+            id: p.id,
+            bytes: p.bytes,
+            station,
+            port,
+            attempts: 0,
+            chain: None,
+        })
+    }
+
+    /// Transmitter `i`'s A-MPDU: its frame, the frames it holds, then frames of the same
+    /// station's queue, as many as fit in 64 MPDUs, 4 ms and the peer's A-MPDU length; the
+    /// rest stay held. Returns (MCS, MPDUs, air time).
+    fn build_ampdu(
+        &mut self,
+        i: usize,
+        now: Nanos,
+        out: &mut Vec<LinkOutput>,
+    ) -> (usize, Vec<Frame>, Nanos) {
+        let head = self.tx[i].frame.take().expect("a sender has a frame");
+        let mcs = self.attempt_mcs(&head, now);
+        let station = head.station;
+        let mut mpdus = vec![head];
+        mpdus.extend(self.tx[i].held.drain(..));
+        while mpdus.len() < phy::AMPDU_MAX_MPDUS {
+            match self.take_more(i, station, now, out) {
+                Some(f) => mpdus.push(f),
+                None => break,
+            }
+        }
+        let mut len: u64 = 0;
+        let mut n = 0;
+        for f in &mpdus {
+            let next = len + u64::from(self.phy.subframe_bytes(f.bytes));
+            let bytes = u32::try_from(next).unwrap_or(u32::MAX);
+            if n > 0
+                && (next > self.phy.ampdu_max_bytes()
+                    || self.phy.txtime_ns(bytes, mcs) > phy::AMPDU_MAX_NS)
+            {
+                break;
+            }
+            len = next;
+            n += 1;
+        }
+        let rest = mpdus.split_off(n);
+        self.tx[i].held.extend(rest);
+        let air = self.phy.ampdu_ns(mpdus.iter().map(|f| f.bytes), mcs);
+        (mcs, mpdus, air)
+    }
+
+    /// The A-MPDUs whose backoff ends at `now` go on the air: alone, each MPDU is received with
+    /// its own probability once the PPDU's header is; together, they collide.
+    fn transmit_ampdus(&mut self, now: Nanos, senders: &[usize], out: &mut Vec<LinkOutput>) {
+        let ppdus: Vec<(usize, usize, Vec<Frame>, Nanos)> = senders
+            .iter()
+            .map(|&i| {
+                let (mcs, mpdus, air) = self.build_ampdu(i, now, out);
+                (i, mcs, mpdus, air)
+            })
+            .collect();
+        let single = ppdus.len() == 1;
+        if !single {
+            let longest = ppdus.iter().map(|p| p.3).max().expect("senders");
+            self.idle_from = now + longest + phy::eifs_ns();
+        }
+        for (i, mcs, mpdus, air) in ppdus {
+            let station = mpdus[0].station;
+            let port = mpdus[0].port;
+            self.counters[port].last_mcs = Some(mcs);
+            let received: Vec<bool> = if !single {
+                self.counters[port].collisions += 1;
+                vec![false; mpdus.len()]
+            } else {
+                match self.snr[station].at(now) {
+                    None => vec![true; mpdus.len()],
+                    Some(db) => {
+                        let h = self.phy.header_success(db);
+                        let header = h >= 1.0 || self.phy_rng.uniform() < h;
+                        mpdus
+                            .iter()
+                            .map(|f| {
+                                let p = self.phy.subframe_success(f.bytes, mcs, db);
+                                header && (p >= 1.0 || self.phy_rng.uniform() < p)
+                            })
+                            .collect()
+                    }
+                }
+            };
+            self.settle(i, now, now + air, mcs, mpdus, &received, single, out);
+        }
+    }
+
+    /// After an A-MPDU ending at `end`: received MPDUs are delivered (the BlockAck reports
+    /// them), the others retried in order or, at the retry limit, dropped. A BlockAck (any
+    /// MPDU received) is a success: CW resets and the medium is idle SIFS + BlockAck + DIFS
+    /// after the PPDU; none received (the recipient sends no BlockAck) is a failure as a lost
+    /// frame: CW doubles, EIFS.
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &mut self,
+        i: usize,
+        now: Nanos,
+        end: Nanos,
+        mcs: usize,
+        mpdus: Vec<Frame>,
+        received: &[bool],
+        single: bool,
+        out: &mut Vec<LinkOutput>,
+    ) {
+        let any = received.iter().any(|&r| r);
+        if single {
+            self.idle_from = if any {
+                end + phy::SIFS_NS + self.phy.block_ack_ns(mcs) + phy::DIFS_NS
+            } else {
+                end + phy::eifs_ns()
+            };
+            if !any {
+                self.counters[mpdus[0].port].phy_errors += 1;
+            }
+        }
+        let mut kept = Vec::new();
+        let mut delivered_bytes = 0;
+        for (mut f, &ok) in mpdus.into_iter().zip(received) {
             f.attempts += 1;
-            let (id, attempts) = (f.id, f.attempts);
-            let cw = if attempts >= self.retry_limit {
+            let c = &mut self.counters[f.port];
+            if f.attempts > 1 {
+                c.tx_retries += 1;
+            }
+            if ok {
+                c.tx_packets += 1;
+                c.tx_bytes += u64::from(f.bytes);
+                delivered_bytes += f.bytes;
+                out.push(LinkOutput::Deliver {
+                    id: f.id,
+                    at: end + self.delay_ns,
+                });
+                self.stats.departed_bytes += u64::from(f.bytes);
+                self.stats.departed_pkts += 1;
+            } else if f.attempts >= self.retry_limit {
+                c.tx_failed += 1;
                 out.push(LinkOutput::Drop {
-                    id,
+                    id: f.id,
                     reason: DropReason::MacRetryLimit,
                 });
                 self.stats.mac_drops += 1;
-                self.tx[i].frame = None;
-                self.load(i, now, out);
-                phy::CW_MIN
             } else {
-                (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
-            };
-            self.tx[i].cw = cw;
-            self.tx[i].backoff = Some(self.draw_backoff(cw));
+                kept.push(f);
+            }
         }
+        if delivered_bytes > 0 {
+            self.on_air = (now, end, delivered_bytes);
+        }
+        // Retried MPDUs go first, before any frame held back.
+        for f in kept.into_iter().rev() {
+            self.tx[i].held.push_front(f);
+        }
+        self.load(i, now, out);
+        let cw = if any {
+            phy::CW_MIN
+        } else {
+            (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
+        };
+        self.tx[i].cw = cw;
+        self.tx[i].backoff = Some(self.draw_backoff(cw));
+    }
+
+    /// Port `p`'s transmit counters (port order as [`LinkModel::port_names`]).
+    pub fn counters(&self, port: usize) -> &PortCounters {
+        &self.counters[port]
     }
 }
 
@@ -359,7 +726,7 @@ impl LinkModel for Wifi {
         let held: u64 = self
             .tx
             .iter()
-            .filter_map(|t| t.frame)
+            .flat_map(|t| t.frame.iter().chain(&t.held))
             .map(|f| u64::from(f.bytes))
             .sum();
         queued + held
@@ -372,7 +739,12 @@ impl LinkModel for Wifi {
             .chain(&self.sta_queues)
             .map(Queue::len_packets)
             .sum();
-        queued + self.tx.iter().filter(|t| t.frame.is_some()).count()
+        queued
+            + self
+                .tx
+                .iter()
+                .map(|t| usize::from(t.frame.is_some()) + t.held.len())
+                .sum::<usize>()
     }
 
     /// The peak PHY rate over `[0, until]`.

@@ -3,7 +3,8 @@
 //! ([`check`], through the registry's [`LinkKind`]), read again infallibly when the model is
 //! built.
 
-use super::phy;
+use super::phy::{Phy, Standard};
+use super::snr::{self, Snr};
 use rove_scenario::parse::join;
 use rove_scenario::{LinkKind, ModelShape};
 use toml::{Table, Value};
@@ -11,8 +12,18 @@ use toml::{Table, Value};
 /// The common link keys a WiFi cell takes: `delay` (after the air, e.g. the wire behind the AP)
 /// and `buffer` (the limit of each DropTail queue: each AP queue per station, each station's).
 const COMMON_KEYS: &[&str] = &["delay", "buffer"];
-const OWN_KEYS: &[&str] = &["standard", "mcs", "retry_limit", "aggregation", "stations"];
-const STATION_KEYS: &[&str] = &["snr", "mcs"];
+const OWN_KEYS: &[&str] = &[
+    "standard",
+    "mcs",
+    "retry_limit",
+    "aggregation",
+    "width",
+    "guard_interval",
+    "spatial_streams",
+    "ideal_fer",
+    "stations",
+];
+const STATION_KEYS: &[&str] = &["snr", "snr_trace", "mcs"];
 
 /// What the scenario parser knows of `kind = "wifi"`.
 pub const KIND: LinkKind = LinkKind {
@@ -22,7 +33,7 @@ pub const KIND: LinkKind = LinkKind {
     check,
 };
 
-/// The standards the `standard` key names; only 802.11a is built.
+/// The standards the `standard` key names.
 const STANDARDS: &[&str] = &["80211a", "80211n", "80211ac"];
 /// Default `mcs`: 7, 54 Mbit/s.
 pub const DEFAULT_MCS: usize = 7;
@@ -30,11 +41,37 @@ pub const DEFAULT_MCS: usize = 7;
 /// short, as dot11RTSThreshold's default disables RTS/CTS). A frame is sent at most this many
 /// times: it is discarded when its retry count reaches the limit (10.3.4.4).
 pub const DEFAULT_RETRY_LIMIT: u32 = 7;
+/// Default `ideal_fer`: [GAP] `mcs = "ideal"` takes the highest MCS whose frame error rate at
+/// the current SNR is below 1 %, about ns-3's IdealWifiManager default (BerThreshold 1e-6 over
+/// a 1500-byte frame's ~12300 bits: 1.2 %).
+pub const DEFAULT_IDEAL_FER: f64 = 0.01;
+
+/// How a station's frames choose their MCS.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rate {
+    Fixed(usize),
+    /// The highest MCS whose FER at the current SNR is below `ideal_fer`.
+    Ideal,
+    Minstrel,
+}
+
+impl Rate {
+    /// The highest rate frames may take.
+    pub fn peak_bps(self, phy: &Phy) -> u64 {
+        match self {
+            Rate::Fixed(m) => phy.rate_bps(m),
+            Rate::Ideal | Rate::Minstrel => phy.peak_bps(),
+        }
+    }
+}
 
 /// A WiFi cell as its keys describe it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WifiParams {
+    pub phy: Phy,
+    pub aggregation: bool,
     pub retry_limit: u32,
+    pub ideal_fer: f64,
     /// In port order: station `i` has ports `2i` (AP to station) and `2i + 1` (its uplink).
     pub stations: Vec<Station>,
 }
@@ -42,11 +79,9 @@ pub struct WifiParams {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Station {
     pub name: String,
-    /// The 802.11a MCS of frames to and from this station.
-    pub mcs: usize,
-    /// [GAP] stored, unused in this step: no PHY error model yet (every frame that does not
-    /// collide is received).
-    pub snr_db: Option<f64>,
+    /// The rate choice of frames to and from this station.
+    pub rate: Rate,
+    pub snr: Snr,
 }
 
 type Res<T> = Result<T, (String, String)>;
@@ -61,7 +96,7 @@ fn check(t: &Table) -> Result<ModelShape, (String, String)> {
     let peak_bps = p
         .stations
         .iter()
-        .map(|s| phy::rate_bps(s.mcs))
+        .map(|s| s.rate.peak_bps(&p.phy))
         .max()
         .unwrap_or(0);
     Ok(ModelShape { ports, peak_bps })
@@ -70,8 +105,10 @@ fn check(t: &Table) -> Result<ModelShape, (String, String)> {
 /// Reads a WiFi cell's own keys; errors as (key relative to the link, message).
 pub fn parse(t: &Table) -> Res<WifiParams> {
     let standard = match t.get("standard") {
-        None => "80211a",
-        Some(Value::String(s)) if STANDARDS.contains(&s.as_str()) => s.as_str(),
+        None => Standard::A,
+        Some(Value::String(s)) if s == "80211a" => Standard::A,
+        Some(Value::String(s)) if s == "80211n" => Standard::N,
+        Some(Value::String(s)) if s == "80211ac" => Standard::Ac,
         Some(v) => {
             return Err(bad(
                 "standard",
@@ -80,28 +117,33 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
             ))
         }
     };
-    if standard != "80211a" {
-        return Err((
-            "standard".into(),
-            format!("{standard:?} is not built yet (802.11n/ac with A-MPDU are a later step); accepted now: \"80211a\""),
-        ));
-    }
-    if let Some(v) = t.get("aggregation") {
-        match v {
-            Value::Boolean(false) => {}
-            Value::Boolean(true) => {
-                return Err((
-                    "aggregation".into(),
-                    "A-MPDU aggregation is not built yet (802.11a has none); accepted now: false"
-                        .into(),
-                ))
-            }
-            v => return Err(bad("aggregation", v, "false")),
+    let phy = read_phy(t, standard)?;
+    let aggregation = match t.get("aggregation") {
+        None | Some(Value::Boolean(false)) => false,
+        Some(Value::Boolean(true)) if standard == Standard::A => {
+            return Err((
+                "aggregation".into(),
+                "802.11a has no A-MPDU; aggregation needs standard = \"80211n\" or \"80211ac\""
+                    .into(),
+            ))
         }
-    }
+        Some(Value::Boolean(true)) => true,
+        Some(v) => return Err(bad("aggregation", v, "true or false")),
+    };
     let mcs = match t.get("mcs") {
-        None => DEFAULT_MCS,
-        Some(v) => read_mcs("mcs", v)?,
+        None => Rate::Fixed(DEFAULT_MCS),
+        Some(v) => read_mcs("mcs", v, &phy)?,
+    };
+    let ideal_fer = match t.get("ideal_fer") {
+        None => DEFAULT_IDEAL_FER,
+        Some(Value::Float(x)) if *x > 0.0 && *x < 1.0 => *x,
+        Some(v) => {
+            return Err(bad(
+                "ideal_fer",
+                v,
+                "a frame error rate between 0 and 1 exclusive, like 0.01",
+            ))
+        }
     };
     let retry_limit = match t.get("retry_limit") {
         None => DEFAULT_RETRY_LIMIT,
@@ -133,15 +175,24 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
     }
     let stations = stations
         .iter()
-        .map(|(name, v)| station(name, v, mcs))
+        .map(|(name, v)| station(name, v, mcs, &phy))
         .collect::<Res<Vec<_>>>()?;
+    if aggregation && stations.iter().any(|s| s.rate == Rate::Minstrel) {
+        return Err((
+            "aggregation".into(),
+            "A-MPDU aggregation with mcs = \"minstrel\" is not built yet; use a fixed MCS or \"ideal\"".into(),
+        ));
+    }
     Ok(WifiParams {
+        phy,
+        aggregation,
         retry_limit,
+        ideal_fer,
         stations,
     })
 }
 
-fn station(name: &str, v: &Value, link_mcs: usize) -> Res<Station> {
+fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy) -> Res<Station> {
     let path = join("stations", name);
     if name.is_empty() || name.contains(':') {
         return Err((path, "a station name must be non-empty, without ':'".into()));
@@ -157,35 +208,145 @@ fn station(name: &str, v: &Value, link_mcs: usize) -> Res<Station> {
         return Err((
             join(&path, key),
             format!(
-                "unknown key {key:?}; accepted keys: {} (snr_trace and mobility are not built yet)",
+                "unknown key {key:?}; accepted keys: {} (mobility is not built yet)",
                 STATION_KEYS.join(", ")
             ),
         ));
     }
     let mcs = match t.get("mcs") {
         None => link_mcs,
-        Some(v) => read_mcs(&join(&path, "mcs"), v)?,
+        Some(v) => read_mcs(&join(&path, "mcs"), v, phy)?,
     };
-    let snr_db = t
-        .get("snr")
-        .map(|v| read_db(v).map_err(|m| (join(&path, "snr"), m)))
-        .transpose()?;
+    let snr = match (t.get("snr"), t.get("snr_trace")) {
+        (Some(_), Some(_)) => {
+            return Err((
+                join(&path, "snr_trace"),
+                "give snr or snr_trace, not both".into(),
+            ))
+        }
+        (Some(v), None) => Snr::Fixed(read_db(v).map_err(|m| (join(&path, "snr"), m))?),
+        (None, Some(v)) => Snr::Trace(read_trace(v).map_err(|m| (join(&path, "snr_trace"), m))?),
+        (None, None) => Snr::Perfect,
+    };
     Ok(Station {
         name: name.to_string(),
-        mcs,
-        snr_db,
+        rate: mcs,
+        snr,
     })
 }
 
-fn read_mcs(key: &str, v: &Value) -> Res<usize> {
+/// `snr_trace`: a file of `time_s dB` lines (a path relative to the current directory), or an
+/// inline array of `[time_s, dB]` pairs.
+fn read_trace(v: &Value) -> Result<Vec<(crate::Nanos, f64)>, String> {
+    let looks_like = "a file of \"time_s dB\" lines or an array like [[0, 30], [10, 12]]";
     match v {
-        Value::Integer(n) if (0..phy::MCS_COUNT as i64).contains(n) => Ok(*n as usize),
-        Value::String(s) if s == "ideal" || s == "minstrel" => Err((
-            key.into(),
-            format!("mcs = {s:?} is not built yet; accepted now: a fixed index 0 to 7 (802.11a: 0 = 6 Mbit/s, 7 = 54 Mbit/s)"),
-        )),
-        v => Err(bad(key, v, "a fixed index 0 to 7 (802.11a: 0 = 6 Mbit/s, 7 = 54 Mbit/s)")),
+        Value::String(file) => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("cannot read SNR trace {file:?}: {e}"))?;
+            snr::parse_trace(&text).map_err(|m| format!("SNR trace {file:?}: {m}"))
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let mut points = Vec::new();
+            for item in items {
+                let pair = match item {
+                    Value::Array(p) if p.len() == 2 => p,
+                    _ => {
+                        return Err(format!(
+                            "expected {looks_like}, got an item {}",
+                            describe(item)
+                        ))
+                    }
+                };
+                let num = |x: &Value| match x {
+                    Value::Integer(n) => Some(*n as f64),
+                    Value::Float(f) => Some(*f),
+                    _ => None,
+                };
+                let (Some(t), Some(db)) = (num(&pair[0]), num(&pair[1])) else {
+                    return Err(format!(
+                        "expected {looks_like}, got an item {}",
+                        describe(item)
+                    ));
+                };
+                snr::push_point(&mut points, t, db)?;
+            }
+            Ok(points)
+        }
+        v => Err(format!("expected {looks_like}, got {}", describe(v))),
     }
+}
+
+fn read_mcs(key: &str, v: &Value, phy: &Phy) -> Res<Rate> {
+    let valid: Vec<String> = (0..phy.mcs_count())
+        .filter(|&m| phy.valid(m))
+        .map(|m| m.to_string())
+        .collect();
+    match v {
+        Value::Integer(n) if *n >= 0 && phy.valid(*n as usize) => Ok(Rate::Fixed(*n as usize)),
+        Value::String(s) if s == "ideal" => Ok(Rate::Ideal),
+        Value::String(s) if s == "minstrel" => Ok(Rate::Minstrel),
+        v => Err(bad(
+            key,
+            v,
+            &format!(
+                "a fixed MCS index valid for this standard, width and streams ({}; 802.11a: 0 = 6 Mbit/s, 7 = 54 Mbit/s), \"ideal\" or \"minstrel\"",
+                valid.join(", ")
+            ),
+        )),
+    }
+}
+
+/// `width`, `guard_interval` and `spatial_streams` (802.11n/ac only).
+fn read_phy(t: &Table, standard: Standard) -> Res<Phy> {
+    if standard == Standard::A {
+        if let Some(key) = ["width", "guard_interval", "spatial_streams"]
+            .into_iter()
+            .find(|k| t.contains_key(*k))
+        {
+            return Err((
+                key.into(),
+                "802.11a has one 20 MHz channel, the long guard interval and one stream; this key is for standard = \"80211n\" or \"80211ac\"".into(),
+            ));
+        }
+        return Ok(Phy::A);
+    }
+    let widths: &[(&str, u32)] = if standard == Standard::N {
+        &[("20MHz", 20), ("40MHz", 40)]
+    } else {
+        &[("20MHz", 20), ("40MHz", 40), ("80MHz", 80)]
+    };
+    let names: Vec<String> = widths.iter().map(|(n, _)| format!("{n:?}")).collect();
+    let width_mhz = match t.get("width") {
+        None => 20,
+        Some(Value::String(s)) => match widths.iter().find(|(n, _)| n == s) {
+            Some(&(_, w)) => w,
+            None => return Err(bad("width", &Value::String(s.clone()), &names.join(", "))),
+        },
+        Some(v) => return Err(bad("width", v, &names.join(", "))),
+    };
+    let short_gi = match t.get("guard_interval") {
+        None => false,
+        Some(Value::String(s)) if s == "long" || s == "800ns" => false,
+        Some(Value::String(s)) if s == "short" || s == "400ns" => true,
+        Some(v) => {
+            return Err(bad(
+                "guard_interval",
+                v,
+                "\"long\" (800 ns) or \"short\" (400 ns)",
+            ))
+        }
+    };
+    let streams = match t.get("spatial_streams") {
+        None => 1,
+        Some(Value::Integer(n)) if (1..=4).contains(n) => *n as u32,
+        Some(v) => return Err(bad("spatial_streams", v, "an integer from 1 to 4")),
+    };
+    Ok(Phy {
+        standard,
+        width_mhz,
+        short_gi,
+        streams,
+    })
 }
 
 /// `"30dB"` or a number of dB.
@@ -241,8 +402,8 @@ mod tests {
         assert_eq!(shape.ports, vec!["s1", "s1:up", "s2", "s2:up"]);
         assert_eq!(shape.peak_bps, 54_000_000);
         let p = parse(&table("mcs = 5\n[stations.s1]\nsnr = \"30dB\"")).unwrap();
-        assert_eq!(p.stations[0].mcs, 5);
-        assert_eq!(p.stations[0].snr_db, Some(30.0));
+        assert_eq!(p.stations[0].rate, Rate::Fixed(5));
+        assert_eq!(p.stations[0].snr, Snr::Fixed(30.0));
         assert_eq!(p.retry_limit, 7);
     }
 
@@ -253,11 +414,41 @@ mod tests {
         assert!(e.1.contains("30dB"), "{}", e.1);
         let e = parse(&table("[stations.s1]\nmcs = 8")).unwrap_err();
         assert_eq!(e.0, "stations.s1.mcs");
-        let e = parse(&table("standard = \"80211n\"\n[stations.s1]")).unwrap_err();
+        let e = parse(&table("standard = \"80211g\"\n[stations.s1]")).unwrap_err();
         assert_eq!(e.0, "standard");
-        assert!(e.1.contains("not built yet"), "{}", e.1);
-        let e = parse(&table("mcs = \"minstrel\"\n[stations.s1]")).unwrap_err();
-        assert!(e.1.contains("not built yet"), "{}", e.1);
+        let e = parse(&table("width = \"40MHz\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "width");
+        let e = parse(&table(
+            "standard = \"80211n\"\nwidth = \"80MHz\"\n[stations.s1]",
+        ))
+        .unwrap_err();
+        assert!(e.1.contains("\"40MHz\""), "{}", e.1);
+        let e = parse(&table("standard = \"80211ac\"\nmcs = 9\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "mcs");
+        assert!(e.1.contains("0, 1, 2, 3, 4, 5, 6, 7, 8;"), "{}", e.1);
+        let p = parse(&table(
+            "standard = \"80211ac\"\nwidth = \"80MHz\"\nguard_interval = \"short\"\nspatial_streams = 2\nmcs = 9\n[stations.s1]",
+        ))
+        .unwrap();
+        assert_eq!(p.phy.rate_bps(9), 866_666_666);
+        let e = parse(&table("mcs = \"fast\"\n[stations.s1]")).unwrap_err();
+        assert!(e.1.contains("minstrel"), "{}", e.1);
+        let e = parse(&table("[stations.s1]\nsnr_trace = [[0, 30], [0, 20]]")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.snr_trace");
+        assert!(e.1.contains("increase"), "{}", e.1);
+        let e = parse(&table("[stations.s1]\nsnr_trace = \"/nonexistent\"")).unwrap_err();
+        assert!(e.1.contains("cannot read"), "{}", e.1);
+        let e = parse(&table("ideal_fer = 2.0\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "ideal_fer");
+        let p = parse(&table(
+            "mcs = \"minstrel\"\n[stations.s1]\nsnr_trace = [[0, 30], [1.5, 12]]\nmcs = \"ideal\"",
+        ))
+        .unwrap();
+        assert_eq!(p.stations[0].rate, Rate::Ideal);
+        assert_eq!(
+            p.stations[0].snr,
+            Snr::Trace(vec![(0, 30.0), (1_500_000_000, 12.0)])
+        );
         let e = parse(&table("[stations.s1]\nspeed = 3")).unwrap_err();
         assert_eq!(e.0, "stations.s1.speed");
         assert_eq!(parse(&table("mcs = 1")).unwrap_err().0, "stations");
