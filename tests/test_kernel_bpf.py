@@ -217,7 +217,7 @@ def test_a_killed_run_leaves_its_algorithm_until_cleanup(tmp_path):
     scenario.write_text(LOSSY.format(cc="westwood", duration="30s"))
     proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
                              str(tmp_path / "out")], stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 40  # a wait budget: namespace set-up can wait for teardowns
     while time.monotonic() < deadline and "westwood" not in _available():
         time.sleep(0.05)
     assert "westwood" in _available(), "the run never loaded westwood"

@@ -42,6 +42,11 @@ def _skip_reason() -> str | None:
 
 pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
 
+# How long a run may take to start its first client: a wait budget, not a measurement. Creating
+# namespaces waits for the kernel to finish tearing down earlier runs' (cleanup_net), which takes
+# seconds after tests that end many connections.
+CLIENT_START_S = 40
+
 CUBIC_20MBPS_40MS = """
 name = "cubic-fill"
 duration = "8s"
@@ -270,7 +275,7 @@ def test_interrupted_run_leaves_nothing_behind(tmp_path, sig):
     out = tmp_path / "out"
     proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o", str(out),
                              "--traffic-bin", str(traffic)], stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + CLIENT_START_S
     while time.monotonic() < deadline and not _processes_mentioning(f"{traffic} client"):
         time.sleep(0.05)
     assert _processes_mentioning(f"{traffic} client"), "the client never started"
@@ -293,7 +298,7 @@ def test_killed_run_leaves_no_process_and_cleanup_removes_its_namespaces(tmp_pat
     proc = subprocess.Popen([str(BIN / "rove-kernel"), "run", str(scenario), "-o",
                              str(tmp_path / "out"), "--traffic-bin", str(traffic)],
                             stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + CLIENT_START_S
     while time.monotonic() < deadline and not _processes_mentioning(f"{traffic} client"):
         time.sleep(0.05)
     proc.kill()  # SIGKILL: no clean-up in the orchestrator itself
@@ -320,7 +325,7 @@ def test_sigterm_to_rove_run_cleans_up(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "rove", "run", "--backend", "kernel",
                              str(scenario), "-o", str(out)], env=_env(traffic),
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + CLIENT_START_S
     while time.monotonic() < deadline and not _processes_mentioning(f"{traffic} client"):
         time.sleep(0.05)
     assert _processes_mentioning(f"{traffic} client"), "the client never started"
@@ -341,7 +346,7 @@ def test_kill_9_of_rove_run_stops_the_orchestrator_and_next_run_removes_its_stag
     proc = subprocess.Popen([sys.executable, "-m", "rove", "run", "--backend", "kernel",
                              str(scenario), "-o", str(out)], env=_env(traffic),
                             stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + CLIENT_START_S
     while time.monotonic() < deadline and not _processes_mentioning(f"{traffic} client"):
         time.sleep(0.05)
     assert _processes_mentioning(f"{traffic} client"), "the client never started"
