@@ -17,6 +17,7 @@ pub mod model;
 mod pie;
 pub mod ports;
 pub mod queue;
+pub mod radio;
 pub mod serializer;
 pub mod wifi;
 

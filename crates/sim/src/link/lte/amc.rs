@@ -18,6 +18,7 @@
 //!   MCS's threshold interpolates [`CQI_SINR_DB`] linearly in spectral efficiency (Q_m × its
 //!   effective code rate), extrapolating the last segment above CQI 15 (MCS 28: 25.5 dB).
 
+use super::super::radio::erfc;
 use super::tbs_table::TBS;
 
 /// Resource elements per PRB pair for data in the CSI reference resource (TS 36.213 7.2.3:
@@ -155,24 +156,4 @@ fn threshold_at_efficiency(eff: f64) -> f64 {
 /// Q(x) = ½ erfc(x / √2), the standard normal tail.
 pub fn q_function(x: f64) -> f64 {
     0.5 * erfc(x / std::f64::consts::SQRT_2)
-}
-
-/// erfc by Numerical Recipes' Chebyshev fit (`erfcc`, fractional error < 1.2e-7 everywhere).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let r = t * poly.exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
-    }
 }

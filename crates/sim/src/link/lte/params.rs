@@ -2,6 +2,7 @@
 //! tables): checked once when the scenario is parsed ([`check`], through the registry's
 //! [`LinkKind`]), read again infallibly when the model is built.
 
+use super::super::radio::bad;
 use super::amc;
 use super::channel::{self, Profile};
 use rove_scenario::parse::join;
@@ -560,22 +561,6 @@ fn read_hz(v: &Value) -> Option<f64> {
         }
     }
     None
-}
-
-fn bad(key: &str, v: &Value, accepted: &str) -> (String, String) {
-    (
-        key.into(),
-        format!("expected {accepted}, got {}", describe(v)),
-    )
-}
-
-fn describe(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("{s:?}"),
-        Value::Table(_) => "a table".into(),
-        Value::Array(_) => "an array".into(),
-        other => format!("{other}"),
-    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! ([`check`], through the registry's [`LinkKind`]), read again infallibly when the model is
 //! built.
 
+use super::super::radio::{bad, describe};
 use super::phy::{Phy, Standard};
 use super::snr::{self, Snr};
 use rove_scenario::parse::join;
@@ -366,22 +367,6 @@ fn read_db(v: &Value) -> Result<f64, String> {
             "expected an SNR like \"30dB\", got {}",
             describe(v)
         )),
-    }
-}
-
-fn bad(key: &str, v: &Value, accepted: &str) -> (String, String) {
-    (
-        key.into(),
-        format!("expected {accepted}, got {}", describe(v)),
-    )
-}
-
-fn describe(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("{s:?}"),
-        Value::Table(_) => "a table".into(),
-        Value::Array(_) => "an array".into(),
-        other => format!("{other}"),
     }
 }
 
