@@ -70,15 +70,21 @@ def _available() -> list[str]:
     return AVAILABLE.read_text().split()
 
 
-def _kernel_run(tmp_path: Path, cc: str, duration: str = "8s", name: str = "run"):
+def _kernel_run(tmp_path: Path, text: str, name: str) -> dict:
+    """``rove run --backend kernel`` of the scenario ``text``; its summary.json."""
     scenario = tmp_path / f"{name}.toml"
-    scenario.write_text(LOSSY.format(cc=cc, duration=duration))
-    out = tmp_path / name
+    scenario.write_text(text)
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     r = subprocess.run([sys.executable, "-m", "rove", "run", "--backend", "kernel", str(scenario),
-                        "-o", str(out)], capture_output=True, text=True, env=env, timeout=120)
+                        "-o", str(tmp_path / name)], capture_output=True, text=True, env=env,
+                       timeout=120)
     assert r.returncode == 0, r.stderr
-    return json.loads((out / "summary.json").read_text())
+    return json.loads((tmp_path / name / "summary.json").read_text())
+
+
+def _kernel_run_text(tmp_path: Path, text: str, name: str) -> dict:
+    """The first flow of :func:`_kernel_run`'s summary."""
+    return _kernel_run(tmp_path, text, name)["flows"][0]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +92,8 @@ def westwood_and_reno(tmp_path_factory):
     if "westwood" in _available():
         pytest.skip("this kernel has its own westwood: nothing to load")
     tmp = tmp_path_factory.mktemp("bpf")
-    return _kernel_run(tmp, "westwood", name="westwood"), _kernel_run(tmp, "reno", name="reno")
+    return (_kernel_run(tmp, LOSSY.format(cc="westwood", duration="8s"), "westwood"),
+            _kernel_run(tmp, LOSSY.format(cc="reno", duration="8s"), "reno"))
 
 
 def test_westwood_runs_on_the_kernel_and_is_unloaded_after(westwood_and_reno):
@@ -124,16 +131,6 @@ path = ["down"]
 ack_path = ["up"]
 """
 
-
-def _kernel_run_text(tmp_path: Path, text: str, name: str):
-    scenario = tmp_path / f"{name}.toml"
-    scenario.write_text(text)
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
-    r = subprocess.run([sys.executable, "-m", "rove", "run", "--backend", "kernel", str(scenario),
-                        "-o", str(tmp_path / name)], capture_output=True, text=True, env=env,
-                       timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads((tmp_path / name / "summary.json").read_text())["flows"][0]
 
 
 @pytest.mark.parametrize("cc", ["veno", "illinois"])
