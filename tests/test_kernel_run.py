@@ -469,22 +469,28 @@ def test_a_links_ports_run_on_the_kernel_backend(tmp_path):
     assert bbr["mean_rtt_ms"] < cubic["mean_rtt_ms"] / 2, (bbr["mean_rtt_ms"], cubic["mean_rtt_ms"])
 
 
+def _radio_totals(tmp_path: Path, name: str, flows: int) -> dict:
+    """scenarios/radio/NAME for 6 s on both backends: each backend's total goodput, after
+    checking that every one of its ``flows`` flows got more than 1 Mbit/s."""
+    totals = {}
+    for backend in ("kernel", "sim"):
+        out = tmp_path / backend
+        r = _rove("run", "--backend", backend, REPO / "scenarios" / "radio" / name, "-o", out,
+                  "--set", "duration=6s", "--quiet", env=_env(TRAFFIC))
+        assert r.returncode == 0, r.stderr
+        got = json.loads((out / "summary.json").read_text())["flows"]
+        assert len(got) == flows and all(f["goodput_mbps"] > 1.0 for f in got), got
+        totals[backend] = sum(f["goodput_mbps"] for f in got)
+    return totals
+
+
 def test_a_wifi_cell_carries_linux_tcp_as_the_simulator_does(tmp_path):
     """Issue 14: the WiFi cell (kind = "wifi", DCF) runs in the kernel backend's emulator on
     the real clock, under Linux's CUBIC and BBR: every flow gets airtime, and the cell carries
     about what the simulator's TCP gets through the same model (measured over 5 s: kernel
     22.8, simulator 23.7 Mbit/s in all), never more than one station's saturation rate at
     54 Mbit/s (30.5 Mbit/s, Bianchi with n = 1; crates/world/tests/wifi.rs)."""
-    scenario = REPO / "scenarios" / "radio" / "wifi-3sta.toml"
-    totals = {}
-    for backend in ("kernel", "sim"):
-        out = tmp_path / backend
-        r = _rove("run", "--backend", backend, scenario, "-o", out, "--set", "duration=6s",
-                  "--quiet", env=_env(TRAFFIC))
-        assert r.returncode == 0, r.stderr
-        flows = json.loads((out / "summary.json").read_text())["flows"]
-        assert len(flows) == 3 and all(f["goodput_mbps"] > 1.0 for f in flows), flows
-        totals[backend] = sum(f["goodput_mbps"] for f in flows)
+    totals = _radio_totals(tmp_path, "wifi-3sta.toml", flows=3)
     assert totals["kernel"] <= 30.5, totals
     assert abs(totals["kernel"] - totals["sim"]) <= 0.2 * totals["sim"], totals
 
@@ -496,15 +502,6 @@ def test_an_lte_cell_carries_linux_tcp_as_the_simulator_does(tmp_path):
     through the same model (measured over 6 s: kernel 30.62 + 6.78 = 37.4, simulator
     31.01 + 6.63 = 37.6 Mbit/s), never more than the cell's peak (MCS 28 over 100 PRBs:
     75.4 Mbit/s; crates/world/tests/lte.rs)."""
-    scenario = REPO / "scenarios" / "radio" / "lte-mobility.toml"
-    totals = {}
-    for backend in ("kernel", "sim"):
-        out = tmp_path / backend
-        r = _rove("run", "--backend", backend, scenario, "-o", out, "--set", "duration=6s",
-                  "--quiet", env=_env(TRAFFIC))
-        assert r.returncode == 0, r.stderr
-        flows = json.loads((out / "summary.json").read_text())["flows"]
-        assert len(flows) == 2 and all(f["goodput_mbps"] > 1.0 for f in flows), flows
-        totals[backend] = sum(f["goodput_mbps"] for f in flows)
+    totals = _radio_totals(tmp_path, "lte-mobility.toml", flows=2)
     assert totals["kernel"] <= 75.4, totals
     assert abs(totals["kernel"] - totals["sim"]) <= 0.2 * totals["sim"], totals

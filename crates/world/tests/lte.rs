@@ -300,17 +300,7 @@ fn bad_cell_keys_are_one_line_errors_naming_the_full_key() {
         let text = format!(
             "duration = \"1s\"\n[links.cell]\nkind = \"lte\"\n{keys}\n[[flows]]\npath = [\"cell:u1\"]\nack_path = [\"cell:u1:up\"]\n"
         );
-        let e = rove_world::parse(
-            &text,
-            &rove_world::ParseOptions {
-                source: "<test>",
-                ..Default::default()
-            },
-        )
-        .map(|_| ())
-        .unwrap_err();
-        assert!(!e.to_string().contains('\n'), "{e}");
-        (e.location, e.message)
+        common::parse_error(&text)
     };
     let (at, msg) = err("[links.cell.ues.u1]\nsnr = \"loud\"");
     assert_eq!(at, "links.cell.ues.u1.snr");

@@ -186,19 +186,7 @@ fn bad_cell_keys_are_one_line_errors_naming_the_full_key() {
             "duration = \"1s\"\n[links.air]\nkind = \"wifi\"\n{air}\n[[flows]]\npath = [\"air:s1\"]\nack_path = [\"air:s1:up\"]\n"
         )
     };
-    let err = |air: &str| {
-        let e = rove_world::parse(
-            &scenario(air),
-            &rove_world::ParseOptions {
-                source: "<test>",
-                ..Default::default()
-            },
-        )
-        .map(|_| ())
-        .unwrap_err();
-        assert!(!e.to_string().contains('\n'), "{e}");
-        (e.location, e.message)
-    };
+    let err = |air: &str| common::parse_error(&scenario(air));
     let (at, msg) = err("[links.air.stations.s1]\nsnr = \"loud\"");
     assert_eq!(at, "links.air.stations.s1.snr");
     assert!(msg.contains("\"30dB\""), "{msg}");

@@ -170,3 +170,19 @@ pub fn goodput_between(f: &FlowSeries, flow: u32, t0: f64, t1: f64) -> f64 {
 pub fn mean_queue_ms(s: &Summary) -> f64 {
     s.links[0].queue_delay.mean_queue_delay_ms.unwrap()
 }
+
+/// The error a scenario's parse gives, as (location, message); the error must be one line.
+#[allow(dead_code)]
+pub fn parse_error(text: &str) -> (String, String) {
+    let e = rove_world::parse(
+        text,
+        &rove_world::ParseOptions {
+            source: "<test>",
+            ..Default::default()
+        },
+    )
+    .map(|_| ())
+    .unwrap_err();
+    assert!(!e.to_string().contains('\n'), "{e}");
+    (e.location, e.message)
+}
