@@ -126,3 +126,25 @@ def test_incomplete_raw_directory(tmp_path):
 
     with pytest.raises(ResultsError, match="not a complete kernel run"):
         convert(tmp_path)
+
+
+def test_impossible_congestion_states_are_flagged_once_per_subflow():
+    # A window or threshold of 2^24 packets or more (not TCP_INFINITE_SSTHRESH) is no congestion
+    # control's doing: the first such sample of each subflow is reported, the connection's
+    # summed row is not reported beside its subflow, and ssthresh = 2^31 - 1 is not flagged.
+    from rove.kernel import impossible_states
+
+    inf = 2**31 - 1
+    cols = {"time_s": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0],
+            "flow": ["m"] * 9,
+            "subflow": [-1, 0, 1, -1, 0, 1, -1, 0, 1],
+            "cwnd_pkts": [30, 10, 20, 230353887, 230353880, 7, 10**9, 10**9 - 7, 7],
+            "ssthresh_pkts": [inf, inf, inf, 2165326096, 2165326096, 7, 5, 5, 7]}
+    assert impossible_states(cols) == [{"flow": "m", "subflow": 0, "time_s": 2.0,
+                                        "cwnd_pkts": 230353880, "ssthresh_pkts": 2165326096}]
+    single = {"time_s": [0.5, 0.6], "flow": ["t", "t"], "subflow": [-1, -1],
+              "cwnd_pkts": [16_777_215, 16_777_216], "ssthresh_pkts": [inf, 3]}
+    assert impossible_states(single) == [{"flow": "t", "subflow": -1, "time_s": 0.6,
+                                          "cwnd_pkts": 16_777_216, "ssthresh_pkts": 3}]
+    assert impossible_states({"time_s": [1.0], "flow": ["t"], "subflow": [-1],
+                              "cwnd_pkts": [10], "ssthresh_pkts": [inf]}) == []

@@ -366,7 +366,15 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         # What limited each kernel sender (TCP_INFO chrono times; no simulator counterpart).
         "tcp_limits": limits_out,
     }
-    warnings = unfinished_warnings(flows_out)
+    anomalies = impossible_states(ts_cols)
+    if anomalies:
+        summary["kernel_anomalies"] = anomalies
+    warnings = unfinished_warnings(flows_out) + [
+        f"flow {a['flow']}{'' if a['subflow'] < 0 else ' subflow %d' % a['subflow']}: the "
+        f"kernel reported an impossible congestion state at {a['time_s']:.3f} s (cwnd "
+        f"{a['cwnd_pkts']}, ssthresh {a['ssthresh_pkts']} packets); what follows is not the "
+        f"congestion control's behaviour (docs/kernel-backend.md, \"Impossible congestion "
+        f"states\")" for a in anomalies]
     if warnings:
         summary["warnings"] = warnings
     return summary, timeseries, queue
@@ -515,6 +523,29 @@ def _completion(size: int | None, delivered: int) -> dict:
         return {"completed": None, "bytes_left": None}
     left = max(0, int(size) - int(delivered))
     return {"completed": left == 0, "bytes_left": left}
+
+
+# No rove scenario comes near 2^24 packets in flight (24 GB at 1448 B); a window or threshold
+# above it that is not TCP_INFINITE_SSTHRESH (include/net/tcp.h) is a corrupted socket state.
+IMPOSSIBLE_PKTS = 1 << 24
+TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
+
+
+def impossible_states(ts_cols: dict) -> list[dict]:
+    """The first sample of each flow/subflow whose cwnd or ssthresh no congestion control can
+    have produced (see IMPOSSIBLE_PKTS), as dicts of flow, subflow, time_s, cwnd_pkts,
+    ssthresh_pkts."""
+    first: dict[tuple[str, int], dict] = {}
+    subflows = ts_cols.get("subflow") or [-1] * len(ts_cols["time_s"])
+    for t, flow, sub, cwnd, ssth in zip(ts_cols["time_s"], ts_cols["flow"], subflows,
+                                        ts_cols["cwnd_pkts"], ts_cols["ssthresh_pkts"]):
+        bad = cwnd >= IMPOSSIBLE_PKTS or (IMPOSSIBLE_PKTS <= ssth != TCP_INFINITE_SSTHRESH)
+        if bad and (flow, sub) not in first:
+            first[(flow, sub)] = {"flow": flow, "subflow": int(sub), "time_s": round(t, 6),
+                                  "cwnd_pkts": int(cwnd), "ssthresh_pkts": int(ssth)}
+    # A multipath connection's row sums its subflows: report the subflow, not both.
+    return [a for (flow, sub), a in first.items()
+            if sub >= 0 or not any(f == flow and k >= 0 for f, k in first)]
 
 
 def unfinished_warnings(flows: Sequence[dict]) -> list[str]:
