@@ -14,7 +14,7 @@ from rove.cli import main as cli_main
 from rove.reproduce import fidelity
 from rove.reproduce.document import check_json
 from rove.reproduce.fidelity import (Case, KernelRunner, Outcome, buffer_pkts, deep, grid,
-                                     grid_cases, rows_of)
+                                     grid_cases, rows_of, zoo)
 from rove.reproduce.study import Context
 from rove.reproduce.verdicts import FAILS, HOLDS, NOT_MEASURED, PARTLY, judge_distributions
 
@@ -113,9 +113,10 @@ def test_quick_sim_only_writes_the_report(tmp_path, capsys):
     # kernel (never a verdict the simulator alone could earn)
     report = json.loads((out / "report.json").read_text())
     assert check_json((out / "report.json").read_text()) == []
-    assert [s["title"][:2] for s in report["sections"]] == ["1.", "2."]
-    claims = [c for s in report["sections"] for c in s["claims"]]
-    assert len(claims) == 9 + 4 and {c["verdict"] for c in claims} == {NOT_MEASURED}
+    assert [s["title"][:2] for s in report["sections"]] == ["1.", "2.", "3."]
+    claims = [c for s in report["sections"][:2] for c in s["claims"]]
+    assert len(claims) == 9 + 4
+    assert {c["verdict"] for s in report["sections"] for c in s["claims"]} == {NOT_MEASURED}
     doc = json.loads((out / "fidelity.json").read_text())
     assert doc["runs"] == 5 and doc["kernel_runs"] == 0 and doc["failures"] == []
     assert doc["kernel"] == "not run (--sim-only)"
@@ -267,3 +268,61 @@ def test_a_machine_that_cannot_run_the_kernel_backend_stops_trying(tmp_path):
     assert len(calls) == 2  # the same exit-2 error twice: no more attempts
     assert all(o.sim is not None and o.kernel is None for o in outcomes)
     assert outcomes[-1].kernel_error.startswith("not run: skipped after the same error twice")
+
+
+def _fake_rove_kernel(tmp_path, monkeypatch, doc: dict) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "rove-kernel"
+    exe.write_text("#!/bin/sh\necho '" + json.dumps(doc) + "'\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("ROVE_BIN_DIR", str(bin_dir))
+
+
+def test_zoo_takes_its_algorithms_from_what_the_kernel_can_run(tmp_path, monkeypatch):
+    # The kernel's own and rove's loadable eBPF ports, each the simulator also has; the coupled
+    # multipath port and the handoff helper (no simulator algorithm) are left out, and named.
+    _fake_rove_kernel(tmp_path, monkeypatch, {"native": ["reno", "cubic", "bbr", "htcp_x"],
+                                              "ebpf": ["cdg", "handoff", "lia", "westwood"],
+                                              "coupled": ["lia"]})
+    algos, source = zoo.kernel_algorithms(["reno", "cubic", "bbr", "cdg", "lia", "westwood"])
+    assert algos == [("bbr", "kernel"), ("cdg", "eBPF"), ("cubic", "kernel"),
+                     ("reno", "kernel"), ("westwood", "eBPF")]
+    assert "handoff, htcp_x" in source and "coupled multipath ports left out: lia" in source
+    monkeypatch.setenv("ROVE_BIN_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    monkeypatch.setattr("rove.kernel._repo_root", lambda: tmp_path / "nowhere")
+    assert zoo.kernel_algorithms(["reno"])[0] == []
+
+
+def test_zoo_cases_cover_fixed_links_loss_and_a_deep_trace(tmp_path):
+    d = _trace_dir(tmp_path)
+    full = zoo.zoo_cases(["vegas", "bbr"], False, d)
+    assert len(full) == 2 * 5
+    vegas = [c for c in full if c.cc == "vegas"]
+    assert [zoo.case_class(c) for c in vegas] == ["0.5 BDP", "2 BDP", "8 BDP", "2 BDP, 1% loss",
+                                                  "Test.down, 1.5MB"]
+    # 20 Mbit/s x 40 ms = 100 kB: 0.5, 2 and 8 BDP in 1500-B packets
+    assert [c.scenario["links"]["down"]["buffer"] for c in vegas[:4]] == [
+        "33pkt", "133pkt", "533pkt", "133pkt"]
+    assert vegas[3].scenario["links"]["down"]["loss"] == 0.01
+    assert "loss" not in vegas[1].scenario["links"]["down"]
+    assert vegas[4].scenario["links"]["down"]["buffer"] == "1.5MB"
+    assert vegas[4].duration_s == pytest.approx(2.0)   # at most the trace's length
+    quick = zoo.zoo_cases(["vegas", "bbr"], True, d)
+    assert [zoo.case_class(c) for c in quick] == ["2 BDP", "2 BDP"]
+    assert all(c.duration_s == zoo.QUICK_DURATION_S for c in quick)
+
+
+def test_zoo_judges_retransmissions_within_a_factor_of_one_and_a_half():
+    def m(g, r):
+        return {"goodput_mbps": g, "mean_srtt_ms": 50.0, "p95_srtt_ms": 60.0, "retrans_rate": r}
+
+    sim = [m(10.0, 0.010), m(10.0, 0.010)]
+    assert zoo.judge(sim, [m(10.4, 0.014)])["retrans_rate"][0] == HOLDS     # 1.4x
+    assert zoo.judge(sim, [m(10.4, 0.0068)])["retrans_rate"][0] == HOLDS    # 1/1.47
+    assert zoo.judge(sim, [m(10.4, 0.016)])["retrans_rate"][0] == FAILS     # 1.6x
+    assert zoo.judge(sim, [m(10.4, 0.006)])["retrans_rate"][0] == FAILS     # 1/1.67
+    # goodput 4 % off holds, 6 % off does not (±5 %)
+    assert zoo.judge(sim, [m(10.4, 0.01)])["goodput_mbps"][0] == HOLDS
+    assert zoo.judge(sim, [m(10.6, 0.01)])["goodput_mbps"][0] == FAILS

@@ -140,7 +140,8 @@ def median(xs: Sequence[float]) -> float | None:
 
 def judge_distributions(reference: Sequence[float], other: Sequence[float],
                         tolerance: float, outlier_factor: float = 2.0,
-                        outlier_floor: float = 1e-3) -> tuple[str, str]:
+                        outlier_floor: float = 1e-3,
+                        factor: float | None = None) -> tuple[str, str]:
     """Whether several runs of one side (``other``, e.g. the kernel) agree with several of the
     other (``reference``, e.g. the simulator's seeds), judged on both spreads: :data:`HOLDS`
     when the ratio of the medians is within ``1 ± tolerance``; :data:`PARTLY` when it is not
@@ -148,8 +149,9 @@ def judge_distributions(reference: Sequence[float], other: Sequence[float],
     run-to-run spread; :data:`FAILS` otherwise; :data:`NOT_MEASURED` when a side has no run.
     A median hides a single deviating run: a run off the other side's median by more than
     ``outlier_factor`` (and by more than ``outlier_floor`` in absolute terms) makes a "holds"
-    only partly. Symmetric up to the ratio's direction. Returns the verdict and the numbers as
-    text."""
+    only partly. Symmetric up to the ratio's direction. With ``factor``, the medians' ratio
+    must lie within ``[1/factor, factor]`` instead of ``1 ± tolerance``. Returns the verdict
+    and the numbers as text."""
     a = [float(x) for x in reference if is_number(x)]
     b = [float(x) for x in other if is_number(x)]
 
@@ -169,7 +171,9 @@ def judge_distributions(reference: Sequence[float], other: Sequence[float],
                 and (min(x, m) <= 0 or max(x, m) / min(x, m) > outlier_factor)]
 
     odd = outliers(a, mb) + outliers(b, ma)
-    if abs(r - 1.0) <= tolerance + 1e-12:
+    within = (1.0 / factor - 1e-12 <= r <= factor + 1e-12) if factor else \
+        abs(r - 1.0) <= tolerance + 1e-12
+    if within:
         if odd:
             return PARTLY, text + f"; outlier run(s) {', '.join(f'{x:.4g}' for x in odd)}"
         return HOLDS, text

@@ -4,6 +4,9 @@
 //!                 [--traffic-bin PATH] [--emu-bin PATH] [--spin-us U]
 //!     rove-kernel cleanup        delete namespaces left by rove runs whose process is gone,
 //!                                and unregister eBPF congestion controls no live run uses
+//!     rove-kernel algorithms     the congestion controls a run can use here, as JSON:
+//!                                {"native": the kernel's own, "ebpf": rove's loadable ports,
+//!                                "coupled": the ports that couple MPTCP subflows}
 //!
 //! `run` writes DIR/raw/ (the emulator's records, one JSONL per flow, run.json); `rove run
 //! --backend kernel` turns it into summary.json and the Parquet files. The binaries default to
@@ -15,7 +18,7 @@ use rove_emu::args::{split_set, Args};
 use rove_emu::orchestrate::{self, RunOptions};
 use std::path::PathBuf;
 
-const USAGE: &str = "usage: rove-kernel run SCENARIO -o DIR [--seed N] [--set KEY=VALUE ...] [--traffic-bin PATH] [--emu-bin PATH] [--spin-us U]\n       rove-kernel cleanup";
+const USAGE: &str = "usage: rove-kernel run SCENARIO -o DIR [--seed N] [--set KEY=VALUE ...] [--traffic-bin PATH] [--emu-bin PATH] [--spin-us U]\n       rove-kernel cleanup\n       rove-kernel algorithms";
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> ! {
     eprintln!("rove-kernel: error: {msg}");
@@ -97,6 +100,20 @@ fn main() {
                 }
                 Err(e) => fail(1, e),
             }
+        }
+        Some("algorithms") => {
+            // The kernel's list also shows rove's ports while some run has them registered.
+            let ebpf = rove_emu::bpf_cc::loadable();
+            let native: Vec<String> = orchestrate::available_cc()
+                .into_iter()
+                .filter(|n| !ebpf.contains(n))
+                .collect();
+            let doc = serde_json::json!({
+                "native": native,
+                "ebpf": ebpf,
+                "coupled": rove_emu::bpf_cc::COUPLED,
+            });
+            println!("{doc}");
         }
         Some("-h") | Some("--help") => println!("{USAGE}"),
         _ => fail(2, USAGE),

@@ -8,7 +8,10 @@ Experiments (each a section of the report, with claims and verdicts):
    scenario, each flow judged against issue 5's targets;
 2. ``deep-cellular`` (:mod:`.deep`): deep buffers (1.5 MB) on the Mahimahi traces, several
    kernel runs against several simulator seeds, like with like (time-averaged srtt sampled every
-   10 ms on both sides, retransmission rates), the spread reported on both sides.
+   10 ms on both sides, retransmission rates), the spread reported on both sides;
+3. ``zoo`` (:mod:`.zoo`): every algorithm the kernel can run (its own and rove's eBPF ports,
+   from ``rove-kernel algorithms``) on fixed links of 0.5-8 BDP, random loss and a deep-buffered
+   trace, several kernel runs against several simulator seeds.
 
 The simulator runs in-process (:func:`rove.run`); the kernel backend through the command line,
 ``python -m rove run --backend kernel SCENARIO -o DIR``, one run at a time (real time, root).
@@ -18,7 +21,7 @@ measured".
 
 Layout of DIR: ``scenarios/ID.toml`` (every generated scenario), ``runs/ID/sim``,
 ``runs/ID/kernel`` and ``runs/ID/compare`` (rove compare of the two) for the grid;
-``deep-cellular/runs/ID/sim-seedN`` and ``kernel-N``; ``fidelity.json`` (every compared row of
+``deep-cellular/runs/ID/sim-seedN`` and ``kernel-N`` (and the same under ``zoo/``); ``fidelity.json`` (every compared row of
 the grid); ``report.md``, ``report.html``, ``report.json`` and the figures.
 """
 
@@ -28,7 +31,7 @@ import math
 from pathlib import Path
 
 from ..study import Experiment, RunInfo, Study, main as _study_main, run_line
-from . import deep, grid
+from . import deep, grid, zoo
 from .grid import TARGETS, agreement, grid_cases, rows_of  # noqa: F401  (the grid's API)
 from .runs import (Case, KernelRunner, Outcome, buffer_pkts, default_traces_dir,  # noqa: F401
                    kernel_backend_status, run_cases, trace_mean_mbps)
@@ -37,6 +40,8 @@ EXPERIMENTS = (
     Experiment("grid", "Issue 5's grid, single runs", analyse=grid.analyse, run=grid.run),
     Experiment("deep-cellular", "Deep buffers on cellular traces, runs against seeds",
                analyse=deep.analyse, run=deep.run),
+    Experiment("zoo", "Every algorithm on both backends, runs against seeds",
+               analyse=zoo.analyse, run=zoo.run),
 )
 
 
