@@ -113,10 +113,16 @@ def test_quick_sim_only_writes_the_report(tmp_path, capsys):
     # kernel (never a verdict the simulator alone could earn)
     report = json.loads((out / "report.json").read_text())
     assert check_json((out / "report.json").read_text()) == []
-    assert [s["title"][:2] for s in report["sections"]] == ["1.", "2.", "3."]
+    assert [s["title"][:2] for s in report["sections"]] == ["1.", "2.", "3.", "4."]
     claims = [c for s in report["sections"][:2] for c in s["claims"]]
     assert len(claims) == 9 + 4
-    assert {c["verdict"] for s in report["sections"] for c in s["claims"]} == {NOT_MEASURED}
+    # every claim about the kernel is "not measured"; the coupled experiment's claim about the
+    # simulator alone ("LIA on the simulator takes one share") is the one with a verdict
+    sim_only = [c for s in report["sections"] for c in s["claims"]
+                if c["statement"].startswith("LIA on the simulator")]
+    assert len(sim_only) == 1 and sim_only[0]["verdict"] != NOT_MEASURED
+    assert {c["verdict"] for s in report["sections"] for c in s["claims"]
+            if c not in sim_only} == {NOT_MEASURED}
     doc = json.loads((out / "fidelity.json").read_text())
     assert doc["runs"] == 5 and doc["kernel_runs"] == 0 and doc["failures"] == []
     assert doc["kernel"] == "not run (--sim-only)"
@@ -326,3 +332,28 @@ def test_zoo_judges_retransmissions_within_a_factor_of_one_and_a_half():
     # goodput 4 % off holds, 6 % off does not (±5 %)
     assert zoo.judge(sim, [m(10.4, 0.01)])["goodput_mbps"][0] == HOLDS
     assert zoo.judge(sim, [m(10.6, 0.01)])["goodput_mbps"][0] == FAILS
+
+
+def test_coupled_experiment_reads_the_shared_bottleneck_and_leaves_anomalous_runs_out(tmp_path):
+    from rove.reproduce.fidelity import coupled
+
+    c = coupled.case("lia", 90.0)
+    assert c.scenario["flows"][0]["cc"] == "lia" and c.scenario["flows"][0]["coupling"] == "auto"
+    assert c.scenario["links"]["bottleneck"]["loss"] == 0.001
+    assert c.scenario["duration"] == "90s"
+    u = coupled.case("reno-uncoupled", 30.0)
+    assert (u.scenario["flows"][0]["cc"], u.scenario["flows"][0]["coupling"]) == ("reno",
+                                                                                  "uncoupled")
+
+    def summary(mptcp, tcp, anomalies=None):
+        s = {"flows": [{"name": "mptcp", "goodput_mbps": mptcp},
+                       {"name": "tcp", "goodput_mbps": tcp}]}
+        if anomalies:
+            s["kernel_anomalies"] = anomalies
+        return s
+
+    o = Outcome(c, sims=[summary(10.0, 10.0), summary(11.0, 10.0)],
+                kernel_dirs=[tmp_path / "kernel-1", tmp_path / "kernel-2"],
+                kernels=[summary(9.0, 10.0), summary(15.0, 5.0, [{"subflow": 0}])])
+    sim, ker, odd = coupled.ratios(o)
+    assert sim == [1.0, 1.1] and ker == [0.9] and len(odd) == 1 and "kernel-2" in odd[0]

@@ -11,7 +11,9 @@ Experiments (each a section of the report, with claims and verdicts):
    10 ms on both sides, retransmission rates), the spread reported on both sides;
 3. ``zoo`` (:mod:`.zoo`): every algorithm the kernel can run (its own and rove's eBPF ports,
    from ``rove-kernel algorithms``) on fixed links of 0.5-8 BDP, random loss and a deep-buffered
-   trace, several kernel runs against several simulator seeds.
+   trace, several kernel runs against several simulator seeds;
+4. ``coupled`` (:mod:`.coupled`): rove's eBPF LIA on upstream MPTCP at a shared bottleneck
+   against the simulator's, with uncoupled subflows as the contrast.
 
 The simulator runs in-process (:func:`rove.run`); the kernel backend through the command line,
 ``python -m rove run --backend kernel SCENARIO -o DIR``, one run at a time (real time, root).
@@ -31,7 +33,7 @@ import math
 from pathlib import Path
 
 from ..study import Experiment, RunInfo, Study, main as _study_main, run_line
-from . import deep, grid, zoo
+from . import coupled, deep, grid, zoo
 from .grid import TARGETS, agreement, grid_cases, rows_of  # noqa: F401  (the grid's API)
 from .runs import (Case, KernelRunner, Outcome, buffer_pkts, default_traces_dir,  # noqa: F401
                    kernel_backend_status, run_cases, trace_mean_mbps)
@@ -42,6 +44,8 @@ EXPERIMENTS = (
                analyse=deep.analyse, run=deep.run),
     Experiment("zoo", "Every algorithm on both backends, runs against seeds",
                analyse=zoo.analyse, run=zoo.run),
+    Experiment("coupled", "Coupled LIA on upstream MPTCP at a shared bottleneck",
+               analyse=coupled.analyse, run=coupled.run),
 )
 
 
