@@ -339,7 +339,9 @@ def _shared_bottleneck(tmp_path: Path, cc: str, coupling: str, seed: int) -> tup
             summary.get("kernel_anomalies", []))
 
 
-def test_coupled_lia_on_upstream_mptcp_takes_about_one_share_at_a_shared_bottleneck(tmp_path):
+@pytest.mark.parametrize("cc", ["lia", "balia"])
+def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottleneck(cc,
+                                                                                    tmp_path):
     # Two MPTCP subflows and one TCP Reno flow through one 20 Mbit/s bottleneck with 0.1 %
     # random loss; rove's eBPF LIA couples the subflows through a map keyed by their
     # connection. Measured on this machine (connection / TCP goodput), 90-s kernel runs: 17
@@ -352,21 +354,24 @@ def test_coupled_lia_on_upstream_mptcp_takes_about_one_share_at_a_shared_bottlen
     # as kernel_anomalies). Such a run measures no congestion control: it is printed and
     # replaced by the next seed. CI cannot afford the runs the band needs (a 30-s run exceeds
     # 1.15 about one time in three), so it asserts the median of three clean 30-s runs against
-    # [0.85, 1.5]: about one share, not the ~2 of independent subflows.
-    if "lia" in _available():
-        pytest.skip("this kernel has its own lia")
+    # [0.85, 1.5]: about one share, not the ~2 of independent subflows. BALIA (the same
+    # machinery, mptcp_coupled.h) measured 1.05 and 1.12 in 60-s kernel runs, the simulator's
+    # 90-s seeds 1.13 and 1.04. The band itself is judged over 90-s runs by the fidelity study's
+    # coupled experiment (docs/reproductions/fidelity/coupled.md).
+    if cc in _available():
+        pytest.skip(f"this kernel has its own {cc}")
     clean, anomalous = [], []
     for seed in range(1, 7):
-        ratio, anomalies = _shared_bottleneck(tmp_path, "lia", "auto", seed)
+        ratio, anomalies = _shared_bottleneck(tmp_path, cc, "auto", seed)
         (anomalous if anomalies else clean).append((seed, round(ratio, 3), anomalies))
         if len(clean) == 3:
             break
-    print(f"LIA connection / TCP, clean 30-s runs: {clean}; runs with kernel anomalies: "
+    print(f"{cc} connection / TCP, clean 30-s runs: {clean}; runs with kernel anomalies: "
           f"{anomalous}")
     assert len(clean) == 3, f"three of six runs hit the kernel anomaly: {anomalous}"
     median = sorted(r for _, r, _ in clean)[1]
     assert 0.85 <= median <= 1.5, clean
-    assert "lia" not in _available()
+    assert cc not in _available()
 
 
 def test_uncoupled_lia_is_refused_on_the_kernel(tmp_path):

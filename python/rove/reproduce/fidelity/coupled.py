@@ -5,24 +5,25 @@ item 5 and its "Done when").
 flow through one 20 Mbit/s bottleneck (1-BDP DropTail, 40 ms RTT), with 0.1 % random loss at the
 bottleneck (as the simulator's own coupled-algorithm test: without it single runs swing with the
 phase of the overflows). Per run: the connection's goodput over the TCP flow's. The connection
-runs LIA (on the kernel rove's eBPF port, coupled through a map keyed by the connection), and, as
-the contrast, two uncoupled Reno subflows. A kernel run whose results carry
+runs LIA or BALIA (on the kernel rove's eBPF ports, coupled through a map keyed by the
+connection), and, as the contrast, two uncoupled Reno subflows. A kernel run whose results carry
 ``kernel_anomalies`` (an impossible congestion state, docs/kernel-backend.md) measures no
 congestion control: it is left out and named.
 
-Claims, with their criteria:
+Claims, with their criteria, for each coupled algorithm:
 
-1. LIA takes one share on the kernel: the median ratio over the clean kernel runs within
-   0.85-1.15 (issue 13, "Done when");
+1. it takes one share on the kernel: the median ratio over the clean kernel runs within
+   0.85-1.15 (issue 13, "Done when", said of LIA);
 2. and on the simulator: the same over the seeds;
 3. the two backends agree: the medians' ratio within ±10 % (issue 13 item 5), partly when the
    ranges overlap (:func:`~rove.reproduce.verdicts.judge_distributions`);
-4. coupling is what brings it there: two uncoupled Reno subflows take at least 1.3 shares on the
-   kernel (median), and more than LIA does.
+
+and 4. coupling is what brings them there: two uncoupled Reno subflows take at least 1.3 shares
+on the kernel (median), and more than each coupled algorithm does.
 
 [GAP] choices (parameters below): 90-s runs (a 30-s run's ratio spreads 0.97-1.43 on the
-kernel); four kernel runs of LIA and two of the uncoupled pair against simulator seeds 1-8 (1-4
-for the pair); ``--quick``: 30 s, one kernel run each, seeds 1-2.
+kernel); four kernel runs of each coupled algorithm and two of the uncoupled pair against
+simulator seeds 1-8 (1-4 for the pair); ``--quick``: 30 s, one kernel run each, seeds 1-2.
 """
 
 from __future__ import annotations
@@ -44,16 +45,18 @@ QUICK_DURATION_S = 30.0
 ONE_SHARE = (0.85, 1.15)      # issue 13, "Done when"
 AGREEMENT = 0.10              # issue 13 item 5: within 10 %
 UNCOUPLED_AT_LEAST = 1.3      # [GAP] two independent Reno subflows: about two shares
+COUPLED = ("lia", "balia")     # rove's coupled eBPF ports (crates/emu/src/bpf_cc.rs COUPLED)
+CONTRAST = "reno-uncoupled"
 RUNS = {  # variant: (kernel runs, simulator seeds), full and quick
-    "lia": ((4, tuple(range(1, 9))), (1, (1, 2))),
-    "reno-uncoupled": ((2, (1, 2, 3, 4)), (1, (1, 2))),
+    **{cc: ((4, tuple(range(1, 9))), (1, (1, 2))) for cc in COUPLED},
+    CONTRAST: ((2, (1, 2, 3, 4)), (1, (1, 2))),
 }
 START_STEP_MS = 7.0           # as .deep: seed N starts the flows (N - 1) x 7 ms later
 
 
 def case(variant: str, duration_s: float) -> Case:
     doc = tomllib.loads(SCENARIO.read_text(encoding="utf-8"))
-    cc, coupling = ("lia", "auto") if variant == "lia" else ("reno", "uncoupled")
+    cc, coupling = (variant, "auto") if variant in COUPLED else ("reno", "uncoupled")
     doc["name"] = f"coupled-{variant}"
     doc["duration"] = f"{duration_s:g}s"
     doc["links"]["bottleneck"]["loss"] = LOSS
@@ -100,17 +103,17 @@ def _spread(xs: Sequence[float]) -> str:
 
 
 def analyse(ctx: Context) -> Section:
-    by_variant = {("lia" if o.case.cc == "lia" else "reno-uncoupled"): o for o in ctx.data}
-    s = Section("4. Coupled LIA on upstream MPTCP at a shared bottleneck: kernel runs against "
-                "simulator seeds")
+    by_variant = {(o.case.cc if o.case.cc in COUPLED else CONTRAST): o for o in ctx.data}
+    s = Section("4. Coupled congestion control on upstream MPTCP at a shared bottleneck: kernel "
+                "runs against simulator seeds")
     s.paragraphs.append(
         "Setup: `scenarios/multipath/shared-bottleneck.toml` (two MPTCP subflows and one TCP "
         f"Reno flow through one 20 Mbit/s, 1-BDP bottleneck, 40 ms RTT) with {LOSS:.1%} random "
         f"loss at the bottleneck, {fmt(ctx.data[0].case.duration_s if ctx.data else 0, 'g')} s "
-        "per run; the measure is the connection's goodput over the TCP flow's. LIA is rove's "
-        "eBPF port on the kernel (coupled through a map keyed by the connection) and the "
-        f"simulator's LIA; the contrast is two uncoupled Reno subflows. Kernel: "
-        f"{ctx.options.get('kernel_status', '')}.")
+        "per run; the measure is the connection's goodput over the TCP flow's. "
+        f"{' and '.join(c.upper() for c in COUPLED)} are rove's eBPF ports on the kernel "
+        "(coupled through a map keyed by the connection) and the simulator's own; the contrast "
+        f"is two uncoupled Reno subflows. Kernel: {ctx.options.get('kernel_status', '')}.")
     rows = []
     measured: dict[str, tuple[list[float], list[float]]] = {}
     for name, o in by_variant.items():
@@ -124,30 +127,35 @@ def analyse(ctx: Context) -> Section:
             s.notes.append(f"{o.case.id}: kernel: {o.kernel_error}")
     s.tables.append(Table(["connection", "simulator (connection / TCP)", "kernel (clean runs)"],
                           rows, "every run in `coupled/runs/ID/sim-seedN` and `kernel-N`"))
-    sim, ker = measured.get("lia", ([], []))
     src = "issue 13, 'Done when' (a coupled LIA connection takes 0.85-1.15 of a competing flow)"
     band = f"median within {ONE_SHARE[0]}-{ONE_SHARE[1]}; not measured without runs"
-    s.claims.append(Claim("LIA on the Linux kernel (rove's eBPF port) takes one share at a "
-                          "shared bottleneck", src, _spread(ker), band,
-                          judge_range(median(ker) if ker else None, ONE_SHARE)))
-    s.claims.append(Claim("LIA on the simulator takes one share at a shared bottleneck", src,
-                          _spread(sim), band, judge_range(median(sim) if sim else None,
-                                                          ONE_SHARE)))
-    verdict, text = judge_distributions(sim, ker, AGREEMENT)
-    s.claims.append(Claim("the shared-bottleneck ratio is the same on the kernel and the "
-                          "simulator", "issue 13 item 5 (within 10 %)", text,
-                          "medians' ratio within ±10 % holds; ranges overlapping partly",
-                          verdict))
-    _, unc = measured.get("reno-uncoupled", ([], []))
-    if unc and ker:
-        v = HOLDS if median(unc) >= UNCOUPLED_AT_LEAST and median(unc) > median(ker) else FAILS
-    else:
-        v = NOT_MEASURED
-    s.claims.append(Claim("two uncoupled subflows take more than one share (the coupling is "
-                          "what brings LIA to one)", "RFC 6356 goal 2; issue 6",
-                          f"uncoupled {_spread(unc)}; LIA {_spread(ker)}",
-                          f"kernel medians: uncoupled at least {UNCOUPLED_AT_LEAST} and above "
-                          f"LIA's", v))
+    _, unc = measured.get(CONTRAST, ([], []))
+    for cc in COUPLED:
+        if cc not in measured:
+            continue
+        sim, ker = measured[cc]
+        name = cc.upper()
+        s.claims.append(Claim(f"{name} on the Linux kernel (rove's eBPF port) takes one share at "
+                              "a shared bottleneck", src, _spread(ker), band,
+                              judge_range(median(ker) if ker else None, ONE_SHARE)))
+        s.claims.append(Claim(f"{name} on the simulator takes one share at a shared bottleneck",
+                              src, _spread(sim), band,
+                              judge_range(median(sim) if sim else None, ONE_SHARE)))
+        verdict, text = judge_distributions(sim, ker, AGREEMENT)
+        s.claims.append(Claim(f"{name}'s shared-bottleneck ratio is the same on the kernel and "
+                              "the simulator", "issue 13 item 5 (within 10 %)", text,
+                              "medians' ratio within ±10 % holds; ranges overlapping partly",
+                              verdict))
+        if unc and ker:
+            v = HOLDS if median(unc) >= UNCOUPLED_AT_LEAST and median(unc) > median(ker) \
+                else FAILS
+        else:
+            v = NOT_MEASURED
+        s.claims.append(Claim(f"two uncoupled subflows take more than one share (the coupling "
+                              f"is what brings {name} to one)", "RFC 6356 goal 2; issue 6",
+                              f"uncoupled {_spread(unc)}; {name} {_spread(ker)}",
+                              f"kernel medians: uncoupled at least {UNCOUPLED_AT_LEAST} and "
+                              f"above {name}'s", v))
     s.verdict = combine(c.verdict for c in s.claims)
     if all(c.verdict == NOT_MEASURED for c in s.claims):
         s.verdict = NOT_MEASURED
