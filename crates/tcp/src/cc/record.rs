@@ -24,7 +24,8 @@
 //!   `ssthresh`, `cnt` (snd_cwnd_cnt), `clamp`, `snd_una`/`snd_nxt`/`high_seq` (bytes: segments ·
 //!   mss truncated to u32, as the kernel's sequence space), `srtt_us` (scaled by 8 as the
 //!   kernel's), `mdev_us` (scaled by 4), `packets_out`, `sacked_out`, `lost_out`,
-//!   `retrans_out`, `delivered`, `lost`, `is_cwnd_limited`, `max_packets_out`, `mss`,
+//!   `retrans_out`, `delivered`, `lost`, `is_cwnd_limited`, `max_packets_out`, `pacing_rate` (bytes/s, sk_pacing_rate),
+//!   `pacing_needed` (sk_pacing_status != SK_PACING_NONE), `mss`,
 //!   `ca_state`, `prior_cwnd`, `prior_ssthresh`, `app_limited`.
 //! - After: `out_cwnd`, `out_ssthresh`, `out_cnt`, `ret` (ssthresh and undo_cwnd's return
 //!   value, else 0) and `enter_cwr` (the algorithm asked the sender for tcp_enter_cwr).
@@ -184,7 +185,7 @@ impl Recorder {
              \"clamp\":{},\"snd_una\":{},\"snd_nxt\":{},\"high_seq\":{},\"srtt_us\":{},\
              \"mdev_us\":{},\"packets_out\":{},\"sacked_out\":{},\"lost_out\":{},\
              \"retrans_out\":{},\"delivered\":{},\"lost\":{},\"is_cwnd_limited\":{},\
-             \"max_packets_out\":{},\"mss\":{mss},\"ca_state\":{},\"prior_cwnd\":{},\
+             \"max_packets_out\":{},\"pacing_rate\":{},\"pacing_needed\":{},\"mss\":{mss},\"ca_state\":{},\"prior_cwnd\":{},\
              \"prior_ssthresh\":{},\"app_limited\":{},",
             self.lines,
             self.sk,
@@ -209,6 +210,8 @@ impl Recorder {
             tp.lost as u32,
             tp.is_cwnd_limited as u32,
             tp.max_packets_out,
+            tp.pacing_rate,
+            tp.pacing_needed as u32,
             ca_state_num(tp.ca_state),
             tp.prior_cwnd,
             tp.prior_ssthresh,
