@@ -192,7 +192,8 @@ def test_the_run_reaches_slow_start_recovery_rto_and_undo(traces):
 
 def test_a_wrong_port_is_caught(traces, tmp_path):
     """The replay can fail: Vegas with alpha 3 instead of tcp_vegas.c's 2 differs within the
-    run (measured: 1st mismatch at a cong_avoid, several hundred mismatching lines)."""
+    run (measured: 10 mismatching lines of 172823, the first a cong_avoid at 6.68 s on the
+    cellular flow, cwnd 87 in the simulator, 88 in the wrong port)."""
     src = (REPO / "crates" / "emu" / "bpf" / "vegas.bpf.c").read_text()
     wrong, n = re.subn(r"#define VEGAS_ALPHA 2", "#define VEGAS_ALPHA 3", src)
     assert n == 1

@@ -15,7 +15,7 @@
 	X(flags) X(now_ns) X(tcp_mstamp) X(jiffies) X(lsndtime) X(snd_cwnd) X(ssthresh) X(cnt) \
 	X(clamp) X(snd_una) X(snd_nxt) X(high_seq) X(srtt_us) X(mdev_us) X(packets_out)       \
 	X(sacked_out) X(lost_out) X(retrans_out) X(delivered) X(lost) X(is_cwnd_limited)      \
-	X(max_packets_out) X(pacing_rate) X(pacing_needed) X(mss) X(ca_state) X(prior_cwnd) X(prior_ssthresh) X(app_limited)  \
+	X(max_packets_out) X(pacing_rate) X(pacing_needed) X(mss) X(ca_state) X(prior_cwnd) X(prior_ssthresh) X(app_limited) X(min_rtt_us) X(delivered_mstamp)  \
 	X(out_cwnd) X(out_ssthresh) X(out_cnt) X(ret) X(enter_cwr) X(rs_prior_delivered)      \
 	X(rs_prior_mstamp) X(rs_delivered) X(rs_interval_us) X(rs_snd_interval_us)            \
 	X(rs_rcv_interval_us) X(rs_rtt_us) X(rs_acked_sacked) X(rs_losses)                    \

@@ -52,6 +52,8 @@ void rv_sock_load(int i, const struct rv_line *l, int mptcp)
 	tp->prior_cwnd = l->prior_cwnd;
 	tp->prior_ssthresh = l->prior_ssthresh;
 	tp->app_limited = l->app_limited;
+	tp->rtt_min.s[0].v = l->min_rtt_us; /* tcp_min_rtt() = minmax_get(&tp->rtt_min) */
+	tp->delivered_mstamp = l->delivered_mstamp;
 	icsk->icsk_ca_state = l->ca_state;
 	tp->inet_conn.icsk_inet.sk.sk_pacing_rate = l->pacing_rate;
 	tp->inet_conn.icsk_inet.sk.sk_pacing_status = l->pacing_needed ? SK_PACING_NEEDED : SK_PACING_NONE;

@@ -26,7 +26,8 @@
 //!   kernel's), `mdev_us` (scaled by 4), `packets_out`, `sacked_out`, `lost_out`,
 //!   `retrans_out`, `delivered`, `lost`, `is_cwnd_limited`, `max_packets_out`, `pacing_rate` (bytes/s, sk_pacing_rate),
 //!   `pacing_needed` (sk_pacing_status != SK_PACING_NONE), `mss`,
-//!   `ca_state`, `prior_cwnd`, `prior_ssthresh`, `app_limited`.
+//!   `ca_state`, `prior_cwnd`, `prior_ssthresh`, `app_limited`, `min_rtt_us` (tcp_min_rtt, ~0
+//!   before a sample), `delivered_mstamp` (µs).
 //! - After: `out_cwnd`, `out_ssthresh`, `out_cnt`, `ret` (ssthresh and undo_cwnd's return
 //!   value, else 0) and `enter_cwr` (the algorithm asked the sender for tcp_enter_cwr).
 //!
@@ -52,11 +53,14 @@ pub const RANDOM_STREAMS: &[(&str, &str)] = &[("cdg", "cdg")];
 /// How many values of a random stream the `prandom` line lists (CDG draws at most once per RTT).
 pub const PRANDOM_VALUES: usize = 20_000;
 
+/// A trace file, shared by every socket of one algorithm.
+type Sink = Arc<Mutex<BufWriter<File>>>;
+
 struct Session {
     dir: PathBuf,
     names: Vec<String>,
-    /// One file per algorithm name, shared by all its sockets, and the next socket index.
-    files: Vec<(String, Arc<Mutex<BufWriter<File>>>, u32)>,
+    /// One file per algorithm name, and the next socket index in it.
+    files: Vec<(String, Sink, u32)>,
 }
 
 thread_local! {
@@ -168,7 +172,7 @@ fn seq_bytes(seg: u64, mss: u32) -> u32 {
 /// The wrapper: forwards every hook and records it.
 pub struct Recorder {
     inner: Box<dyn CongestionControl>,
-    out: Arc<Mutex<BufWriter<File>>>,
+    out: Sink,
     sk: u32,
     lines: u64,
 }
@@ -186,7 +190,7 @@ impl Recorder {
              \"mdev_us\":{},\"packets_out\":{},\"sacked_out\":{},\"lost_out\":{},\
              \"retrans_out\":{},\"delivered\":{},\"lost\":{},\"is_cwnd_limited\":{},\
              \"max_packets_out\":{},\"pacing_rate\":{},\"pacing_needed\":{},\"mss\":{mss},\"ca_state\":{},\"prior_cwnd\":{},\
-             \"prior_ssthresh\":{},\"app_limited\":{},",
+             \"prior_ssthresh\":{},\"app_limited\":{},\"min_rtt_us\":{},\"delivered_mstamp\":{},",
             self.lines,
             self.sk,
             tp.now,
@@ -216,6 +220,8 @@ impl Recorder {
             tp.prior_cwnd,
             tp.prior_ssthresh,
             tp.app_limited as u32,
+            tp.min_rtt_us.min(u32::MAX as u64),
+            tp.delivered_mstamp / 1000,
         );
         self.lines += 1;
         s
