@@ -31,6 +31,10 @@
 //! - After: `out_cwnd`, `out_ssthresh`, `out_cnt`, `ret` (ssthresh and undo_cwnd's return
 //!   value, else 0) and `enter_cwr` (the algorithm asked the sender for tcp_enter_cwr).
 //!
+//! [GAP] Jiffies are recorded at the kernel profile's HZ (250, as the running kernel's and the
+//! replay's CONFIG_HZ); a run whose algorithm sets another `hz` in `cc_params` records jiffies
+//! its ports would not see, and is not a replay input.
+//!
 //! A first line per socket, `hook = "prandom"`, lists the first values of the algorithm's own
 //! random stream (`values`), for algorithms that draw (`get_random_u32`): the replay's
 //! bpf_get_prandom_u32 returns them in order, so a port that draws at the same moments draws the
@@ -398,6 +402,47 @@ mod tests {
         assert_eq!(seq_bytes(3, 1448), 4344);
         // 2^32 / 1448 = 2966137.3...: segment 2966138 wraps to 2966138·1448 − 2^32 = 528.
         assert_eq!(seq_bytes(2_966_138, 1448), 528);
+    }
+
+    /// A recorded Reno cong_avoid in slow start: cwnd 10 -> 12 on 2 packets acked, ssthresh
+    /// unchanged; one line with the before and after fields, sequence numbers in bytes.
+    #[test]
+    fn a_recorded_line_holds_arguments_before_and_after() {
+        let dir = std::env::temp_dir().join(format!("rove-record-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        record_to(&dir, &["reno"]);
+        let params = toml::Table::new();
+        let mut cc = crate::cc::build("reno", &crate::cc::CcConfig::new(&params, 1))
+            .unwrap()
+            .unwrap();
+        let mut tp = TcpState {
+            snd_una: 5,
+            snd_nxt: 15,
+            max_packets_out: 10,
+            is_cwnd_limited: true,
+            now: 300_000_000_000,
+            ..Default::default()
+        };
+        cc.cong_avoid(&mut tp, 2);
+        drop(cc);
+        stop_recording();
+        let text = std::fs::read_to_string(dir.join("reno.jsonl")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let line = text.lines().next().unwrap();
+        for field in [
+            "\"hook\":\"cong_avoid\"",
+            "\"acked\":2,",
+            "\"ack\":7240,", // 5 segments of 1448 bytes
+            "\"snd_nxt\":21720,",
+            "\"jiffies\":0,", // 300 s: INITIAL_JIFFIES has wrapped to 0
+            "\"snd_cwnd\":10,",
+            "\"out_cwnd\":12,",
+            "\"out_ssthresh\":2147483647,",
+        ] {
+            assert!(line.contains(field), "{field} not in {line}");
+        }
+        // Not recording: build returns the algorithm itself.
+        assert_eq!(text.lines().count(), 1);
     }
 
     #[test]
