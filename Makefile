@@ -12,7 +12,8 @@
 #   3. the native extension rove._core built in release mode into the venv, rebuilt when any
 #      Rust source or manifest changes (stamp: .venv/.build-stamp);
 #   4. the kernel backend's binaries in target/release (stamp: .venv/.emu-stamp);
-#   5. the eBPF congestion controls in target/bpf (stamp: target/bpf/.stamp).
+#   5. the eBPF congestion controls in target/bpf (stamp: target/bpf/.stamp), and their host
+#      replay in target/bpf/host (stamp: target/bpf/host/.stamp).
 # When everything is in place the set-up costs well under a second.
 
 SHELL := /bin/bash
@@ -40,7 +41,7 @@ RUST_SRCS := Cargo.toml $(wildcard Cargo.lock) \
 DEPS_STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 
-.PHONY: help setup sysdeps build-emu build-bpf demo zoo test test-rust test-python bench bench-scale clean
+.PHONY: help setup sysdeps build-emu build-bpf build-bpf-replay demo zoo test test-rust test-python bench bench-scale clean
 
 help:
 	@echo "make demo    set up, run scenarios/demo.toml and write results/demo/report.html"
@@ -114,7 +115,18 @@ $(BPF_STAMP): $(BPF_SRCS) | sysdeps
 
 build-bpf: $(BPF_STAMP)
 
-setup: $(BUILD_STAMP) $(EMU_STAMP) $(BPF_STAMP)
+# (f) The host replay of the eBPF ports (crates/emu/bpf/host/build.sh -> target/bpf/host/
+#     replay-NAME): each port compiled for x86_64 against fake BPF headers, checked by
+#     tests/test_bpf_replay.py against the simulator's recorded hook calls. Not built without
+#     clang or vmlinux.h (the test then skips and says so).
+BPF_REPLAY_STAMP := target/bpf/host/.stamp
+$(BPF_REPLAY_STAMP): $(BPF_STAMP) $(wildcard crates/emu/bpf/host/*.c crates/emu/bpf/host/*.h crates/emu/bpf/host/*.sh crates/emu/bpf/host/include/bpf/*.h)
+	crates/emu/bpf/host/build.sh
+	@mkdir -p $(dir $@) && touch $@
+
+build-bpf-replay: $(BPF_REPLAY_STAMP)
+
+setup: $(BUILD_STAMP) $(EMU_STAMP) $(BPF_STAMP) $(BPF_REPLAY_STAMP)
 
 demo: $(BUILD_STAMP) $(EMU_STAMP)
 	$(ROVE) run scenarios/demo.toml -o results/demo --force
@@ -139,7 +151,7 @@ test: test-rust test-python
 test-rust: $(BUILD_STAMP)
 	cargo test --workspace --release --exclude rove-py
 
-test-python: $(BUILD_STAMP) $(EMU_STAMP) $(BPF_STAMP)
+test-python: $(BUILD_STAMP) $(EMU_STAMP) $(BPF_STAMP) $(BPF_REPLAY_STAMP)
 	$(VPY) -m pytest -q -rsx tests
 
 bench: $(BUILD_STAMP)

@@ -10,6 +10,10 @@
  * - The gradient window (kcalloc'ed in the kernel) lives in per-socket storage (an sk_storage
  *   map); if it cannot be created, window = 1, as the kernel's allocation-failure fallback.
  * - Signed division (the gradient's extrapolation) is done on magnitudes: BPF has none.
+ * - undo_cwnd is tcp_reno_undo_cwnd, max(cwnd, prior_cwnd), where tcp_cdg.c returns max(cwnd,
+ *   cwnd at the last ssthresh call): the same number, since the kernel sets prior_cwnd = cwnd
+ *   just before every ssthresh call (tcp_init_cwnd_reduction, tcp_enter_loss) and a backoff
+ *   here calls no ssthresh and has nothing to undo (tests/test_bpf_replay.py compares them);
  * - get_random_u32 is bpf_get_prandom_u32; the module parameters are fixed at their defaults
  *   (window 8, backoff_beta 0.7071*1024, backoff_factor 42, hystart_detect 3, use_ineff 5,
  *   use_shadow 1, use_tolerance 0); no get_info; no MIB counters.

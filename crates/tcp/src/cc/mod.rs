@@ -17,6 +17,7 @@ mod highspeed;
 mod htcp;
 mod illinois;
 pub mod params;
+pub mod record;
 mod reno;
 mod vegas;
 mod veno;
@@ -180,7 +181,7 @@ pub fn build(
     REGISTRY
         .iter()
         .find(|(n, _)| *n == name)
-        .map(|(_, b)| b(config))
+        .map(|(_, b)| b(config).map(|algo| record::wrap(name, config.seed, algo)))
 }
 
 /// Rejects every key of `params` not in `known` (each algorithm calls this first).
