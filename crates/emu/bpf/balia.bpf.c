@@ -15,26 +15,27 @@
  * it (Reno). The subflows share their windows and RTTs as mptcp_coupled.h describes.
  *
  * Differences from the simulator's port (which computes in floating point):
- * - Fixed point: x_k = (w_k << 24) / srtt_k (srtt in us), and ai = 10·w_r·A·B with
- *   A = Σx/(x_r + M) and B = Σx/(4·x_r + M) each in 1/65536, truncated; α_r in 1/1024. ai and
- *   the decrease can differ by one from the real-number values near an integer.
+ * - Fixed point: x_k = (w_k << 32) / srtt_k (srtt in us), scaled down together below 2^31;
+ *   ai = 10·w_r·A·B with A = Σx/(x_r + M) and B = Σx/(4·x_r + M) each in 2^-28 and their
+ *   product in 2^-32, truncated; the decrease floor(floor(w_r/2)·M/x_r) (or ·3/2) by integer
+ *   division. ai can differ by one from the real-number value within about 1e-8 of an integer
+ *   (the simulator allows 1e-12).
  * - Those of mptcp_coupled.h (equal MSS, at most 8 coupled subflows, lock-free reads).
  */
 #include "mptcp_coupled.h"
 
 char _license[] SEC("license") = "GPL";
 
-#define RATE_SHIFT 24 /* x_k = (w_k << 24) / srtt_k */
-#define RATIO_SHIFT 16
-#define ALPHA_SHIFT 10
-/* mptcp_balia.c / the paper: the decrease factor min(alpha, 1.5), in 1/1024. */
-#define MAX_DECREASE ((3U << ALPHA_SHIFT) >> 1)
+#define RATE_SHIFT 32  /* x_k = (w_k << 32) / srtt_k, then scaled down together (below) */
+#define RATE_MAX (1ULL << 31)
+#define RATIO_SHIFT 28 /* Σx/(x_r + M) and Σx/(4·x_r + M), each at most 8 */
 
 struct rates {
 	__u64 me, max, sum;
 };
 
-/* x_r, max_k x_k and Σ x_k over the subflows that count; false when `me` does not count or is
+/* x_r, max_k x_k and Σ x_k over the subflows that count, scaled down by one power of two until
+ * Σ x_k < 2^31 (so the products below fit in 64 bits); false when `me` does not count or is
  * alone (then BALIA is Reno). */
 static __always_inline bool rates_of(struct coupled_conn *c, __u32 me, struct rates *r)
 {
@@ -57,19 +58,36 @@ static __always_inline bool rates_of(struct coupled_conn *c, __u32 me, struct ra
 		r->sum += x;
 		n++;
 	}
+	for (i = 0; i < 64 && r->sum >= RATE_MAX; i++) {
+		r->me >>= 1;
+		r->max >>= 1;
+		r->sum >>= 1;
+	}
 	return n > 1 && r->me > 0;
 }
 
-/* ai: packets acked per one-packet increase of the subflow in slot `me` with window `cwnd`. */
+/* ai: packets acked per one-packet increase of the subflow with window `cwnd`:
+ * 10·w·(Σx/(x_r + M))·(Σx/(4·x_r + M)), each ratio in 2^-28, the product kept in 2^-32. */
 static __always_inline __u32 acks_per_increment(struct rates *r, __u32 cwnd)
 {
 	__u64 a = (r->sum << RATIO_SHIFT) / (r->me + r->max);
 	__u64 b = (r->sum << RATIO_SHIFT) / (4 * r->me + r->max);
-	__u64 ai = (10 * (__u64)cwnd * a * b) >> (2 * RATIO_SHIFT);
+	__u64 ab = (a * b) >> (2 * RATIO_SHIFT - 32);
+	__u64 ai = (10 * (__u64)cwnd * ab) >> 32;
 
 	if (ai > 0xffffffffULL)
 		ai = 0xffffffffULL;
 	return max_t(__u32, 1U, (__u32)ai);
+}
+
+/* floor(floor(w/2) · min(α_r, 1.5)), α_r = M / x_r, by integer division. */
+static __always_inline __u32 decrease(struct rates *r, __u32 cwnd)
+{
+	__u64 half = cwnd >> 1;
+
+	if (2 * r->max >= 3 * r->me)
+		return (__u32)((3 * half) >> 1);
+	return (__u32)(half * r->max / r->me);
 }
 
 SEC("struct_ops")
@@ -125,15 +143,11 @@ __u32 BPF_PROG(balia_ssthresh, struct sock *sk)
 	struct coupled_conn *c = conn_of(ca);
 	struct rates r = {};
 	__u32 cwnd = tp->snd_cwnd, md;
-	__u64 alpha;
 
 	publish(sk, ca, c);
 	if (!c || !rates_of(c, ca->slot, &r))
 		return tcp_reno_ssthresh(sk);
-	alpha = (r.max << ALPHA_SHIFT) / r.me;
-	if (alpha > MAX_DECREASE)
-		alpha = MAX_DECREASE;
-	md = (__u32)(((__u64)(cwnd >> 1) * alpha) >> ALPHA_SHIFT);
+	md = decrease(&r, cwnd);
 	return cwnd > md + 2 ? cwnd - md : 2;
 }
 
