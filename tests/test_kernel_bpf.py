@@ -348,7 +348,8 @@ def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottle
     # runs 0.92-1.30, median 1.02, mean 1.04, 15 of 17 within the 0.85-1.15 (the
     # simulator's 90-s seeds 1-8: 0.96-1.20, mean 1.09); 30-s runs spread more (0.97-1.43).
     # Uncoupled Reno subflows: 1.23-2.07 (kernel), 1.64 and 2.09 (simulator).
-    # About one 90-s LIA run in four (8 of 26) hits a kernel anomaly: a subflow enters
+    # About one 90-s LIA run in four (8 of 26) hits a kernel anomaly (also seen with eBPF
+    # BALIA, and with single-path eBPF CDG and Illinois under 1 % loss): a subflow enters
     # recovery with ssthresh 0x81104110 while none of LIA's hooks ran, and PRR then grows cwnd
     # to ~10^9 (docs/kernel-backend.md, "Impossible congestion states"; the results flag it
     # as kernel_anomalies). Such a run measures no congestion control: it is printed and
