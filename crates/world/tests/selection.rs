@@ -118,7 +118,7 @@ fn changes(w: &World) -> Vec<(f64, String)> {
     let f = &w.recorder.flows;
     let mut out: Vec<(f64, String)> = Vec::new();
     for i in rows(f) {
-        if out.last().map(|(_, c)| c != &f.cc[i]).unwrap_or(true) {
+        if out.last().map(|(_, c)| *c != f.cc[i]).unwrap_or(true) {
             out.push((f.time_s[i], f.cc[i].to_string()));
         }
     }
