@@ -99,7 +99,7 @@ pub fn available_cc() -> Vec<String> {
 
 /// Parses the scenario and rejects what the kernel backend cannot run.
 pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
-    let sc = crate::link_emu::parse_scenario(&opts.scenario, &opts.overrides, opts.seed)
+    let mut sc = crate::link_emu::parse_scenario(&opts.scenario, &opts.overrides, opts.seed)
         .map_err(|e| RunError::Usage(e.to_string()))?;
     let source = opts.scenario.display();
     let available = available_cc();
@@ -109,6 +109,9 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             "{source}: {key}: {what} runs on the simulator only for now; run without --backend kernel"
         ))
     };
+    let selected = selection_switches(&sc, &available, &loadable)?;
+    sc.actions.extend(selected);
+    sc.controllers.clear();
     for (k, a) in sc.actions.iter().enumerate() {
         kernel_switch(&sc, a).map_err(|what| {
             RunError::Usage(format!(
@@ -213,6 +216,40 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
         )));
     }
     Ok(sc)
+}
+
+/// The switches of the scenario's `[[controllers]] kind = "selection"` (phases = "time"), read by
+/// the simulator's own reader (`rove_scenario::selection`): the same instants and handoff, run
+/// as the client's live switches. Any other controller is refused, naming it.
+fn selection_switches(
+    sc: &Scenario,
+    available: &[String],
+    loadable: &[String],
+) -> Result<Vec<rove_scenario::spec::ActionSpec>, RunError> {
+    use rove_scenario::component::build_components;
+    use rove_scenario::selection::Selection;
+    if let Some(c) = sc.controllers.iter().find(|c| c.kind != "selection") {
+        return Err(RunError::Usage(format!(
+            "{}: {}: a controller of kind {:?} runs on the simulator only for now (the kernel backend runs kind = \"selection\"); run without --backend kernel",
+            sc.source, c.location, c.kind
+        )));
+    }
+    let built = build_components(&sc.controllers, sc, &[("selection", Selection::read)])
+        .map_err(|e| RunError::Usage(e.to_string()))?;
+    for (s, spec) in built.iter().zip(&sc.controllers) {
+        let missing = |cc: &&String| {
+            !available.is_empty() && !available.contains(*cc) && !loadable.contains(*cc)
+        };
+        if let Some(bad) = s.plan.iter().find(missing) {
+            return Err(RunError::Usage(format!(
+                "{}: {}.plan: the kernel has no congestion control {bad:?} and rove has no eBPF port of it; available: {}",
+                sc.source,
+                spec.location,
+                available.join(", ")
+            )));
+        }
+    }
+    Ok(built.into_iter().flat_map(|s| s.switches).collect())
 }
 
 /// The kernel-side form of an `[[actions]]` entry: a live congestion-control switch of a

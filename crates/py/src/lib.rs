@@ -495,6 +495,35 @@ fn load_trace(path: &str) -> PyResult<Vec<u32>> {
     trace::load_mahimahi(Path::new(path)).map_err(scenario_err)
 }
 
+/// The selection controller's phases (`rove_scenario::selection::thesis_phases`, the schedule
+/// both backends use): `[(name, start_s, end_s)]`, for tests that pin it to
+/// `rove.selection.thesis_phases`.
+#[pyfunction]
+#[pyo3(signature = (direction, speed_kmh, duration_s, startup_s=None, constrained_s=None))]
+fn selection_phases(
+    direction: &str,
+    speed_kmh: f64,
+    duration_s: f64,
+    startup_s: Option<f64>,
+    constrained_s: Option<f64>,
+) -> PyResult<Vec<(&'static str, f64, f64)>> {
+    let ns = |s: f64| (s * 1e9).round() as u64;
+    rove_scenario::selection::thesis_phases(
+        direction,
+        speed_kmh,
+        ns(duration_s),
+        startup_s.map(ns),
+        constrained_s.map(ns),
+    )
+    .map(|phases| {
+        phases
+            .into_iter()
+            .map(|p| (p.name, p.start_ns as f64 / 1e9, p.end_ns as f64 / 1e9))
+            .collect()
+    })
+    .map_err(PyValueError::new_err)
+}
+
 /// A decision tree or tree ensemble (`rove_model`: an XGBoost JSON model or rove's export of
 /// scikit-learn trees), evaluated as the engine's controllers evaluate it.
 #[pyclass(module = "rove._core", name = "TreeModel", frozen)]
@@ -642,6 +671,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(synth_trace, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(selection_phases, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<PyTreeModel>()?;
     Ok(())

@@ -8,6 +8,7 @@ pub mod component;
 pub mod error;
 pub mod parse;
 pub mod seed;
+pub mod selection;
 pub mod spec;
 pub mod trace;
 pub mod units;

@@ -19,6 +19,7 @@
 //! drives the same `World::apply`.
 
 mod features;
+mod selection;
 mod tree_cc;
 
 pub use features::{
@@ -43,6 +44,8 @@ pub enum Cadence {
 pub trait Controller: Send + Sync {
     fn kind(&self) -> &'static str;
 
+    /// Read when the controller is added and again after each call, so a time cadence may
+    /// change from call to call (the selection controller's is the time to its next switch).
     fn cadence(&self) -> Cadence;
 
     /// Looks at the world at `now` and pushes the changes to apply now onto `actions` (their
@@ -60,6 +63,7 @@ type Builder = fn(&ComponentParams, &Scenario) -> Result<Box<dyn Controller>, Co
 /// Every built-in controller: (kind, constructor).
 pub const REGISTRY: &[(&str, Builder)] = &[
     ("features", features::FeatureRecorder::build),
+    ("selection", selection::Selection::build),
     ("tree_cc", tree_cc::TreeCc::build),
 ];
 
