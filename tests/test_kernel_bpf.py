@@ -358,3 +358,56 @@ def test_uncoupled_lia_is_refused_on_the_kernel(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2
     assert "flows[0] (mptcp).coupling" in r.stderr and "couples every subflow" in r.stderr, r.stderr
+
+
+def _sim_run_text(tmp_path: Path, text: str, name: str) -> dict:
+    """The first flow of the simulator's run of the scenario ``text`` (for comparison)."""
+    scenario = tmp_path / f"{name}-sim.toml"
+    scenario.write_text(text)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    r = subprocess.run([sys.executable, "-m", "rove", "run", str(scenario), "-o",
+                        str(tmp_path / f"{name}-sim"), "--quiet"], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads((tmp_path / f"{name}-sim" / "summary.json").read_text())["flows"][0]
+
+
+def test_bbr2_fills_the_link_with_a_short_queue_where_cubic_fills_the_buffer(tmp_path):
+    # 20 Mbit/s, 40 ms, a 400 KB buffer (4 BDP), 8 s. Measured on the kernel (two runs):
+    # bbr2 18.40 / 18.24 Mbit/s, mean RTT 48.4 / 48.5 ms, p95 119.3 / 119.9 ms (STARTUP's
+    # queue), no retransmissions; CUBIC 18.89 / 18.89 Mbit/s, mean RTT 149.9 / 149.6 ms,
+    # 0.2 % retransmitted. The simulator's bbr2 on the same scenario: 18.47 Mbit/s, 47.8 ms,
+    # p95 119.8 ms, no retransmissions (CUBIC 18.97 Mbit/s, 152.7 ms).
+    if "bbr2" in _available():
+        pytest.skip("this kernel has its own bbr2")
+    bbr2 = _kernel_run_text(tmp_path, DEEP.format(cc="bbr2"), "bbr2")
+    cubic = _kernel_run_text(tmp_path, DEEP.format(cc="cubic"), "cubic")
+    sim = _sim_run_text(tmp_path, DEEP.format(cc="bbr2"), "bbr2")
+    print(f"kernel bbr2 {bbr2}\nkernel cubic {cubic}\nsimulator bbr2 {sim}")
+    assert bbr2["cc"] == "bbr2"
+    assert bbr2["goodput_mbps"] > 0.85 * 20, bbr2
+    assert bbr2["mean_rtt_ms"] < 0.5 * cubic["mean_rtt_ms"], (bbr2, cubic)
+    assert bbr2["retrans_rate"] <= cubic["retrans_rate"], (bbr2, cubic)
+    # Kernel and simulator agree (the fidelity criteria of issue 13: goodput 5 %, mean RTT 10 %).
+    assert abs(bbr2["goodput_mbps"] / sim["goodput_mbps"] - 1) < 0.05, (bbr2, sim)
+    assert abs(bbr2["mean_rtt_ms"] / sim["mean_rtt_ms"] - 1) < 0.10, (bbr2, sim)
+    assert "bbr2" not in _available()
+
+
+def test_bbr2_backs_off_under_random_loss_where_bbr_does_not(tmp_path):
+    # 20 Mbit/s, 40 ms, a 100 KB (1 BDP) buffer, 1 % random loss, 8 s, two runs each. BBRv2
+    # cuts bw_lo / inflight_lo by beta in every round with a loss (outside its probes); BBRv1
+    # ignores loss below its 20 % long-term threshold. Measured on the kernel: bbr2 15.90 /
+    # 16.13 Mbit/s, bbr 18.59 / 18.70 (ratio of the means 0.86); the simulator: bbr2 16.98,
+    # bbr 18.82 (0.90).
+    if "bbr2" in _available():
+        pytest.skip("this kernel has its own bbr2")
+    runs = {cc: [_kernel_run_text(tmp_path, LOSSY.format(cc=cc, duration="8s"), f"{cc}{k}")
+                 for k in range(2)] for cc in ("bbr2", "bbr")}
+    mean = {cc: sum(f["goodput_mbps"] for f in fs) / len(fs) for cc, fs in runs.items()}
+    sim = _sim_run_text(tmp_path, LOSSY.format(cc="bbr2", duration="8s"), "bbr2")
+    print(f"kernel goodput means {mean}; simulator bbr2 {sim['goodput_mbps']:.2f} Mbit/s")
+    assert all(f["cc"] == "bbr2" for f in runs["bbr2"])
+    assert mean["bbr2"] < 0.95 * mean["bbr"], mean
+    assert mean["bbr2"] > 0.5 * 20, mean  # backs off, does not collapse as Reno does (3 Mbit/s)
+    assert abs(mean["bbr2"] / sim["goodput_mbps"] - 1) < 0.10, (mean, sim)
