@@ -33,7 +33,8 @@
  *   loss round starts at tp->delivered, and while probing the loss rate of the ACK's sample
  *   (estimates above) is tested once per ACK instead of once per lost skb; if too high,
  *   inflight_hi is cut to bbr2_inflight_hi_from_lost_skb's value with pcount = rs->losses
- *   (the losses the ACK marked, as one skb).
+ *   (the losses the ACK marked, as one skb), unless the ACK's sample is app-limited (v2alpha
+ *   reads the lost skb's own tx.is_app_limited).
  * - ProbeRTT cannot mark the flow app-limited (tp->app_limited is not writable from a BPF
  *   tcp_congestion_ops in 6.18, net/ipv4/bpf_tcp_ca.c): samples taken in PROBE_RTT count as
  *   not app-limited. They are below the bandwidth peak, so bw_hi (a max filter) ignores them;
