@@ -382,3 +382,123 @@ def test_uncoupled_lia_is_refused_on_the_kernel(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2
     assert "flows[0] (mptcp).coupling" in r.stderr and "couples every subflow" in r.stderr, r.stderr
+
+
+def _sim_run_text(tmp_path: Path, text: str, name: str) -> dict:
+    """The first flow of the simulator's run of the scenario ``text`` (for comparison)."""
+    scenario = tmp_path / f"{name}-sim.toml"
+    scenario.write_text(text)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    r = subprocess.run([sys.executable, "-m", "rove", "run", str(scenario), "-o",
+                        str(tmp_path / f"{name}-sim"), "--quiet"], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads((tmp_path / f"{name}-sim" / "summary.json").read_text())["flows"][0]
+
+
+def test_bbr2_fills_the_link_with_a_short_queue_where_cubic_fills_the_buffer(tmp_path):
+    # 20 Mbit/s, 40 ms, a 400 KB buffer (4 BDP), 8 s. Measured on the kernel (two runs):
+    # bbr2 18.40 / 18.24 Mbit/s, mean RTT 48.4 / 48.5 ms, p95 119.3 / 119.9 ms (STARTUP's
+    # queue), no retransmissions; CUBIC 18.89 / 18.89 Mbit/s, mean RTT 149.9 / 149.6 ms,
+    # 0.2 % retransmitted. The simulator's bbr2 on the same scenario: 18.47 Mbit/s, 47.8 ms,
+    # p95 119.8 ms, no retransmissions (CUBIC 18.97 Mbit/s, 152.7 ms).
+    if "bbr2" in _available():
+        pytest.skip("this kernel has its own bbr2")
+    bbr2 = _kernel_run_text(tmp_path, DEEP.format(cc="bbr2"), "bbr2")
+    cubic = _kernel_run_text(tmp_path, DEEP.format(cc="cubic"), "cubic")
+    sim = _sim_run_text(tmp_path, DEEP.format(cc="bbr2"), "bbr2")
+    print(f"kernel bbr2 {bbr2}\nkernel cubic {cubic}\nsimulator bbr2 {sim}")
+    assert bbr2["cc"] == "bbr2"
+    assert bbr2["goodput_mbps"] > 0.85 * 20, bbr2
+    assert bbr2["mean_rtt_ms"] < 0.5 * cubic["mean_rtt_ms"], (bbr2, cubic)
+    assert bbr2["retrans_rate"] <= cubic["retrans_rate"], (bbr2, cubic)
+    # Kernel and simulator agree (the fidelity criteria of issue 13: goodput 5 %, mean RTT 10 %).
+    assert abs(bbr2["goodput_mbps"] / sim["goodput_mbps"] - 1) < 0.05, (bbr2, sim)
+    assert abs(bbr2["mean_rtt_ms"] / sim["mean_rtt_ms"] - 1) < 0.10, (bbr2, sim)
+    assert "bbr2" not in _available()
+
+
+def test_bbr2_backs_off_under_random_loss_where_bbr_does_not(tmp_path):
+    # 20 Mbit/s, 40 ms, a 100 KB (1 BDP) buffer, 1 % random loss, 8 s, two runs each. BBRv2
+    # cuts bw_lo / inflight_lo by beta in every round with a loss (outside its probes); BBRv1
+    # ignores loss below its 20 % long-term threshold. Measured on the kernel: bbr2 15.90 /
+    # 16.13 Mbit/s, bbr 18.59 / 18.70 (ratio of the means 0.86); the simulator: bbr2 16.98,
+    # bbr 18.82 (0.90).
+    if "bbr2" in _available():
+        pytest.skip("this kernel has its own bbr2")
+    runs = {cc: [_kernel_run_text(tmp_path, LOSSY.format(cc=cc, duration="8s"), f"{cc}{k}")
+                 for k in range(2)] for cc in ("bbr2", "bbr")}
+    mean = {cc: sum(f["goodput_mbps"] for f in fs) / len(fs) for cc, fs in runs.items()}
+    sim = _sim_run_text(tmp_path, LOSSY.format(cc="bbr2", duration="8s"), "bbr2")
+    print(f"kernel goodput means {mean}; simulator bbr2 {sim['goodput_mbps']:.2f} Mbit/s")
+    assert all(f["cc"] == "bbr2" for f in runs["bbr2"])
+    assert mean["bbr2"] < 0.95 * mean["bbr"], mean
+    assert mean["bbr2"] > 0.5 * 20, mean  # backs off, does not collapse as Reno does (3 Mbit/s)
+    assert abs(mean["bbr2"] / sim["goodput_mbps"] - 1) < 0.10, (mean, sim)
+
+
+def test_bbr2plus_keeps_its_rate_under_random_loss_as_on_the_simulator(tmp_path):
+    # BBRv2+ (seed 000 ch. 4, the thesis's defaults): alpha = 20 % where BBRv2 has 2 %, and
+    # ProbeTry / continuous probing keep it probing. 20 Mbit/s, 40 ms, 100 KB buffer, 1 % random
+    # loss, 8 s: measured on the kernel 18.37 Mbit/s (BBRv2 there: 15.90 / 16.13), the
+    # simulator's bbr2plus 18.40.
+    if "bbr2plus" in _available():
+        pytest.skip("this kernel has its own bbr2plus")
+    flow = _kernel_run_text(tmp_path, LOSSY.format(cc="bbr2plus", duration="8s"), "bbr2plus")
+    sim = _sim_run_text(tmp_path, LOSSY.format(cc="bbr2plus", duration="8s"), "bbr2plus")
+    print(f"kernel bbr2plus {flow}\nsimulator bbr2plus {sim}")
+    assert flow["cc"] == "bbr2plus"
+    assert flow["goodput_mbps"] > 0.85 * 20, flow
+    assert abs(flow["goodput_mbps"] / sim["goodput_mbps"] - 1) < 0.05, (flow, sim)
+    assert "bbr2plus" not in _available()
+
+
+def test_bbr2plus_cc_params_reach_the_kernels_socket(tmp_path):
+    # cc_params go through the port's parameter map (keyed by the run's sender namespace and
+    # the flow's address): probe_rtt_cwnd_gain = 0 holds PROBE_RTT (about 5 s in) at 4
+    # packets; by default it holds 0.5 BDP. Measured on the kernel, 20 Mbit/s, 40 ms, 200 KB,
+    # 8 s: min cwnd after 2 s 4 packets with the parameter, 34 without (both at 5.05 s).
+    if "bbr2plus" in _available():
+        pytest.skip("this kernel has its own bbr2plus")
+    import pandas as pd
+
+    text = DEEP.format(cc="bbr2plus").replace('buffer = "400KB"', 'buffer = "200KB"')
+    with_gain = text.replace('cc = "bbr2plus"', 'cc = "bbr2plus"\ncc_params = { probe_rtt_cwnd_gain = 0.0 }')
+    _kernel_run(tmp_path, with_gain, "gain0")
+    ts = pd.read_parquet(tmp_path / "gain0" / "timeseries.parquet")
+    assert ts[ts["time_s"] > 2]["cwnd_pkts"].min() <= 5, ts["cwnd_pkts"].describe()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('cc = "bbr2plus"', 'cc = "bbr2plus"\ncc_params = { theta = 0.5 }'))
+    r = subprocess.run([str(BIN / "rove-kernel"), "run", str(bad), "-o", str(tmp_path / "bad")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "flows[0] (f).cc_params.theta" in r.stderr and "from 1 to 4" in r.stderr, r.stderr
+    assert "bbr2plus" not in _available()
+
+
+def test_overlapping_bbr2plus_runs_keep_their_own_cc_params(tmp_path):
+    # Two runs at once share one registration of bbr2plus and its parameter map; each flow's
+    # entry is keyed by its run's sender namespace, so each socket finds its own: measured
+    # min cwnd after 2 s 4 packets with probe_rtt_cwnd_gain = 0, 34 (0.5 BDP) without.
+    if "bbr2plus" in _available():
+        pytest.skip("this kernel has its own bbr2plus")
+    text = DEEP.format(cc="bbr2plus").replace('buffer = "400KB"', 'buffer = "200KB"')
+    texts = [text.replace('cc = "bbr2plus"',
+                          'cc = "bbr2plus"\ncc_params = { probe_rtt_cwnd_gain = 0.0 }'), text]
+    procs = []
+    for k, t in enumerate(texts):
+        (tmp_path / f"s{k}.toml").write_text(t)
+        procs.append(subprocess.Popen([str(BIN / "rove-kernel"), "run", str(tmp_path / f"s{k}.toml"),
+                                       "-o", str(tmp_path / f"out{k}")], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate(timeout=90)
+        assert p.returncode == 0, err
+    low = []
+    for k in range(2):
+        rows = [json.loads(line) for line in
+                (tmp_path / f"out{k}" / "raw" / "flow-0.jsonl").read_text().splitlines()
+                if line.strip()]
+        low.append(min(r["cwnd_pkts"] for r in rows if not r.get("final") and r["t_s"] > 2))
+    assert low[0] <= 5 and low[1] >= 20, low
+    assert "bbr2plus" not in _available()

@@ -15,6 +15,7 @@
 
 pub mod args;
 pub mod bpf_cc;
+pub mod bpf_params;
 pub mod isolate;
 pub mod link_emu;
 pub mod netns;

@@ -1,7 +1,8 @@
 //! `rove-kernel run`: one scenario on the real Linux stack.
 //!
 //! 1. Parse the scenario (the simulator's parser: same keys, same errors) and check what the
-//!    kernel cannot do: an algorithm it lacks, `cc_params`.
+//!    kernel cannot do: an algorithm it lacks, `cc_params` (but those of "bbr2plus", which go
+//!    into its eBPF map before the flows start: bpf_params.rs).
 //! 2. Build the topology (topology.rs): two namespaces, TUN devices, addresses, routes.
 //! 3. Start `rove-traffic server` for every flow in the receiver namespace and wait until they
 //!    all listen, then the emulator
@@ -146,7 +147,22 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
                 &format!("workload = {:?}", f.workload.name()),
             ));
         }
-        if let Some(key) = f.cc_params.keys().next() {
+        if crate::bpf_params::WITH_PARAMS.contains(&f.cc.as_str()) {
+            // BBRv2+'s parameters go through its eBPF map (bpf_params.rs), per destination
+            // address: a multipath flow's subflows have several.
+            if !f.cc_params.is_empty() && is_multipath(f) {
+                return Err(RunError::Usage(format!(
+                    "{source}: flows[{i}] ({}).cc_params: the kernel backend passes {}'s parameters to single-path flows only; remove cc_params or run on the simulator",
+                    f.name, f.cc
+                )));
+            }
+            if let Err((key, message)) = crate::bpf_params::resolve(&f.cc, &f.cc_params) {
+                return Err(RunError::Usage(format!(
+                    "{source}: flows[{i}] ({}).cc_params.{key}: {message}",
+                    f.name
+                )));
+            }
+        } else if let Some(key) = f.cc_params.keys().next() {
             return Err(RunError::Usage(format!(
                 "{source}: flows[{i}] ({}).cc_params.{key}: cc_params cannot be applied on the kernel backend (the kernel's {} takes no per-flow parameters); remove cc_params or run on the simulator",
                 f.name, f.cc
@@ -455,6 +471,24 @@ fn configure_mptcp(topo: &Topology, routes: &[RouteSpec]) -> Result<(), String> 
     )
 }
 
+/// Writes each flow's resolved `cc_params` into its algorithm's map (bpf_params.rs), keyed by
+/// the sender namespace and the flow's receiver address.
+fn write_cc_params(
+    sc: &Scenario,
+    topo: &Topology,
+) -> Result<crate::bpf_params::ParamEntries, String> {
+    let mut entries = crate::bpf_params::ParamEntries::default();
+    for (i, f) in sc.flows.iter().enumerate() {
+        let value = crate::bpf_params::resolve(&f.cc, &f.cc_params)
+            .map_err(|(key, message)| format!("flows[{i}].cc_params.{key}: {message}"))?;
+        if let Some(value) = value {
+            let ino = crate::bpf_params::netns_inode(&topo.snd.name)?;
+            entries.write(&f.cc, ino, receiver_addr(i), &value)?;
+        }
+    }
+    Ok(entries)
+}
+
 /// Waits until every server listens, so that no client connects to a port not yet open.
 fn wait_listening(
     ns: &str,
@@ -544,6 +578,8 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
     let run_id = crate::topology::new_run_id();
     let routes = routes(&sc);
     let topo = Topology::build(&run_id, sc.flows.len(), &routes).map_err(RunError::Failed)?;
+    // Per-flow parameters of eBPF algorithms, written before any client starts.
+    let _params = write_cc_params(&sc, &topo).map_err(RunError::Failed)?;
     // Declared after the topology, so dropped before it: processes die before their namespaces.
     let mut procs = Procs::new();
     interrupted()?;
@@ -822,6 +858,21 @@ mod tests {
     }
 
     const BASE: &str = "duration = \"1s\"\n[links.l]\nrate = \"10Mbps\"\n[[flows]]\npath = [\"l\"]\nack_path = [\"l\"]\n";
+
+    #[test]
+    fn bbr2plus_cc_params_are_checked_by_the_simulators_parser() {
+        let e = load(&format!(
+            "{BASE}cc = \"bbr2plus\"\ncc_params = {{ theta = 0.5 }}\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message().contains("flows[0] (flow0).cc_params.theta")
+                && e.message().contains("from 1 to 4"),
+            "{}",
+            e.message()
+        );
+    }
 
     #[test]
     fn cc_params_are_rejected_naming_the_key() {

@@ -25,6 +25,7 @@ mod vivace;
 mod westwood;
 mod yeah;
 
+pub use bbr2::{bbr2plus_kernel_params, BBR2_PARAM_FIELDS};
 pub use reno::{tcp_reno_cong_avoid, tcp_reno_ssthresh};
 
 pub use coupled::{CouplingHandle, CouplingSlot};

@@ -143,7 +143,9 @@ use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
 use crate::state::{CaEvent, CaState, RateSample, TcpState, TxRecord, INIT_CWND};
 use rove_sim::rng::Stream;
 
+mod kernel;
 mod plus;
+pub use kernel::{bbr2plus_kernel_params, BBR2_PARAM_FIELDS};
 use plus::{Plus, PlusState, PLUS_DOWN_SLIGHTLY_GAIN, PLUS_PRE_UP_GAIN};
 
 mod v3;
