@@ -10,6 +10,7 @@
 
 #define SEC(name)
 #define __always_inline inline __attribute__((always_inline))
+#define __noinline __attribute__((noinline))
 #define __weak __attribute__((weak))
 #define __ksym
 #define __kconfig
