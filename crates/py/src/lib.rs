@@ -461,7 +461,10 @@ fn radio_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Option<Bound<'
     d.set_item("station", s.station.clone())?;
     d.set_item("direction", s.direction.clone())?;
     d.set_item("ac", s.ac.clone())?;
-    d.set_item("backlog_bytes", numeric(py, s.backlog_bytes.iter().copied()))?;
+    d.set_item(
+        "backlog_bytes",
+        numeric(py, s.backlog_bytes.iter().copied()),
+    )?;
     d.set_item("qlen", numeric(py, s.qlen.iter().copied()))?;
     for (name, col) in [
         ("overflow_drops", &s.overflow_drops),

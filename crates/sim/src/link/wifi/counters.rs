@@ -217,10 +217,8 @@ impl RadioCounters for Wifi {
             out.collisions.push(c.collisions);
             out.phy_errors.push(c.phy_errors);
             out.internal_collisions.push(c.internal_collisions);
-            out.tx_bitrate_bps.push(
-                c.last_mcs
-                    .map_or(f64::NAN, |m| self.phy.rate_bps(m) as f64),
-            );
+            out.tx_bitrate_bps
+                .push(c.last_mcs.map_or(f64::NAN, |m| self.phy.rate_bps(m) as f64));
             out.signal_db
                 .push(self.snr[station].at(now).unwrap_or(f64::NAN));
             out.survey_busy_ms.push(ms(self.survey.busy_ns));

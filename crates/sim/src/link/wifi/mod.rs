@@ -56,7 +56,7 @@ mod snr;
 pub use params::KIND;
 
 use counters::Survey;
-use edca::{AccessParams, Ac};
+use edca::{Ac, AccessParams};
 use minstrel::{Chain, Minstrel};
 use params::{Aqm, Rate};
 use snr::Snr;
@@ -224,7 +224,12 @@ impl Wifi {
                 tx.push(Transmitter::new(0, a, AccessParams::edca(a), serves));
             }
         } else {
-            tx.push(Transmitter::new(0, Ac::Be, AccessParams::DCF, (0..n).collect()));
+            tx.push(Transmitter::new(
+                0,
+                Ac::Be,
+                AccessParams::DCF,
+                (0..n).collect(),
+            ));
         }
         let first_sta = tx.len();
         for (s, &a) in ac.iter().enumerate() {
@@ -571,9 +576,16 @@ impl Wifi {
         }
         let ports: Vec<usize> = senders
             .iter()
-            .map(|&i| self.tx[i].frame.as_ref().expect("a sender has a frame").port)
+            .map(|&i| {
+                self.tx[i]
+                    .frame
+                    .as_ref()
+                    .expect("a sender has a frame")
+                    .port
+            })
             .collect();
-        self.survey.collision(ports.iter().copied().zip(air.iter().map(|&(_, a)| a)));
+        self.survey
+            .collision(ports.iter().copied().zip(air.iter().map(|&(_, a)| a)));
         let longest = air.iter().map(|&(_, a)| a).max().expect("two senders");
         self.busy_until(now + longest + phy::eifs_ns());
         for (k, &i) in senders.iter().enumerate() {
@@ -605,9 +617,9 @@ impl Wifi {
             .iter()
             .copied()
             .filter(|&i| {
-                senders.iter().any(|&j| {
-                    self.tx[j].owner == self.tx[i].owner && self.tx[j].ac > self.tx[i].ac
-                })
+                senders
+                    .iter()
+                    .any(|&j| self.tx[j].owner == self.tx[i].owner && self.tx[j].ac > self.tx[i].ac)
             })
             .collect();
         if losers.is_empty() {
@@ -675,8 +687,7 @@ impl Wifi {
             let next = len + u64::from(self.phy.subframe_bytes(f.bytes));
             let bytes = u32::try_from(next).unwrap_or(u32::MAX);
             if n > 0
-                && (next > self.phy.ampdu_max_bytes()
-                    || self.phy.txtime_ns(bytes, mcs) > limit_ns)
+                && (next > self.phy.ampdu_max_bytes() || self.phy.txtime_ns(bytes, mcs) > limit_ns)
             {
                 break;
             }

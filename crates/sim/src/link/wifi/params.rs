@@ -296,9 +296,7 @@ fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy, edca: bool) -> Res<
                 ),
             ))
         }
-        Some(Value::String(s)) if Ac::from_name(s).is_some() => {
-            Ac::from_name(s).expect("checked")
-        }
+        Some(Value::String(s)) if Ac::from_name(s).is_some() => Ac::from_name(s).expect("checked"),
         Some(v) => {
             return Err(bad(
                 &join(&path, "ac"),
