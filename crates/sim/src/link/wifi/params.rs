@@ -511,6 +511,29 @@ mod tests {
             p.stations[0].snr,
             Snr::Trace(vec![(0, 30.0), (1_500_000_000, 12.0)])
         );
+        let e = parse(&table("[stations.s1]\nac = \"vo\"")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.ac");
+        assert!(e.1.contains("edca = true"), "{}", e.1);
+        let e = parse(&table("edca = true\n[stations.s1]\nac = \"video\"")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.ac");
+        assert!(e.1.contains("\"vo\""), "{}", e.1);
+        let e = parse(&table("edca = 1\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "edca");
+        let e = parse(&table("aqm = \"red\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "aqm");
+        assert!(e.1.contains("\"codel\""), "{}", e.1);
+        let e = parse(&table("sample_interval = \"0ms\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "sample_interval");
+        let e = parse(&table("sample_interval = 4\n[stations.s1]")).unwrap_err();
+        assert!(e.1.contains("\"4ms\""), "{}", e.1);
+        let p = parse(&table(
+            "edca = true\naqm = \"codel\"\nsample_interval = \"4ms\"\n[stations.s1]\nac = \"vi\"\n[stations.s2]",
+        ))
+        .unwrap();
+        assert!(p.edca);
+        assert_eq!(p.aqm, Aqm::CoDel);
+        assert_eq!(p.sample_interval_ns, Some(4_000_000));
+        assert_eq!((p.stations[0].ac, p.stations[1].ac), (Ac::Vi, Ac::Be));
         let e = parse(&table("[stations.s1]\nspeed = 3")).unwrap_err();
         assert_eq!(e.0, "stations.s1.speed");
         assert_eq!(parse(&table("mcs = 1")).unwrap_err().0, "stations");
