@@ -4,6 +4,16 @@
 //!
 //! With `edca = false` (the default) every transmitter has a single DCF function (10.3.2.3.5:
 //! DIFS = AIFS with AIFSN 2; aCWmin, aCWmax), as the cell was before EDCA existed.
+//!
+//! Differences from the standard and [GAP] choices:
+//! - every transmitter, the AP too, uses Table 9-155 (see [`AccessParams::edca`]);
+//! - without aggregation a TXOP holds one frame (no SIFS-separated frame bursts within the
+//!   TXOP limit); with it the limit bounds the A-MPDU's air time;
+//! - the backoff counts from the end of AIFS as the DCF's does from DIFS (10.22.2.2's rule
+//!   that an EDCAF may decrement at the AIFS slot boundary itself is not modelled, as in ns-3);
+//! - an internal collision counts against the losing frame's retry limit (as the standard's
+//!   QSRC increment) but not as a retransmission in `tx_retries` (nothing went on the air);
+//! - no admission control, no parameter updates from beacons.
 
 use super::phy;
 use crate::Nanos;

@@ -4,11 +4,21 @@
 //! (10.24.7; `aggregation = true`, see `transmit_ampdus`: docs/radio.md lists its differences).
 //!
 //! Ports: station `s1` has `"s1"` (the AP's frames to it, port 2i) and `"s1:up"` (its frames to
-//! the AP, port 2i + 1). The AP keeps one DropTail queue per station, served in turn (round
-//! robin, a frame per turn, as mac80211 takes its per-station queues in turn); each station has its own uplink queue. Each queue holds `buffer` packets;
-//! the frame a transmitter is sending (or retrying) has left its queue.
+//! the AP, port 2i + 1). The AP keeps one queue per station (mac80211's txq of that station in
+//! its access category), served in turn by the AP's channel-access function for the category
+//! (round robin, a frame or an A-MPDU per turn: mac80211's order without airtime fairness);
+//! each station has its own uplink queue. Each queue is DropTail at `buffer` packets or, with
+//! `aqm = "codel"`, CoDel at mac80211's per-station target 20 ms and interval 100 ms
+//! ([`params::CODEL_TARGET_NS`]); the frame a transmitter is sending (or retrying) has left its
+//! queue. The cell's counters (seed-004 Table 1) are sampled into `radio.parquet`
+//! ([`counters`]).
 //!
-//! Channel access, per transmitter with a frame (the AP and every station):
+//! Channel access, per channel-access function with a frame: without `edca`, one DCF per
+//! transmitter (the AP and every station); with `edca = true` one EDCAF per access category
+//! ([`edca`]: Table 9-155's AIFSN, CWmin, CWmax and TXOP limit), whose AIFS adds AIFSN − 2
+//! idle slots to DIFS before its backoff counts; functions of one transmitter whose backoffs
+//! end in the same slot resolve an internal collision (10.22.2.4: the highest category sends,
+//! the others back off as after a collision).
 //! - after the medium has been busy it waits DIFS (EIFS after a collision), then counts down a
 //!   backoff drawn uniformly from [0, CW] by one at the end of every idle slot, frozen while
 //!   the medium is busy; it transmits at the slot boundary where its counter reaches 0
@@ -39,9 +49,15 @@
 //!   FER at the current SNR is below `ideal_fer`; ns-3's IdealWifiManager uses the SNR of the
 //!   last frame received instead) or `"minstrel"` ([`minstrel`], per transmitter and peer; a
 //!   frame is dropped when its retry chain is exhausted or at the retry limit).
-//! - No RTS/CTS, no fragmentation, no EDCA access categories
-//!   (every frame is best effort with DIFS and CWmin 15), no beacons or management frames, no
-//!   propagation delay on the air (`delay` adds a fixed delay after it).
+//! - No RTS/CTS, no fragmentation, no beacons or management frames, no propagation delay on
+//!   the air (`delay` adds a fixed delay after it).
+//! - EDCA ([`edca`] lists its differences): without `edca` every frame is best effort with
+//!   DIFS and CWmin 15 (the DCF); [GAP] a station's frames take its `ac` both ways (one of the
+//!   four txqs per station is used; no per-flow access category).
+//! - The AP's queues: a single CoDel FIFO per txq, where mac80211's txq is an FQ tin (per-flow
+//!   queues, DRR, CoDel per flow); no switch to 50 ms / 300 ms for slow stations; no ECN; the
+//!   `buffer` limit per queue (mac80211's 8192 packets per radio); no airtime-fairness
+//!   scheduler or AQL.
 //! - Utilisation is counted against the peak PHY rate (`capacity_bytes`), so a saturated cell
 //!   shows well under 1.
 
