@@ -6,7 +6,8 @@
 //! Ports: station `s1` has `"s1"` (the AP's frames to it, port 2i) and `"s1:up"` (its frames to
 //! the AP, port 2i + 1). The AP keeps one queue per station (mac80211's txq of that station in
 //! its access category), served in turn by the AP's channel-access function for the category
-//! (round robin, a frame or an A-MPDU per turn: mac80211's order without airtime fairness);
+//! (round robin, a frame or an A-MPDU per turn: mac80211's order without airtime fairness;
+//! `scheduler = "airtime"`: mac80211's airtime-fairness DRR, see `next_station`);
 //! each station has its own uplink queue. Each queue is DropTail at `buffer` packets or, with
 //! `aqm = "codel"`, CoDel at mac80211's per-station target 20 ms and interval 100 ms
 //! ([`params::CODEL_TARGET_NS`]); the frame a transmitter is sending (or retrying) has left its
@@ -56,8 +57,10 @@
 //!   four txqs per station is used; no per-flow access category).
 //! - The AP's queues: a single CoDel FIFO per txq, where mac80211's txq is an FQ tin (per-flow
 //!   queues, DRR, CoDel per flow); no switch to 50 ms / 300 ms for slow stations; no ECN; the
-//!   `buffer` limit per queue (mac80211's 8192 packets per radio); no airtime-fairness
-//!   scheduler or AQL.
+//!   `buffer` limit per queue (mac80211's 8192 packets per radio); no AQL. The airtime
+//!   scheduler's [GAP]s: the stations are a ring where an emptied queue keeps its place
+//!   (mac80211 re-adds it at the head), one deficit per station, the data PPDU charged (not
+//!   its Ack).
 //! - Utilisation is counted against the peak PHY rate (`capacity_bytes`), so a saturated cell
 //!   shows well under 1.
 
@@ -74,7 +77,7 @@ pub use params::KIND;
 use counters::Survey;
 use edca::{Ac, AccessParams};
 use minstrel::{Chain, Minstrel};
-use params::{Aqm, Rate};
+use params::{Aqm, Rate, Scheduler};
 use snr::Snr;
 
 use super::model::{LinkModel, Offer};
@@ -85,6 +88,10 @@ use crate::rng::Stream;
 use crate::Nanos;
 use rove_scenario::spec::{LinkSpec, QueueSpec};
 use std::collections::VecDeque;
+
+/// mac80211's default airtime weight, µs (`IEEE80211_DEFAULT_AIRTIME_WEIGHT` = 256,
+/// net/mac80211/sta_info.h): the deficit a station's txq gets per scheduling round.
+const AIRTIME_WEIGHT_US: i64 = 256;
 
 /// A frame in a transmitter's hands (dequeued, being sent or retried).
 #[derive(Debug, Clone)]
@@ -200,6 +207,9 @@ pub struct Wifi {
     survey: Survey,
     /// Key `sample_interval`.
     sample_interval_ns: Option<Nanos>,
+    /// `scheduler = "airtime"`: each station's airtime deficit, µs (mac80211's
+    /// `sta->airtime[ac].deficit`; one access category per station); `None`: round robin.
+    deficit: Option<Vec<i64>>,
     rng: Stream,
     /// The first slot boundary after the last busy period (its end plus DIFS or EIFS): backoff
     /// counters are as of this boundary; the boundaries are `idle_from + k · slot`.
@@ -300,6 +310,7 @@ impl Wifi {
             ac,
             survey: Survey::default(),
             sample_interval_ns: p.sample_interval_ns,
+            deficit: (p.scheduler == Scheduler::Airtime).then(|| vec![0; n]),
             rng: Stream::new(run_seed, &label("backoff")),
             idle_from: 0,
             next_service: None,
@@ -389,16 +400,9 @@ impl Wifi {
         }
         let ap = self.tx[i].owner == 0;
         let (p, station) = if ap {
-            let t = &self.tx[i];
-            let n = t.serves.len();
-            let Some(k) = (0..n)
-                .map(|k| (t.turn + k) % n)
-                .find(|&k| !self.ap_queues[t.serves[k]].is_empty())
-            else {
+            let Some(s) = self.next_station(i) else {
                 return;
             };
-            let s = t.serves[k];
-            self.tx[i].turn = (k + 1) % n;
             let Some(p) = self.dequeue(true, s, now, out) else {
                 return;
             };
@@ -421,6 +425,41 @@ impl Wifi {
             attempts: 0,
             chain,
         });
+    }
+
+    /// The station whose queue the AP's function `i` serves next, if any has a frame.
+    ///
+    /// Round robin (the default): the next non-empty queue after the last one served.
+    /// `scheduler = "airtime"`: mac80211's airtime-fairness DRR (net/mac80211/tx.c
+    /// `ieee80211_next_txq`, Linux 5.4): the queue at the head is served while its station's
+    /// deficit is not negative (`__ieee80211_schedule_txq` puts a served txq back at the head);
+    /// a negative deficit gets the station's weight (256 µs) and the queue goes to the tail.
+    fn next_station(&mut self, i: usize) -> Option<usize> {
+        let t = &self.tx[i];
+        let n = t.serves.len();
+        let active = |k: usize| !self.ap_queues[t.serves[k]].is_empty();
+        let mut k = (0..n).map(|j| (t.turn + j) % n).find(|&k| active(k))?;
+        let Some(deficit) = self.deficit.as_mut() else {
+            let s = t.serves[k];
+            self.tx[i].turn = (k + 1) % n;
+            return Some(s);
+        };
+        // Each pass adds a weight to a negative deficit: the loop ends.
+        while deficit[t.serves[k]] < 0 {
+            deficit[t.serves[k]] += AIRTIME_WEIGHT_US;
+            k = (1..=n).map(|j| (k + j) % n).find(|&k| active(k))?;
+        }
+        let s = t.serves[k];
+        self.tx[i].turn = k;
+        Some(s)
+    }
+
+    /// A PPDU of `port` took `air_ns` of the channel: its station's airtime deficit is charged
+    /// (`ieee80211_sta_register_airtime`: tx and rx airtime alike).
+    fn charge_airtime(&mut self, port: usize, air_ns: Nanos) {
+        if let Some(d) = self.deficit.as_mut() {
+            d[port / 2] -= (air_ns / 1_000) as i64;
+        }
     }
 
     /// The highest MCS whose frame error rate for `bytes` at `snr_db` is below `ideal_fer`
@@ -557,6 +596,7 @@ impl Wifi {
             };
             let port = f.port;
             self.counters[port].last_mcs = Some(mcs);
+            self.charge_airtime(port, air_ns);
             if !received {
                 // [GAP] as after a collision: every station defers EIFS from the frame's end.
                 self.counters[port].phy_errors += 1;
@@ -602,6 +642,9 @@ impl Wifi {
             .collect();
         self.survey
             .collision(ports.iter().copied().zip(air.iter().map(|&(_, a)| a)));
+        for (&port, &(_, a)) in ports.iter().zip(&air) {
+            self.charge_airtime(port, a);
+        }
         let longest = air.iter().map(|&(_, a)| a).max().expect("two senders");
         self.busy_until(now + longest + phy::eifs_ns());
         for (k, &i) in senders.iter().enumerate() {
@@ -739,6 +782,7 @@ impl Wifi {
             let station = mpdus[0].station;
             let port = mpdus[0].port;
             self.counters[port].last_mcs = Some(mcs);
+            self.charge_airtime(port, air);
             let received: Vec<bool> = if !single {
                 self.counters[port].collisions += 1;
                 vec![false; mpdus.len()]

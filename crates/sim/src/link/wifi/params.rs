@@ -26,6 +26,7 @@ const OWN_KEYS: &[&str] = &[
     "edca",
     "aqm",
     "sample_interval",
+    "scheduler",
     "stations",
 ];
 const STATION_KEYS: &[&str] = &["snr", "snr_trace", "mcs", "ac"];
@@ -66,6 +67,15 @@ pub enum Aqm {
     CoDel,
 }
 
+/// The order the AP takes its stations' queues in (`scheduler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Round robin, a frame (or an A-MPDU) per turn (the default).
+    RoundRobin,
+    /// mac80211's airtime-fairness deficit round robin.
+    Airtime,
+}
+
 /// How a station's frames choose their MCS.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Rate {
@@ -95,6 +105,7 @@ pub struct WifiParams {
     /// Key `edca`: four access categories (Table 9-155) instead of the DCF.
     pub edca: bool,
     pub aqm: Aqm,
+    pub scheduler: Scheduler,
     /// Key `sample_interval`: how often the cell's counters are sampled into `radio.parquet`;
     /// `None`: at the recorder's sample interval.
     pub sample_interval_ns: Option<crate::Nanos>,
@@ -196,6 +207,12 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         Some(Value::String(s)) if s == "codel" => Aqm::CoDel,
         Some(v) => return Err(bad("aqm", v, "\"droptail\" or \"codel\"")),
     };
+    let scheduler = match t.get("scheduler") {
+        None => Scheduler::RoundRobin,
+        Some(Value::String(s)) if s == "rr" => Scheduler::RoundRobin,
+        Some(Value::String(s)) if s == "airtime" => Scheduler::Airtime,
+        Some(v) => return Err(bad("scheduler", v, "\"rr\" or \"airtime\"")),
+    };
     let sample_interval_ns = match t.get("sample_interval") {
         None => None,
         Some(Value::String(s)) => match rove_scenario::units::parse_time(s) {
@@ -244,6 +261,7 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         ideal_fer,
         edca,
         aqm,
+        scheduler,
         sample_interval_ns,
         stations,
     })
@@ -522,6 +540,9 @@ mod tests {
         let e = parse(&table("aqm = \"red\"\n[stations.s1]")).unwrap_err();
         assert_eq!(e.0, "aqm");
         assert!(e.1.contains("\"codel\""), "{}", e.1);
+        let e = parse(&table("scheduler = \"wfq\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "scheduler");
+        assert!(e.1.contains("\"airtime\""), "{}", e.1);
         let e = parse(&table("sample_interval = \"0ms\"\n[stations.s1]")).unwrap_err();
         assert_eq!(e.0, "sample_interval");
         let e = parse(&table("sample_interval = 4\n[stations.s1]")).unwrap_err();
