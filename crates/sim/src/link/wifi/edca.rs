@@ -82,6 +82,8 @@ impl AccessParams {
     /// dot11EDCATable); an AP advertises it in its beacons and, by Annex C's
     /// dot11QAPEDCATable (hostapd's `tx_queue_data*` defaults), may use AIFSN 1 for VI/VO
     /// itself: not modelled.
+    // (aCWmin + 1)/2 − 1 is written as the table writes it, not as a div_ceil.
+    #[allow(clippy::manual_div_ceil)]
     pub fn edca(ac: Ac) -> AccessParams {
         let (a_min, a_max) = (phy::CW_MIN, phy::CW_MAX);
         match ac {
