@@ -456,11 +456,35 @@ fn radio_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Option<Bound<'
     }
     let d = PyDict::new(py);
     d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
-    d.set_item("link", s.link.clone())?;
-    d.set_item("port", s.port.clone())?;
-    d.set_item("station", s.station.clone())?;
-    d.set_item("direction", s.direction.clone())?;
-    d.set_item("ac", s.ac.clone())?;
+    // Names from indices (counters.rs `RadioSeries`): the link's ports, the station of a port
+    // pair its even port, "down" for an even port and "up" for an odd one.
+    let ports: Vec<Vec<String>> = world.links.iter().map(|l| l.port_names()).collect();
+    let name = |l: u32, p: usize| ports[l as usize][p].as_str();
+    let rows = || {
+        s.link
+            .iter()
+            .zip(&s.port)
+            .map(|(&l, &p)| (l, usize::from(p)))
+    };
+    d.set_item(
+        "link",
+        s.link
+            .iter()
+            .map(|&l| world.links[l as usize].name())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("port", rows().map(|(l, p)| name(l, p)).collect::<Vec<_>>())?;
+    d.set_item(
+        "station",
+        rows().map(|(l, p)| name(l, p & !1)).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "direction",
+        rows()
+            .map(|(_, p)| if p % 2 == 1 { "up" } else { "down" })
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("ac", s.ac_names().collect::<Vec<_>>())?;
     d.set_item(
         "backlog_bytes",
         numeric(py, s.backlog_bytes.iter().copied()),

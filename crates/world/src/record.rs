@@ -169,10 +169,10 @@ impl Recorder {
             s.sojourn_mean_ms.push(soj.mean_ms().unwrap_or(f64::NAN));
             s.sojourn_max_ms.push(soj.max_ms().unwrap_or(f64::NAN));
         }
-        for l in links.iter() {
+        for (i, l) in links.iter().enumerate() {
             if let Some(r) = l.radio() {
                 if r.radio_sampling() == RadioSampling::WithRecorder {
-                    r.sample_radio(now, &mut self.radio);
+                    r.sample_radio(now, i as u32, &mut self.radio);
                 }
             }
         }
@@ -185,9 +185,9 @@ impl Recorder {
             return;
         }
         self.radio.truncate_from(now as f64 / NS_PER_S as f64);
-        for l in links {
+        for (i, l) in links.iter().enumerate() {
             if let Some(r) = l.radio() {
-                r.sample_radio(now, &mut self.radio);
+                r.sample_radio(now, i as u32, &mut self.radio);
             }
         }
     }

@@ -588,7 +588,7 @@ impl World {
             Event::RadioSample(l) => {
                 let link = &self.links[l as usize];
                 let r = link.radio().expect("a radio sample is for a radio link");
-                r.sample_radio(now, &mut self.recorder.radio);
+                r.sample_radio(now, l, &mut self.recorder.radio);
                 if let RadioSampling::Every(ns) = r.radio_sampling() {
                     if now + ns <= self.scenario.duration_ns {
                         self.queue.push(now + ns, Event::RadioSample(l));

@@ -72,16 +72,17 @@ impl Survey {
     }
 }
 
-/// The columns of `radio.parquet` (struct of arrays), appended to at each sample.
+/// The columns of `radio.parquet` (struct of arrays), appended to at each sample. Names are
+/// kept as indices (a 250 Hz series of a long run has millions of rows): `link` indexes the
+/// world's links, `port` the link's ports (`LinkModel::port_names`; the station is the even
+/// port of its pair, the direction "down" for an even port and "up" for an odd one), `ac` is
+/// an [`Ac`] as u8.
 #[derive(Debug, Default, Clone)]
 pub struct RadioSeries {
     pub time_s: Vec<f64>,
-    pub link: Vec<String>,
-    pub port: Vec<String>,
-    pub station: Vec<String>,
-    /// "down" (the AP's queue and transmissions to the station) or "up" (the station's).
-    pub direction: Vec<&'static str>,
-    pub ac: Vec<&'static str>,
+    pub link: Vec<u32>,
+    pub port: Vec<u16>,
+    pub ac: Vec<u8>,
     pub backlog_bytes: Vec<u64>,
     pub qlen: Vec<u32>,
     pub overflow_drops: Vec<u64>,
@@ -112,6 +113,11 @@ impl RadioSeries {
         self.time_s.is_empty()
     }
 
+    /// The `ac` column's names ("bk", "be", "vi", "vo").
+    pub fn ac_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.ac.iter().map(|&a| Ac::from_index(a).name())
+    }
+
     /// Removes the rows sampled at `time_s` or later (a final sample replaces them).
     pub fn truncate_from(&mut self, time_s: f64) {
         let keep = self.time_s.partition_point(|&t| t < time_s);
@@ -122,8 +128,6 @@ impl RadioSeries {
             time_s,
             link,
             port,
-            station,
-            direction,
             ac,
             backlog_bytes,
             qlen,
@@ -169,8 +173,8 @@ fn ms(ns: u64) -> f64 {
 /// What a radio cell offers the recorders (`LinkModel::radio`).
 pub trait RadioCounters {
     fn radio_sampling(&self) -> RadioSampling;
-    /// Appends one row per port at `now`.
-    fn sample_radio(&self, now: Nanos, out: &mut RadioSeries);
+    /// Appends one row per port at `now`, for link `link` (its index in the world).
+    fn sample_radio(&self, now: Nanos, link: u32, out: &mut RadioSeries);
     fn radio_totals(&self) -> RadioTotals;
 }
 
@@ -188,9 +192,9 @@ impl RadioCounters for Wifi {
         }
     }
 
-    fn sample_radio(&self, now: Nanos, out: &mut RadioSeries) {
+    fn sample_radio(&self, now: Nanos, link: u32, out: &mut RadioSeries) {
         let t = now as f64 / 1e9;
-        for (port, name) in self.ports.iter().enumerate() {
+        for port in 0..self.ports.len() {
             let station = port / 2;
             let up = port % 2 == 1;
             let q = if up {
@@ -200,11 +204,9 @@ impl RadioCounters for Wifi {
             };
             let c = &self.counters[port];
             out.time_s.push(t);
-            out.link.push(self.name.clone());
-            out.port.push(name.clone());
-            out.station.push(self.ports[2 * station].clone());
-            out.direction.push(if up { "up" } else { "down" });
-            out.ac.push(self.ac[station].name());
+            out.link.push(link);
+            out.port.push(port as u16);
+            out.ac.push(self.ac[station] as u8);
             out.backlog_bytes.push(q.len_bytes());
             out.qlen.push(q.len_packets() as u32);
             out.overflow_drops.push(c.overflow_drops);

@@ -36,6 +36,11 @@ impl Ac {
         Self::NAMES[self as usize]
     }
 
+    /// The category of `Ac as u8`.
+    pub fn from_index(i: u8) -> Ac {
+        [Ac::Bk, Ac::Be, Ac::Vi, Ac::Vo][usize::from(i)]
+    }
+
     pub fn from_name(s: &str) -> Option<Ac> {
         match s {
             "bk" => Some(Ac::Bk),
