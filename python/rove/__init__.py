@@ -31,6 +31,7 @@ from .outputs import OutputError, check_input_file, check_output_dir
 from .results import (
     FEATURES_FILE,
     QUEUE_COLUMNS,
+    RADIO_FILE,
     TIMESERIES_COLUMNS,
     RawTable,
     ResultsError,
@@ -287,10 +288,12 @@ def _result_from_native(raw: Mapping[str, Any], wall_s: float, out, files=None) 
     ts = RawTable.from_columns(raw["timeseries"], TIMESERIES_COLUMNS)
     q = RawTable.from_columns(raw["queue"], QUEUE_COLUMNS)
     features = RawTable.from_feature_logs(raw.get("features") or [])
-    extra = {FEATURES_FILE: features} if features is not None else None
+    radio = RawTable.from_columns(raw["radio"]) if raw.get("radio") is not None else None
+    extra = {name: t for name, t in ((FEATURES_FILE, features), (RADIO_FILE, radio))
+             if t is not None} or None
     written = (write_results(out, summary, ts, q, extra=extra, files=files)
                if out is not None else None)
-    return RunResult(summary, ts, q, out=written, features_table=features)
+    return RunResult(summary, ts, q, out=written, features_table=features, radio_table=radio)
 
 
 def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,

@@ -11,6 +11,9 @@ A results directory holds three files whose names and keys are an interface (DES
   since the previous sample (``sojourn_count``) and their mean and largest queueing delay
   (``sojourn_mean_ms``, ``sojourn_max_ms``; NaN when none left). The whole run's distribution is
   in ``summary.json`` (``queue_delay_percentiles_ms`` per link): nothing is kept per packet.
+- ``radio.parquet`` (only when the scenario has a WiFi cell): the cell's counters, one row per
+  port per sample (docs/results.md lists the columns), the last rows equal to the link's
+  ``radio`` totals in ``summary.json``.
 
 Writing is atomic: the files go into a hidden temporary directory next to the destination, are
 fsynced, and the directory is renamed into place only when all three are complete. An existing
@@ -59,6 +62,7 @@ SUMMARY_FILE = "summary.json"
 TIMESERIES_FILE = "timeseries.parquet"
 QUEUE_FILE = "queue.parquet"
 FEATURES_FILE = "features.parquet"
+RADIO_FILE = "radio.parquet"
 
 # Column order of the files (the engine may add columns; they follow these, in its order).
 TIMESERIES_COLUMNS = (
@@ -175,10 +179,11 @@ class RunResult:
 
     def __init__(self, summary: dict, timeseries_table: "pa.Table | RawTable",
                  queue_table: "pa.Table | RawTable", out: Path | None = None,
-                 features_table: "pa.Table | RawTable | None" = None):
+                 features_table: "pa.Table | RawTable | None" = None,
+                 radio_table: "pa.Table | RawTable | None" = None):
         self.summary = summary
         self._tables: dict = {"timeseries": timeseries_table, "queue": queue_table,
-                              "features": features_table}
+                              "features": features_table, "radio": radio_table}
         self.out = out
         self._frames: dict = {}
 
@@ -213,6 +218,13 @@ class RunResult:
         if self._tables["features"] is None:
             return None
         return self._frame("features")
+
+    @property
+    def radio(self):
+        """The radio cells' counters (``radio.parquet``), or ``None`` without a radio cell."""
+        if self._tables["radio"] is None:
+            return None
+        return self._frame("radio")
 
     @property
     def timeseries(self):
@@ -611,8 +623,14 @@ def read_results(directory: str | os.PathLike) -> RunResult:
             features = pq.read_table(str(d / FEATURES_FILE))
         except (OSError, pa.ArrowException, ValueError) as e:
             raise ResultsError(f"{d / FEATURES_FILE}: unreadable Parquet: {_one_line(e)}") from None
+    radio = None
+    if (d / RADIO_FILE).is_file():
+        try:
+            radio = pq.read_table(str(d / RADIO_FILE))
+        except (OSError, pa.ArrowException, ValueError) as e:
+            raise ResultsError(f"{d / RADIO_FILE}: unreadable Parquet: {_one_line(e)}") from None
     return RunResult(summary, tables[TIMESERIES_FILE], tables[QUEUE_FILE], out=d,
-                     features_table=features)
+                     features_table=features, radio_table=radio)
 
 
 def _one_line(e: BaseException) -> str:

@@ -174,6 +174,7 @@ impl Simulation {
         let duration = self.world.duration_ns();
         sliced(py, &mut self.world, duration, |w, t| w.run_until(t))?;
         let world = &mut self.world;
+        world.finish_radio();
         let summary = serde_json::to_string(&summarize(world))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let d = PyDict::new(py);
@@ -181,6 +182,7 @@ impl Simulation {
         d.set_item("timeseries", flow_columns(py, world)?)?;
         d.set_item("queue", link_columns(py, world)?)?;
         d.set_item("features", feature_columns(py, world)?)?;
+        d.set_item("radio", radio_columns(py, world)?)?;
         d.set_item("warnings", world.warnings.clone())?;
         let captures = world.finish_captures().map_err(PyValueError::new_err)?;
         d.set_item("captures", captures)?;
@@ -443,6 +445,75 @@ fn link_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDi
         numeric(py, s.sojourn_max_ms.iter().copied()),
     )?;
     Ok(d)
+}
+
+/// The radio cells' counters (`radio.parquet`, crates/sim link/wifi/counters.rs), or `None`
+/// when the scenario has no radio cell.
+fn radio_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let s = &world.recorder.radio;
+    if !world.links.iter().any(|l| l.radio().is_some()) {
+        return Ok(None);
+    }
+    let d = PyDict::new(py);
+    d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
+    // Names from indices (counters.rs `RadioSeries`): the link's ports, the station of a port
+    // pair its even port, "down" for an even port and "up" for an odd one.
+    let ports: Vec<Vec<String>> = world.links.iter().map(|l| l.port_names()).collect();
+    let name = |l: u32, p: usize| ports[l as usize][p].as_str();
+    let rows = || {
+        s.link
+            .iter()
+            .zip(&s.port)
+            .map(|(&l, &p)| (l, usize::from(p)))
+    };
+    d.set_item(
+        "link",
+        s.link
+            .iter()
+            .map(|&l| world.links[l as usize].name())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("port", rows().map(|(l, p)| name(l, p)).collect::<Vec<_>>())?;
+    d.set_item(
+        "station",
+        rows().map(|(l, p)| name(l, p & !1)).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "direction",
+        rows()
+            .map(|(_, p)| if p % 2 == 1 { "up" } else { "down" })
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("ac", s.ac_names().collect::<Vec<_>>())?;
+    d.set_item(
+        "backlog_bytes",
+        numeric(py, s.backlog_bytes.iter().copied()),
+    )?;
+    d.set_item("qlen", numeric(py, s.qlen.iter().copied()))?;
+    for (name, col) in [
+        ("overflow_drops", &s.overflow_drops),
+        ("codel_drops", &s.codel_drops),
+        ("mac_drops", &s.mac_drops),
+        ("requeues", &s.requeues),
+        ("tx_packets", &s.tx_packets),
+        ("tx_bytes", &s.tx_bytes),
+        ("tx_retries", &s.tx_retries),
+        ("collisions", &s.collisions),
+        ("phy_errors", &s.phy_errors),
+        ("internal_collisions", &s.internal_collisions),
+    ] {
+        d.set_item(name, numeric(py, col.iter().copied()))?;
+    }
+    for (name, col) in [
+        ("tx_bitrate_bps", &s.tx_bitrate_bps),
+        ("signal_db", &s.signal_db),
+        ("survey_busy_ms", &s.survey_busy_ms),
+        ("survey_tx_ms", &s.survey_tx_ms),
+        ("survey_rx_ms", &s.survey_rx_ms),
+    ] {
+        d.set_item(name, numeric(py, col.iter().copied()))?;
+    }
+    Ok(Some(d))
 }
 
 /// Converts a Python value (str, bool, int, float, list, dict) to TOML.

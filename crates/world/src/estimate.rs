@@ -23,6 +23,9 @@ pub const BYTES_PER_FLOW_AT_END: u64 = 24 * 1024;
 pub const BYTES_PER_SERIES_ROW: u64 = 2 * 20 * 8;
 /// One queue row (12 columns of 8 bytes), in the engine and in Python.
 pub const BYTES_PER_QUEUE_ROW: u64 = 2 * 12 * 8;
+/// One `radio.parquet` row (23 columns, ~150 bytes in the engine: rove_sim's `RadioSeries`),
+/// once more as the Python bytes and Arrow buffers written to Parquet.
+pub const BYTES_PER_RADIO_ROW: u64 = 2 * 150;
 /// A link's queueing-delay histogram at its largest (37 KiB, rove_sim::histogram) and the
 /// copies a measurement window keeps.
 pub const BYTES_PER_LINK: u64 = 3 * 37 * 1024;
@@ -52,6 +55,27 @@ pub struct Estimate {
     pub flow_state_bytes: u64,
     pub series_bytes: u64,
     pub queue_bytes: u64,
+}
+
+/// The radio cells' counter rows (`radio.parquet`: a row per port per sample, at the cell's
+/// own `sample_interval` or the scenario's), counted with the queue rows.
+fn radio_bytes(s: &Scenario) -> u64 {
+    s.links
+        .iter()
+        .filter(|l| l.kind == "wifi")
+        .map(|l| {
+            let interval = l
+                .model
+                .get("sample_interval")
+                .and_then(|v| v.as_str())
+                .and_then(|t| rove_scenario::units::parse_time(t).ok())
+                .filter(|&ns| ns > 0)
+                .unwrap_or(s.sample_interval_ns.max(1));
+            let rows = s.duration_ns.div_ceil(interval) + 1;
+            rows.saturating_mul(l.ports.len() as u64)
+                .saturating_mul(BYTES_PER_RADIO_ROW)
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 /// The capacity of a link in bit/s: its largest scheduled rate, or its trace's mean.
@@ -144,7 +168,8 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let queue_bytes = samples
         .saturating_mul(s.links.len() as u64)
         .saturating_mul(BYTES_PER_QUEUE_ROW)
-        .saturating_add((s.links.len() as u64).saturating_mul(BYTES_PER_LINK));
+        .saturating_add((s.links.len() as u64).saturating_mul(BYTES_PER_LINK))
+        .saturating_add(radio_bytes(s));
     Estimate {
         flows,
         subflows,

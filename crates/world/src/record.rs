@@ -15,6 +15,7 @@ use crate::datagram::{DatagramSink, DatagramSource};
 use crate::transport::Transport;
 use crate::world::Flow;
 use rove_mp::Connection;
+use rove_sim::link::wifi::counters::{RadioSampling, RadioSeries};
 use rove_sim::link::AnyLink;
 use rove_sim::{Nanos, NS_PER_MS, NS_PER_S};
 use rove_tcp::sender::TcpSender;
@@ -98,6 +99,9 @@ pub struct LinkSeries {
 pub struct Recorder {
     pub flows: FlowSeries,
     pub links: LinkSeries,
+    /// The radio cells' counters (`radio.parquet`), sampled with the other series or at a
+    /// cell's own `sample_interval`.
+    pub radio: RadioSeries,
 }
 
 impl Default for Recorder {
@@ -111,6 +115,7 @@ impl Recorder {
         Recorder {
             flows: FlowSeries::default(),
             links: LinkSeries::default(),
+            radio: RadioSeries::default(),
         }
     }
 
@@ -163,6 +168,27 @@ impl Recorder {
             s.sojourn_count.push(soj.count);
             s.sojourn_mean_ms.push(soj.mean_ms().unwrap_or(f64::NAN));
             s.sojourn_max_ms.push(soj.max_ms().unwrap_or(f64::NAN));
+        }
+        for (i, l) in links.iter().enumerate() {
+            if let Some(r) = l.radio() {
+                if r.radio_sampling() == RadioSampling::WithRecorder {
+                    r.sample_radio(now, i as u32, &mut self.radio);
+                }
+            }
+        }
+    }
+
+    /// The radio cells' rows at the end of the run (`now`): any sampled at `now` already are
+    /// replaced, so the last rows hold the counters the summary reports.
+    pub fn final_radio_sample(&mut self, now: Nanos, links: &[AnyLink]) {
+        if !links.iter().any(|l| l.radio().is_some()) {
+            return;
+        }
+        self.radio.truncate_from(now as f64 / NS_PER_S as f64);
+        for (i, l) in links.iter().enumerate() {
+            if let Some(r) = l.radio() {
+                r.sample_radio(now, i as u32, &mut self.radio);
+            }
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::workload::FlowApp;
 use rove_mp::SubflowNet;
 use rove_scenario::Scenario;
 use rove_sim::event::EventQueue;
+use rove_sim::link::wifi::counters::RadioSampling;
 use rove_sim::link::{AnyLink, LinkOutput, Offer};
 use rove_sim::packet::{Direction, Packet, PacketArena, PacketId};
 use rove_sim::Nanos;
@@ -51,6 +52,8 @@ pub enum Event {
     Measure(u8),
     /// Flow `0`'s application asked to be woken (a frame or a response is due).
     App(u32),
+    /// Radio link `0`'s counters are due (a cell with its own `sample_interval`).
+    RadioSample(u32),
 }
 
 // The event queue moves events by value on every sift: keep them at 8 bytes (box a large
@@ -427,7 +430,19 @@ impl World {
         if to < world.scenario.duration_ns {
             world.queue.push(to, Event::Measure(1));
         }
+        for (i, l) in world.links.iter().enumerate() {
+            if let Some(RadioSampling::Every(ns)) = l.radio().map(|r| r.radio_sampling()) {
+                world.queue.push(ns, Event::RadioSample(i as u32));
+            }
+        }
         world
+    }
+
+    /// Takes the radio cells' last sample at the end of the run (the rows `radio.parquet`
+    /// ends with hold the totals the summary reports). Call once the run is over.
+    pub fn finish_radio(&mut self) {
+        let end = self.scenario.duration_ns;
+        self.recorder.final_radio_sample(end, &self.links);
     }
 
     /// Adds a controller; it is first called one period in (time cadence) or at its first
@@ -568,6 +583,16 @@ impl World {
                 let next = now + self.scenario.sample_interval_ns;
                 if next <= self.scenario.duration_ns {
                     self.queue.push(next, Event::Sample);
+                }
+            }
+            Event::RadioSample(l) => {
+                let link = &self.links[l as usize];
+                let r = link.radio().expect("a radio sample is for a radio link");
+                r.sample_radio(now, l, &mut self.recorder.radio);
+                if let RadioSampling::Every(ns) = r.radio_sampling() {
+                    if now + ns <= self.scenario.duration_ns {
+                        self.queue.push(now + ns, Event::RadioSample(l));
+                    }
                 }
             }
             Event::Control(i) => {

@@ -67,6 +67,11 @@ pub trait LinkModel: Send + Sync {
 
     fn backlog_packets(&self) -> usize;
 
+    /// A radio cell's counters for `radio.parquet` and the summary; `None` for other links.
+    fn radio(&self) -> Option<&dyn super::wifi::counters::RadioCounters> {
+        None
+    }
+
     /// Bytes the link could have carried in `[0, until]` (its offered capacity).
     fn capacity_bytes(&self, until: Nanos) -> f64;
 

@@ -4,11 +4,22 @@
 //! (10.24.7; `aggregation = true`, see `transmit_ampdus`: docs/radio.md lists its differences).
 //!
 //! Ports: station `s1` has `"s1"` (the AP's frames to it, port 2i) and `"s1:up"` (its frames to
-//! the AP, port 2i + 1). The AP keeps one DropTail queue per station, served in turn (round
-//! robin, a frame per turn, as mac80211 takes its per-station queues in turn); each station has its own uplink queue. Each queue holds `buffer` packets;
-//! the frame a transmitter is sending (or retrying) has left its queue.
+//! the AP, port 2i + 1). The AP keeps one queue per station (mac80211's txq of that station in
+//! its access category), served in turn by the AP's channel-access function for the category
+//! (round robin, a frame or an A-MPDU per turn: mac80211's order without airtime fairness;
+//! `scheduler = "airtime"`: mac80211's airtime-fairness DRR, see `next_station`);
+//! each station has its own uplink queue. Each queue is DropTail at `buffer` packets or, with
+//! `aqm = "codel"`, CoDel at mac80211's per-station target 20 ms and interval 100 ms
+//! ([`params::CODEL_TARGET_NS`]); the frame a transmitter is sending (or retrying) has left its
+//! queue. The cell's counters (seed-004 Table 1) are sampled into `radio.parquet`
+//! ([`counters`]).
 //!
-//! Channel access, per transmitter with a frame (the AP and every station):
+//! Channel access, per channel-access function with a frame: without `edca`, one DCF per
+//! transmitter (the AP and every station); with `edca = true` one EDCAF per access category
+//! ([`edca`]: Table 9-155's AIFSN, CWmin, CWmax and TXOP limit), whose AIFS adds AIFSN − 2
+//! idle slots to DIFS before its backoff counts; functions of one transmitter whose backoffs
+//! end in the same slot resolve an internal collision (10.22.2.4: the highest category sends,
+//! the others back off as after a collision).
 //! - after the medium has been busy it waits DIFS (EIFS after a collision), then counts down a
 //!   backoff drawn uniformly from [0, CW] by one at the end of every idle slot, frozen while
 //!   the medium is busy; it transmits at the slot boundary where its counter reaches 0
@@ -39,12 +50,22 @@
 //!   FER at the current SNR is below `ideal_fer`; ns-3's IdealWifiManager uses the SNR of the
 //!   last frame received instead) or `"minstrel"` ([`minstrel`], per transmitter and peer; a
 //!   frame is dropped when its retry chain is exhausted or at the retry limit).
-//! - No RTS/CTS, no fragmentation, no EDCA access categories
-//!   (every frame is best effort with DIFS and CWmin 15), no beacons or management frames, no
-//!   propagation delay on the air (`delay` adds a fixed delay after it).
+//! - No RTS/CTS, no fragmentation, no beacons or management frames, no propagation delay on
+//!   the air (`delay` adds a fixed delay after it).
+//! - EDCA ([`edca`] lists its differences): without `edca` every frame is best effort with
+//!   DIFS and CWmin 15 (the DCF); [GAP] a station's frames take its `ac` both ways (one of the
+//!   four txqs per station is used; no per-flow access category).
+//! - The AP's queues: a single CoDel FIFO per txq, where mac80211's txq is an FQ tin (per-flow
+//!   queues, DRR, CoDel per flow); no switch to 50 ms / 300 ms for slow stations; no ECN; the
+//!   `buffer` limit per queue (mac80211's 8192 packets per radio); no AQL. The airtime
+//!   scheduler's [GAP]s: the stations are a ring where an emptied queue keeps its place
+//!   (mac80211 re-adds it at the head), one deficit per station, the data PPDU charged (not
+//!   its Ack).
 //! - Utilisation is counted against the peak PHY rate (`capacity_bytes`), so a saturated cell
 //!   shows well under 1.
 
+pub mod counters;
+pub mod edca;
 pub mod error;
 pub mod minstrel;
 mod params;
@@ -53,8 +74,10 @@ mod snr;
 
 pub use params::KIND;
 
+use counters::Survey;
+use edca::{Ac, AccessParams};
 use minstrel::{Chain, Minstrel};
-use params::Rate;
+use params::{Aqm, Rate, Scheduler};
 use snr::Snr;
 
 use super::model::{LinkModel, Offer};
@@ -63,8 +86,12 @@ use super::{DropReason, LinkOutput, LinkStats};
 use crate::packet::PacketId;
 use crate::rng::Stream;
 use crate::Nanos;
-use rove_scenario::spec::LinkSpec;
+use rove_scenario::spec::{LinkSpec, QueueSpec};
 use std::collections::VecDeque;
+
+/// mac80211's default airtime weight, µs (`IEEE80211_DEFAULT_AIRTIME_WEIGHT` = 256,
+/// net/mac80211/sta_info.h): the deficit a station's txq gets per scheduling round.
+const AIRTIME_WEIGHT_US: i64 = 256;
 
 /// A frame in a transmitter's hands (dequeued, being sent or retried).
 #[derive(Debug, Clone)]
@@ -81,9 +108,19 @@ struct Frame {
     chain: Option<Chain>,
 }
 
-/// A contender for the channel: the AP (index 0) or a station (1 + its index).
+/// A contender for the channel: one channel-access function (the DCF, or one EDCAF) of the AP
+/// or of a station.
 #[derive(Debug, Clone)]
 struct Transmitter {
+    /// Whose it is: 0 the AP, 1 + i station i.
+    owner: usize,
+    ac: Ac,
+    access: AccessParams,
+    /// The AP's: the stations whose queues it serves (in turn), and whose turn is next.
+    serves: Vec<usize>,
+    turn: usize,
+    /// Idle slots still to wait (of AIFS − DIFS) before the backoff counts, as of `idle_from`.
+    aifs_left: u32,
     frame: Option<Frame>,
     /// With aggregation: the frames after `frame` in its hands (MPDUs to retry, or taken from
     /// its queue but not yet sent), in order.
@@ -94,12 +131,18 @@ struct Transmitter {
 }
 
 impl Transmitter {
-    fn new() -> Self {
+    fn new(owner: usize, ac: Ac, access: AccessParams, serves: Vec<usize>) -> Self {
         Transmitter {
+            owner,
+            ac,
+            access,
+            serves,
+            turn: 0,
+            aifs_left: 0,
             frame: None,
             held: VecDeque::new(),
             backoff: None,
-            cw: phy::CW_MIN,
+            cw: access.cw_min,
         }
     }
 }
@@ -121,6 +164,15 @@ pub struct PortCounters {
     pub phy_errors: u64,
     /// The MCS of the port's last transmission (tx bitrate); `None` before the first.
     pub last_mcs: Option<usize>,
+    /// Packets its queue refused (full: DropTail's limit, `buffer`), and CoDel dropped.
+    pub overflow_drops: u64,
+    pub codel_drops: u64,
+    /// Frames taken from its queue for an A-MPDU that did not fit and were held back for the
+    /// next one ([GAP] the analogue of a qdisc requeue: the driver could not take them).
+    pub requeues: u64,
+    /// Times its frame lost an internal collision to a higher access category of the same
+    /// transmitter (10.22.2.4; never on the air).
+    pub internal_collisions: u64,
 }
 
 pub struct Wifi {
@@ -140,11 +192,24 @@ pub struct Wifi {
     phy_rng: Stream,
     counters: Vec<PortCounters>,
     delay_ns: Nanos,
-    /// The AP's queues, one per station, and the station whose turn is next.
+    /// The AP's queues, one per station (in the station's access category: mac80211's txq
+    /// of that station and TID), served in turn by the AP's function for that category.
     ap_queues: Vec<Queue>,
-    ap_turn: usize,
     sta_queues: Vec<Queue>,
+    /// The channel-access functions: the AP's first (one under the DCF, one per access
+    /// category in use under EDCA, lowest first), then one per station.
     tx: Vec<Transmitter>,
+    /// Per port, the index in `tx` of the function that sends its frames.
+    port_tx: Vec<usize>,
+    /// Per station, its access category.
+    ac: Vec<Ac>,
+    /// The AP's channel survey (busy, tx and rx time).
+    survey: Survey,
+    /// Key `sample_interval`.
+    sample_interval_ns: Option<Nanos>,
+    /// `scheduler = "airtime"`: each station's airtime deficit, µs (mac80211's
+    /// `sta->airtime[ac].deficit`; one access category per station); `None`: round robin.
+    deficit: Option<Vec<i64>>,
     rng: Stream,
     /// The first slot boundary after the last busy period (its end plus DIFS or EIFS): backoff
     /// counters are as of this boundary; the boundaries are `idle_from + k · slot`.
@@ -172,6 +237,55 @@ impl Wifi {
                 })
             })
             .collect();
+        let ac: Vec<Ac> = p.stations.iter().map(|s| s.ac).collect();
+        // The AP's functions: the DCF for every station, or an EDCAF per access category in
+        // use; then each station's own.
+        let mut tx = Vec::new();
+        if p.edca {
+            let mut used = ac.clone();
+            used.sort();
+            used.dedup();
+            for a in used {
+                let serves = (0..n).filter(|&s| ac[s] == a).collect();
+                tx.push(Transmitter::new(0, a, AccessParams::edca(a), serves));
+            }
+        } else {
+            tx.push(Transmitter::new(
+                0,
+                Ac::Be,
+                AccessParams::DCF,
+                (0..n).collect(),
+            ));
+        }
+        let first_sta = tx.len();
+        for (s, &a) in ac.iter().enumerate() {
+            let access = if p.edca {
+                AccessParams::edca(a)
+            } else {
+                AccessParams::DCF
+            };
+            tx.push(Transmitter::new(1 + s, a, access, Vec::new()));
+        }
+        let port_tx = (0..2 * n)
+            .map(|port| {
+                let s = port / 2;
+                if port % 2 == 1 {
+                    first_sta + s
+                } else {
+                    tx.iter()
+                        .position(|t| t.owner == 0 && t.serves.contains(&s))
+                        .expect("every station has an AP function")
+                }
+            })
+            .collect();
+        let queue = match p.aqm {
+            Aqm::DropTail => spec.queue.clone(),
+            Aqm::CoDel => QueueSpec::CoDel {
+                limit: spec.queue.limit(),
+                target_ns: params::CODEL_TARGET_NS,
+                interval_ns: params::CODEL_INTERVAL_NS,
+            },
+        };
         Wifi {
             name: spec.name.clone(),
             phy: p.phy,
@@ -186,13 +300,17 @@ impl Wifi {
             counters: vec![PortCounters::default(); 2 * n],
             delay_ns: spec.delay_ns,
             ap_queues: (0..n)
-                .map(|i| Queue::new(&spec.queue, run_seed, &label(&format!("ap{i}"))))
+                .map(|i| Queue::new(&queue, run_seed, &label(&format!("ap{i}"))))
                 .collect(),
-            ap_turn: 0,
             sta_queues: (0..n)
-                .map(|i| Queue::new(&spec.queue, run_seed, &label(&format!("sta{i}"))))
+                .map(|i| Queue::new(&queue, run_seed, &label(&format!("sta{i}"))))
                 .collect(),
-            tx: vec![Transmitter::new(); n + 1],
+            tx,
+            port_tx,
+            ac,
+            survey: Survey::default(),
+            sample_interval_ns: p.sample_interval_ns,
+            deficit: (p.scheduler == Scheduler::Airtime).then(|| vec![0; n]),
             rng: Stream::new(run_seed, &label("backoff")),
             idle_from: 0,
             next_service: None,
@@ -224,8 +342,11 @@ impl Wifi {
         }
         let k = u32::try_from(slots).unwrap_or(u32::MAX);
         for t in &mut self.tx {
+            // The first (AIFSN - 2) idle slots after DIFS are AIFS, not backoff (EDCA).
+            let waited = t.aifs_left.min(k);
+            t.aifs_left -= waited;
             if let Some(b) = t.backoff {
-                let left = b.saturating_sub(k);
+                let left = b.saturating_sub(k - waited);
                 t.backoff = if left == 0 && t.frame.is_none() {
                     None
                 } else {
@@ -234,6 +355,38 @@ impl Wifi {
             }
         }
         self.idle_from += slots * phy::SLOT_NS;
+    }
+
+    /// The medium is busy until `t` (the end of a busy period plus DIFS or EIFS): every
+    /// function waits its AIFS again from there.
+    fn busy_until(&mut self, t: Nanos) {
+        self.idle_from = t;
+        for f in &mut self.tx {
+            f.aifs_left = f.access.extra_slots();
+        }
+    }
+
+    /// Takes the head of a queue (`station`'s at the AP, or its own), counting CoDel's drops
+    /// against the port.
+    fn dequeue(
+        &mut self,
+        ap: bool,
+        station: usize,
+        now: Nanos,
+        out: &mut Vec<LinkOutput>,
+    ) -> Option<QueuedPacket> {
+        let q = if ap {
+            &mut self.ap_queues[station]
+        } else {
+            &mut self.sta_queues[station]
+        };
+        let mut dropped = 0;
+        let p = q.dequeue(now, out, &mut dropped);
+        if dropped > 0 {
+            self.stats.queue_drops += dropped;
+            self.counters[2 * station + usize::from(!ap)].codel_drops += dropped;
+        }
+        p
     }
 
     /// Gives transmitter `i` its next frame from its queue, if it has none.
@@ -245,28 +398,24 @@ impl Wifi {
             self.tx[i].frame = Some(f);
             return;
         }
-        let (p, station) = if i == 0 {
-            let n = self.ap_queues.len();
-            let Some(s) = (0..n)
-                .map(|k| (self.ap_turn + k) % n)
-                .find(|&s| !self.ap_queues[s].is_empty())
-            else {
+        let ap = self.tx[i].owner == 0;
+        let (p, station) = if ap {
+            let Some(s) = self.next_station(i) else {
                 return;
             };
-            self.ap_turn = (s + 1) % n;
-            let Some(p) = self.ap_queues[s].dequeue(now, out, &mut self.stats.queue_drops) else {
+            let Some(p) = self.dequeue(true, s, now, out) else {
                 return;
             };
             (p, s)
         } else {
-            let Some(p) = self.sta_queues[i - 1].dequeue(now, out, &mut self.stats.queue_drops)
-            else {
+            let s = self.tx[i].owner - 1;
+            let Some(p) = self.dequeue(false, s, now, out) else {
                 return;
             };
-            (p, i - 1)
+            (p, s)
         };
         self.stats.sojourn.record(now - p.enqueued_at);
-        let port = if i == 0 { 2 * station } else { 2 * station + 1 };
+        let port = if ap { 2 * station } else { 2 * station + 1 };
         let chain = self.minstrel[port].as_mut().map(Minstrel::chain);
         self.tx[i].frame = Some(Frame {
             id: p.id,
@@ -276,6 +425,41 @@ impl Wifi {
             attempts: 0,
             chain,
         });
+    }
+
+    /// The station whose queue the AP's function `i` serves next, if any has a frame.
+    ///
+    /// Round robin (the default): the next non-empty queue after the last one served.
+    /// `scheduler = "airtime"`: mac80211's airtime-fairness DRR (net/mac80211/tx.c
+    /// `ieee80211_next_txq`, Linux 5.4): the queue at the head is served while its station's
+    /// deficit is not negative (`__ieee80211_schedule_txq` puts a served txq back at the head);
+    /// a negative deficit gets the station's weight (256 µs) and the queue goes to the tail.
+    fn next_station(&mut self, i: usize) -> Option<usize> {
+        let t = &self.tx[i];
+        let n = t.serves.len();
+        let active = |k: usize| !self.ap_queues[t.serves[k]].is_empty();
+        let mut k = (0..n).map(|j| (t.turn + j) % n).find(|&k| active(k))?;
+        let Some(deficit) = self.deficit.as_mut() else {
+            let s = t.serves[k];
+            self.tx[i].turn = (k + 1) % n;
+            return Some(s);
+        };
+        // Each pass adds a weight to a negative deficit: the loop ends.
+        while deficit[t.serves[k]] < 0 {
+            deficit[t.serves[k]] += AIRTIME_WEIGHT_US;
+            k = (1..=n).map(|j| (k + j) % n).find(|&k| active(k))?;
+        }
+        let s = t.serves[k];
+        self.tx[i].turn = k;
+        Some(s)
+    }
+
+    /// A PPDU of `port` took `air_ns` of the channel: its station's airtime deficit is charged
+    /// (`ieee80211_sta_register_airtime`: tx and rx airtime alike).
+    fn charge_airtime(&mut self, port: usize, air_ns: Nanos) {
+        if let Some(d) = self.deficit.as_mut() {
+            d[port / 2] -= (air_ns / 1_000) as i64;
+        }
     }
 
     /// The highest MCS whose frame error rate for `bytes` at `snr_db` is below `ideal_fer`
@@ -321,14 +505,17 @@ impl Wifi {
         }
     }
 
-    /// Transmitter `i`'s frame failed (a collision or a PHY error): CW doubles and a new
-    /// backoff is drawn, or the frame is dropped at its retry limit (a MAC drop, CW reset).
-    fn fail(&mut self, i: usize, now: Nanos, out: &mut Vec<LinkOutput>) {
+    /// Transmitter `i`'s frame failed (a collision, a PHY error, or an internal collision
+    /// (`internal`, not on the air)): CW doubles and a new backoff is drawn, or the frame is
+    /// dropped at its retry limit (a MAC drop, CW reset).
+    fn fail(&mut self, i: usize, now: Nanos, out: &mut Vec<LinkOutput>, internal: bool) {
         let f = self.tx[i].frame.as_mut().expect("a sender has a frame");
         f.attempts += 1;
         let f = f.clone();
         let c = &mut self.counters[f.port];
-        if f.attempts > 1 {
+        if internal {
+            c.internal_collisions += 1;
+        } else if f.attempts > 1 {
             c.tx_retries += 1;
         }
         let cw = if self.exhausted(&f) {
@@ -341,9 +528,9 @@ impl Wifi {
             self.report(now, &f, false);
             self.tx[i].frame = None;
             self.load(i, now, out);
-            phy::CW_MIN
+            self.tx[i].access.cw_min
         } else {
-            (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
+            (2 * self.tx[i].cw + 1).min(self.tx[i].access.cw_max)
         };
         self.tx[i].cw = cw;
         self.tx[i].backoff = Some(self.draw_backoff(cw));
@@ -354,7 +541,7 @@ impl Wifi {
         self.tx
             .iter()
             .filter(|t| t.frame.is_some())
-            .filter_map(|t| t.backoff)
+            .filter_map(|t| t.backoff.map(|b| b + t.aifs_left))
             .min()
             .map(|k| self.idle_from + u64::from(k) * phy::SLOT_NS)
     }
@@ -373,12 +560,16 @@ impl Wifi {
 
     /// The frames whose backoff ends at `now` go on the air.
     fn transmit(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) {
-        let senders: Vec<usize> = (0..self.tx.len())
-            .filter(|&i| self.tx[i].frame.is_some() && self.tx[i].backoff == Some(0))
+        let mut senders: Vec<usize> = (0..self.tx.len())
+            .filter(|&i| {
+                let t = &self.tx[i];
+                t.frame.is_some() && t.backoff == Some(0) && t.aifs_left == 0
+            })
             .collect();
         if senders.is_empty() {
             return;
         }
+        self.resolve_internal_collisions(&mut senders, now, out);
         if self.aggregation {
             self.transmit_ampdus(now, &senders, out);
             return;
@@ -405,11 +596,13 @@ impl Wifi {
             };
             let port = f.port;
             self.counters[port].last_mcs = Some(mcs);
+            self.charge_airtime(port, air_ns);
             if !received {
                 // [GAP] as after a collision: every station defers EIFS from the frame's end.
                 self.counters[port].phy_errors += 1;
-                self.idle_from = end + phy::eifs_ns();
-                self.fail(i, now, out);
+                self.survey.frame(port, air_ns);
+                self.busy_until(end + phy::eifs_ns());
+                self.fail(i, now, out, false);
                 return;
             }
             let mut f = self.tx[i].frame.take().expect("a sender has a frame");
@@ -428,14 +621,32 @@ impl Wifi {
             self.stats.departed_bytes += u64::from(f.bytes);
             self.stats.departed_pkts += 1;
             self.on_air = (now, end, f.bytes);
-            self.idle_from = end + phy::SIFS_NS + self.phy.ack_ns(mcs) + phy::DIFS_NS;
-            self.tx[i].cw = phy::CW_MIN;
-            self.tx[i].backoff = Some(self.draw_backoff(phy::CW_MIN));
+            let ack_ns = self.phy.ack_ns(mcs);
+            self.survey.exchange(port, air_ns, ack_ns);
+            self.busy_until(end + phy::SIFS_NS + ack_ns + phy::DIFS_NS);
+            let cw_min = self.tx[i].access.cw_min;
+            self.tx[i].cw = cw_min;
+            self.tx[i].backoff = Some(self.draw_backoff(cw_min));
             self.load(i, now, out);
             return;
         }
+        let ports: Vec<usize> = senders
+            .iter()
+            .map(|&i| {
+                self.tx[i]
+                    .frame
+                    .as_ref()
+                    .expect("a sender has a frame")
+                    .port
+            })
+            .collect();
+        self.survey
+            .collision(ports.iter().copied().zip(air.iter().map(|&(_, a)| a)));
+        for (&port, &(_, a)) in ports.iter().zip(&air) {
+            self.charge_airtime(port, a);
+        }
         let longest = air.iter().map(|&(_, a)| a).max().expect("two senders");
-        self.idle_from = now + longest + phy::eifs_ns();
+        self.busy_until(now + longest + phy::eifs_ns());
         for (k, &i) in senders.iter().enumerate() {
             let port = self.tx[i]
                 .frame
@@ -447,7 +658,35 @@ impl Wifi {
             c.last_mcs = Some(air[k].0);
         }
         for i in senders {
-            self.fail(i, now, out);
+            self.fail(i, now, out, false);
+        }
+    }
+
+    /// 10.22.2.4: when functions of one transmitter reach the end of their backoff in the same
+    /// slot, the highest access category transmits and each lower one backs off as after a
+    /// collision (CW doubled, retry count up, dropped at the retry limit). Under the DCF every
+    /// transmitter has one function and nothing happens.
+    fn resolve_internal_collisions(
+        &mut self,
+        senders: &mut Vec<usize>,
+        now: Nanos,
+        out: &mut Vec<LinkOutput>,
+    ) {
+        let losers: Vec<usize> = senders
+            .iter()
+            .copied()
+            .filter(|&i| {
+                senders
+                    .iter()
+                    .any(|&j| self.tx[j].owner == self.tx[i].owner && self.tx[j].ac > self.tx[i].ac)
+            })
+            .collect();
+        if losers.is_empty() {
+            return;
+        }
+        senders.retain(|i| !losers.contains(i));
+        for i in losers {
+            self.fail(i, now, out, true);
         }
     }
 }
@@ -462,14 +701,10 @@ impl Wifi {
         now: Nanos,
         out: &mut Vec<LinkOutput>,
     ) -> Option<Frame> {
-        let q = if i == 0 {
-            &mut self.ap_queues[station]
-        } else {
-            &mut self.sta_queues[station]
-        };
-        let p = q.dequeue(now, out, &mut self.stats.queue_drops)?;
+        let ap = self.tx[i].owner == 0;
+        let p = self.dequeue(ap, station, now, out)?;
         self.stats.sojourn.record(now - p.enqueued_at);
-        let port = if i == 0 { 2 * station } else { 2 * station + 1 };
+        let port = if ap { 2 * station } else { 2 * station + 1 };
         Some(Frame {
             id: p.id,
             bytes: p.bytes,
@@ -494,20 +729,24 @@ impl Wifi {
         let station = head.station;
         let mut mpdus = vec![head];
         mpdus.extend(self.tx[i].held.drain(..));
+        let mut taken = 0;
         while mpdus.len() < phy::AMPDU_MAX_MPDUS {
             match self.take_more(i, station, now, out) {
-                Some(f) => mpdus.push(f),
+                Some(f) => {
+                    mpdus.push(f);
+                    taken += 1;
+                }
                 None => break,
             }
         }
+        let limit_ns = self.tx[i].access.ppdu_limit_ns();
         let mut len: u64 = 0;
         let mut n = 0;
         for f in &mpdus {
             let next = len + u64::from(self.phy.subframe_bytes(f.bytes));
             let bytes = u32::try_from(next).unwrap_or(u32::MAX);
             if n > 0
-                && (next > self.phy.ampdu_max_bytes()
-                    || self.phy.txtime_ns(bytes, mcs) > phy::AMPDU_MAX_NS)
+                && (next > self.phy.ampdu_max_bytes() || self.phy.txtime_ns(bytes, mcs) > limit_ns)
             {
                 break;
             }
@@ -515,6 +754,8 @@ impl Wifi {
             n += 1;
         }
         let rest = mpdus.split_off(n);
+        // The frames taken from the queue just now that did not fit go back (a requeue).
+        self.counters[mpdus[0].port].requeues += rest.len().min(taken) as u64;
         self.tx[i].held.extend(rest);
         let air = self.phy.ampdu_ns(mpdus.iter().map(|f| f.bytes), mcs);
         (mcs, mpdus, air)
@@ -532,13 +773,16 @@ impl Wifi {
             .collect();
         let single = ppdus.len() == 1;
         if !single {
+            self.survey
+                .collision(ppdus.iter().map(|p| (p.2[0].port, p.3)));
             let longest = ppdus.iter().map(|p| p.3).max().expect("senders");
-            self.idle_from = now + longest + phy::eifs_ns();
+            self.busy_until(now + longest + phy::eifs_ns());
         }
         for (i, mcs, mpdus, air) in ppdus {
             let station = mpdus[0].station;
             let port = mpdus[0].port;
             self.counters[port].last_mcs = Some(mcs);
+            self.charge_airtime(port, air);
             let received: Vec<bool> = if !single {
                 self.counters[port].collisions += 1;
                 vec![false; mpdus.len()]
@@ -581,13 +825,15 @@ impl Wifi {
     ) {
         let any = received.iter().any(|&r| r);
         if single {
-            self.idle_from = if any {
-                end + phy::SIFS_NS + self.phy.block_ack_ns(mcs) + phy::DIFS_NS
+            let port = mpdus[0].port;
+            if any {
+                let ba_ns = self.phy.block_ack_ns(mcs);
+                self.survey.exchange(port, end - now, ba_ns);
+                self.busy_until(end + phy::SIFS_NS + ba_ns + phy::DIFS_NS);
             } else {
-                end + phy::eifs_ns()
-            };
-            if !any {
-                self.counters[mpdus[0].port].phy_errors += 1;
+                self.survey.frame(port, end - now);
+                self.busy_until(end + phy::eifs_ns());
+                self.counters[port].phy_errors += 1;
             }
         }
         let mut kept = Vec::new();
@@ -627,10 +873,11 @@ impl Wifi {
             self.tx[i].held.push_front(f);
         }
         self.load(i, now, out);
+        let access = self.tx[i].access;
         let cw = if any {
-            phy::CW_MIN
+            access.cw_min
         } else {
-            (2 * self.tx[i].cw + 1).min(phy::CW_MAX)
+            (2 * self.tx[i].cw + 1).min(access.cw_max)
         };
         self.tx[i].cw = cw;
         self.tx[i].backoff = Some(self.draw_backoff(cw));
@@ -654,10 +901,11 @@ impl LinkModel for Wifi {
     fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
         self.stats.arrived_pkts += 1;
         let station = usize::from(packet.port / 2);
-        let (queue, i) = if packet.port.is_multiple_of(2) {
-            (&mut self.ap_queues[station], 0)
+        let i = self.port_tx[usize::from(packet.port)];
+        let queue = if packet.port.is_multiple_of(2) {
+            &mut self.ap_queues[station]
         } else {
-            (&mut self.sta_queues[station], station + 1)
+            &mut self.sta_queues[station]
         };
         let p = QueuedPacket {
             id: packet.id,
@@ -668,6 +916,7 @@ impl LinkModel for Wifi {
             queue.enqueue(now, p, packet.flow, 0, out, &mut self.stats.queue_drops)
         {
             self.stats.queue_drops += 1;
+            self.counters[usize::from(packet.port)].overflow_drops += 1;
             out.push(LinkOutput::Drop {
                 id: packet.id,
                 reason,
@@ -682,11 +931,13 @@ impl LinkModel for Wifi {
         // A backoff that is over (or ends at this boundary with nothing to send): the frame
         // needs a new one if the medium is busy, else it goes at the next slot boundary.
         if matches!(self.tx[i].backoff, None | Some(0)) {
-            self.tx[i].backoff = Some(if now < self.idle_from {
-                // The medium is busy (or within DIFS): back off (10.3.4.2).
+            // The end of its DIFS or AIFS (EDCA: AIFSN - 2 slots after `idle_from`).
+            let aifs_end = self.idle_from + u64::from(self.tx[i].aifs_left) * phy::SLOT_NS;
+            self.tx[i].backoff = Some(if now < aifs_end {
+                // The medium is busy (or within DIFS/AIFS): back off (10.3.4.2, 10.22.2.2).
                 let cw = self.tx[i].cw;
                 self.draw_backoff(cw)
-            } else if now == self.idle_from {
+            } else if now == aifs_end {
                 0
             } else {
                 // Idle for DIFS and more: the next slot boundary.
@@ -766,6 +1017,10 @@ impl LinkModel for Wifi {
 
     fn port_names(&self) -> Vec<String> {
         self.ports.clone()
+    }
+
+    fn radio(&self) -> Option<&dyn counters::RadioCounters> {
+        Some(self)
     }
 }
 

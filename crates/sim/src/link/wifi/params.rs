@@ -4,6 +4,7 @@
 //! built.
 
 use super::super::radio::{bad, describe};
+use super::edca::Ac;
 use super::phy::{Phy, Standard};
 use super::snr::{self, Snr};
 use rove_scenario::parse::join;
@@ -22,9 +23,13 @@ const OWN_KEYS: &[&str] = &[
     "guard_interval",
     "spatial_streams",
     "ideal_fer",
+    "edca",
+    "aqm",
+    "sample_interval",
+    "scheduler",
     "stations",
 ];
-const STATION_KEYS: &[&str] = &["snr", "snr_trace", "mcs"];
+const STATION_KEYS: &[&str] = &["snr", "snr_trace", "mcs", "ac"];
 
 /// What the scenario parser knows of `kind = "wifi"`.
 pub const KIND: LinkKind = LinkKind {
@@ -46,6 +51,30 @@ pub const DEFAULT_RETRY_LIMIT: u32 = 7;
 /// the current SNR is below 1 %, about ns-3's IdealWifiManager default (BerThreshold 1e-6 over
 /// a 1500-byte frame's ~12300 bits: 1.2 %).
 pub const DEFAULT_IDEAL_FER: f64 = 0.01;
+
+/// mac80211's per-station CoDel parameters: `sta->cparams.target = MS2TIME(20)` and
+/// `sta->cparams.interval = MS2TIME(100)` (net/mac80211/sta_info.c, `sta_info_alloc`; the
+/// same values as `local->cparams` in tx.c `ieee80211_txq_setup_flows`).
+pub const CODEL_TARGET_NS: crate::Nanos = 20_000_000;
+pub const CODEL_INTERVAL_NS: crate::Nanos = 100_000_000;
+
+/// The discipline of the cell's queues (`aqm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aqm {
+    /// DropTail at `buffer` packets (the default, the cell's behaviour before `aqm`).
+    DropTail,
+    /// CoDel at mac80211's per-station target and interval, `buffer` still bounding the queue.
+    CoDel,
+}
+
+/// The order the AP takes its stations' queues in (`scheduler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Round robin, a frame (or an A-MPDU) per turn (the default).
+    RoundRobin,
+    /// mac80211's airtime-fairness deficit round robin.
+    Airtime,
+}
 
 /// How a station's frames choose their MCS.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,6 +102,13 @@ pub struct WifiParams {
     pub aggregation: bool,
     pub retry_limit: u32,
     pub ideal_fer: f64,
+    /// Key `edca`: four access categories (Table 9-155) instead of the DCF.
+    pub edca: bool,
+    pub aqm: Aqm,
+    pub scheduler: Scheduler,
+    /// Key `sample_interval`: how often the cell's counters are sampled into `radio.parquet`;
+    /// `None`: at the recorder's sample interval.
+    pub sample_interval_ns: Option<crate::Nanos>,
     /// In port order: station `i` has ports `2i` (AP to station) and `2i + 1` (its uplink).
     pub stations: Vec<Station>,
 }
@@ -83,6 +119,9 @@ pub struct Station {
     /// The rate choice of frames to and from this station.
     pub rate: Rate,
     pub snr: Snr,
+    /// Key `ac`: the access category of the station's frames both ways (its AP queue's and
+    /// its own); BE unless given (needs `edca = true`).
+    pub ac: Ac,
 }
 
 type Res<T> = Result<T, (String, String)>;
@@ -157,6 +196,37 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
             ))
         }
     };
+    let edca = match t.get("edca") {
+        None | Some(Value::Boolean(false)) => false,
+        Some(Value::Boolean(true)) => true,
+        Some(v) => return Err(bad("edca", v, "true or false")),
+    };
+    let aqm = match t.get("aqm") {
+        None => Aqm::DropTail,
+        Some(Value::String(s)) if s == "droptail" => Aqm::DropTail,
+        Some(Value::String(s)) if s == "codel" => Aqm::CoDel,
+        Some(v) => return Err(bad("aqm", v, "\"droptail\" or \"codel\"")),
+    };
+    let scheduler = match t.get("scheduler") {
+        None => Scheduler::RoundRobin,
+        Some(Value::String(s)) if s == "rr" => Scheduler::RoundRobin,
+        Some(Value::String(s)) if s == "airtime" => Scheduler::Airtime,
+        Some(v) => return Err(bad("scheduler", v, "\"rr\" or \"airtime\"")),
+    };
+    let sample_interval_ns = match t.get("sample_interval") {
+        None => None,
+        Some(Value::String(s)) => match rove_scenario::units::parse_time(s) {
+            Ok(ns) if ns > 0 => Some(ns),
+            _ => {
+                return Err(bad(
+                    "sample_interval",
+                    &Value::String(s.clone()),
+                    "a positive time like \"4ms\"",
+                ))
+            }
+        },
+        Some(v) => return Err(bad("sample_interval", v, "a positive time like \"4ms\"")),
+    };
     let looks_like = "a table of stations like [links.air.stations.s1] with snr = \"30dB\"";
     let stations = match t.get("stations") {
         Some(Value::Table(s)) if !s.is_empty() => s,
@@ -176,7 +246,7 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
     }
     let stations = stations
         .iter()
-        .map(|(name, v)| station(name, v, mcs, &phy))
+        .map(|(name, v)| station(name, v, mcs, &phy, edca))
         .collect::<Res<Vec<_>>>()?;
     if aggregation && stations.iter().any(|s| s.rate == Rate::Minstrel) {
         return Err((
@@ -189,11 +259,15 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         aggregation,
         retry_limit,
         ideal_fer,
+        edca,
+        aqm,
+        scheduler,
+        sample_interval_ns,
         stations,
     })
 }
 
-fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy) -> Res<Station> {
+fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy, edca: bool) -> Res<Station> {
     let path = join("stations", name);
     if name.is_empty() || name.contains(':') {
         return Err((path, "a station name must be non-empty, without ':'".into()));
@@ -229,10 +303,31 @@ fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy) -> Res<Station> {
         (None, Some(v)) => Snr::Trace(read_trace(v).map_err(|m| (join(&path, "snr_trace"), m))?),
         (None, None) => Snr::Perfect,
     };
+    let ac = match t.get("ac") {
+        None => Ac::Be,
+        Some(v) if !edca => {
+            return Err((
+                join(&path, "ac"),
+                format!(
+                    "an access category needs edca = true on the link (got ac = {})",
+                    describe(v)
+                ),
+            ))
+        }
+        Some(Value::String(s)) if Ac::from_name(s).is_some() => Ac::from_name(s).expect("checked"),
+        Some(v) => {
+            return Err(bad(
+                &join(&path, "ac"),
+                v,
+                "one of \"bk\", \"be\", \"vi\", \"vo\"",
+            ))
+        }
+    };
     Ok(Station {
         name: name.to_string(),
         rate: mcs,
         snr,
+        ac,
     })
 }
 
@@ -434,6 +529,32 @@ mod tests {
             p.stations[0].snr,
             Snr::Trace(vec![(0, 30.0), (1_500_000_000, 12.0)])
         );
+        let e = parse(&table("[stations.s1]\nac = \"vo\"")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.ac");
+        assert!(e.1.contains("edca = true"), "{}", e.1);
+        let e = parse(&table("edca = true\n[stations.s1]\nac = \"video\"")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.ac");
+        assert!(e.1.contains("\"vo\""), "{}", e.1);
+        let e = parse(&table("edca = 1\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "edca");
+        let e = parse(&table("aqm = \"red\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "aqm");
+        assert!(e.1.contains("\"codel\""), "{}", e.1);
+        let e = parse(&table("scheduler = \"wfq\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "scheduler");
+        assert!(e.1.contains("\"airtime\""), "{}", e.1);
+        let e = parse(&table("sample_interval = \"0ms\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "sample_interval");
+        let e = parse(&table("sample_interval = 4\n[stations.s1]")).unwrap_err();
+        assert!(e.1.contains("\"4ms\""), "{}", e.1);
+        let p = parse(&table(
+            "edca = true\naqm = \"codel\"\nsample_interval = \"4ms\"\n[stations.s1]\nac = \"vi\"\n[stations.s2]",
+        ))
+        .unwrap();
+        assert!(p.edca);
+        assert_eq!(p.aqm, Aqm::CoDel);
+        assert_eq!(p.sample_interval_ns, Some(4_000_000));
+        assert_eq!((p.stations[0].ac, p.stations[1].ac), (Ac::Vi, Ac::Be));
         let e = parse(&table("[stations.s1]\nspeed = 3")).unwrap_err();
         assert_eq!(e.0, "stations.s1.speed");
         assert_eq!(parse(&table("mcs = 1")).unwrap_err().0, "stations");

@@ -1,0 +1,243 @@
+//! The AP's counters as seed-004 Table 1 lists them (what OAL samples at 250 Hz), sampled into
+//! `radio.parquet`: per queue backlog, qlen, drops (by cause) and requeues; the channel survey
+//! (busy, tx and rx time, as nl80211's NL80211_SURVEY_INFO_TIME_{BUSY,TX,RX}); per station
+//! signal, tx bitrate, retries, failures, tx and rx bytes (nl80211 STA_INFO_*).
+//!
+//! One row per port per sample: port `"s1"` is the AP's queue to station s1 and the AP's
+//! transmit counters towards it; port `"s1:up"` is s1's own queue and transmit counters, whose
+//! `tx_bytes` are the AP's rx bytes from s1. Every counter is cumulative from the start of the
+//! run (differences give rates); the survey's three times are the cell's, repeated on each
+//! row of a sample.
+//!
+//! [GAP] choices:
+//! - A queue's backlog and qlen are the queue's only (a qdisc's or a txq's), not the frame the
+//!   transmitter is sending or retrying, nor the MPDUs it holds for its next A-MPDU (the
+//!   driver's and hardware's queues).
+//! - The survey counts a frame's whole air time when it starts. Busy time is the union of
+//!   every PPDU on the air (data, Ack, BlockAck; not SIFS, DIFS or backoff); tx time the AP's
+//!   own PPDUs (its data frames and the Acks it sends); rx time the PPDUs it receives
+//!   (stations' data frames, their Acks), in a collision without the AP the longest frame.
+//! - `signal_db` is the station's SNR (the model has no transmit power or noise floor in dBm;
+//!   nl80211's signal is dBm): NaN for a station without `snr`/`snr_trace`.
+
+use super::super::LinkModel;
+use super::edca::Ac;
+use super::{PortCounters, Wifi};
+use crate::Nanos;
+
+/// The AP's channel survey, ns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Survey {
+    pub busy_ns: u64,
+    pub tx_ns: u64,
+    pub rx_ns: u64,
+}
+
+impl Survey {
+    /// A PPDU of `port` (even: the AP's) alone on the air, unacknowledged.
+    pub fn frame(&mut self, port: usize, air_ns: Nanos) {
+        self.busy_ns += air_ns;
+        if port.is_multiple_of(2) {
+            self.tx_ns += air_ns;
+        } else {
+            self.rx_ns += air_ns;
+        }
+    }
+
+    /// A PPDU of `port` and its Ack (or BlockAck) from the receiver.
+    pub fn exchange(&mut self, port: usize, air_ns: Nanos, ack_ns: Nanos) {
+        self.frame(port, air_ns);
+        self.busy_ns += ack_ns;
+        if port.is_multiple_of(2) {
+            self.rx_ns += ack_ns;
+        } else {
+            self.tx_ns += ack_ns;
+        }
+    }
+
+    /// PPDUs starting together (a collision): (port, air time) each.
+    pub fn collision(&mut self, ppdus: impl Iterator<Item = (usize, Nanos)>) {
+        let (mut longest, mut ap) = (0, None::<Nanos>);
+        for (port, air) in ppdus {
+            longest = longest.max(air);
+            if port.is_multiple_of(2) {
+                ap = Some(ap.unwrap_or(0).max(air));
+            }
+        }
+        self.busy_ns += longest;
+        match ap {
+            Some(a) => self.tx_ns += a,
+            None => self.rx_ns += longest,
+        }
+    }
+}
+
+/// The columns of `radio.parquet` (struct of arrays), appended to at each sample. Names are
+/// kept as indices (a 250 Hz series of a long run has millions of rows): `link` indexes the
+/// world's links, `port` the link's ports (`LinkModel::port_names`; the station is the even
+/// port of its pair, the direction "down" for an even port and "up" for an odd one), `ac` is
+/// an [`Ac`] as u8.
+#[derive(Debug, Default, Clone)]
+pub struct RadioSeries {
+    pub time_s: Vec<f64>,
+    pub link: Vec<u32>,
+    pub port: Vec<u16>,
+    pub ac: Vec<u8>,
+    pub backlog_bytes: Vec<u64>,
+    pub qlen: Vec<u32>,
+    pub overflow_drops: Vec<u64>,
+    pub codel_drops: Vec<u64>,
+    /// Frames given up at the retry limit (MAC drops; nl80211 tx_failed).
+    pub mac_drops: Vec<u64>,
+    pub requeues: Vec<u64>,
+    pub tx_packets: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+    pub tx_retries: Vec<u64>,
+    pub collisions: Vec<u64>,
+    pub phy_errors: Vec<u64>,
+    pub internal_collisions: Vec<u64>,
+    /// The PHY rate of the port's last transmission; NaN before the first.
+    pub tx_bitrate_bps: Vec<f64>,
+    pub signal_db: Vec<f64>,
+    pub survey_busy_ms: Vec<f64>,
+    pub survey_tx_ms: Vec<f64>,
+    pub survey_rx_ms: Vec<f64>,
+}
+
+impl RadioSeries {
+    pub fn len(&self) -> usize {
+        self.time_s.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_s.is_empty()
+    }
+
+    /// The `ac` column's names ("bk", "be", "vi", "vo").
+    pub fn ac_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.ac.iter().map(|&a| Ac::from_index(a).name())
+    }
+
+    /// Removes the rows sampled at `time_s` or later (a final sample replaces them).
+    pub fn truncate_from(&mut self, time_s: f64) {
+        let keep = self.time_s.partition_point(|&t| t < time_s);
+        macro_rules! cut {
+            ($($c:ident),*) => { $(self.$c.truncate(keep);)* };
+        }
+        cut!(
+            time_s,
+            link,
+            port,
+            ac,
+            backlog_bytes,
+            qlen,
+            overflow_drops,
+            codel_drops,
+            mac_drops,
+            requeues,
+            tx_packets,
+            tx_bytes,
+            tx_retries,
+            collisions,
+            phy_errors,
+            internal_collisions,
+            tx_bitrate_bps,
+            signal_db,
+            survey_busy_ms,
+            survey_tx_ms,
+            survey_rx_ms
+        );
+    }
+}
+
+/// How often a radio cell wants its counters sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RadioSampling {
+    /// With the recorder's samples (`sample_interval` of the scenario).
+    WithRecorder,
+    Every(Nanos),
+}
+
+/// A radio cell's counter totals at the end of a run (summary.json, under the link).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RadioTotals {
+    pub survey: Survey,
+    /// Per port, in port order: (port name, counters, access category).
+    pub ports: Vec<(String, PortCounters, Ac)>,
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// What a radio cell offers the recorders (`LinkModel::radio`).
+pub trait RadioCounters {
+    fn radio_sampling(&self) -> RadioSampling;
+    /// Appends one row per port at `now`, for link `link` (its index in the world).
+    fn sample_radio(&self, now: Nanos, link: u32, out: &mut RadioSeries);
+    fn radio_totals(&self) -> RadioTotals;
+}
+
+impl Wifi {
+    pub fn survey(&self) -> Survey {
+        self.survey
+    }
+}
+
+impl RadioCounters for Wifi {
+    fn radio_sampling(&self) -> RadioSampling {
+        match self.sample_interval_ns {
+            Some(ns) => RadioSampling::Every(ns),
+            None => RadioSampling::WithRecorder,
+        }
+    }
+
+    fn sample_radio(&self, now: Nanos, link: u32, out: &mut RadioSeries) {
+        let t = now as f64 / 1e9;
+        for port in 0..self.ports.len() {
+            let station = port / 2;
+            let up = port % 2 == 1;
+            let q = if up {
+                &self.sta_queues[station]
+            } else {
+                &self.ap_queues[station]
+            };
+            let c = &self.counters[port];
+            out.time_s.push(t);
+            out.link.push(link);
+            out.port.push(port as u16);
+            out.ac.push(self.ac[station] as u8);
+            out.backlog_bytes.push(q.len_bytes());
+            out.qlen.push(q.len_packets() as u32);
+            out.overflow_drops.push(c.overflow_drops);
+            out.codel_drops.push(c.codel_drops);
+            out.mac_drops.push(c.tx_failed);
+            out.requeues.push(c.requeues);
+            out.tx_packets.push(c.tx_packets);
+            out.tx_bytes.push(c.tx_bytes);
+            out.tx_retries.push(c.tx_retries);
+            out.collisions.push(c.collisions);
+            out.phy_errors.push(c.phy_errors);
+            out.internal_collisions.push(c.internal_collisions);
+            out.tx_bitrate_bps
+                .push(c.last_mcs.map_or(f64::NAN, |m| self.phy.rate_bps(m) as f64));
+            out.signal_db
+                .push(self.snr[station].at(now).unwrap_or(f64::NAN));
+            out.survey_busy_ms.push(ms(self.survey.busy_ns));
+            out.survey_tx_ms.push(ms(self.survey.tx_ns));
+            out.survey_rx_ms.push(ms(self.survey.rx_ns));
+        }
+    }
+
+    fn radio_totals(&self) -> RadioTotals {
+        RadioTotals {
+            survey: self.survey,
+            ports: self
+                .port_names()
+                .into_iter()
+                .enumerate()
+                .map(|(p, name)| (name, self.counters[p], self.ac[p / 2]))
+                .collect(),
+        }
+    }
+}
