@@ -180,7 +180,7 @@ def test_the_run_reaches_slow_start_recovery_rto_and_undo(traces):
         hooks = [entry["hook"] for entry in ls]
         assert any(e["hook"] == "cong_avoid" and e["snd_cwnd"] < e["ssthresh"] for e in ls), name
         assert any(e["hook"] == "set_state" and e["new_state"] == 3 for e in ls), name  # Recovery
-        if name != "lia":
+        if name not in ("lia", "balia"):  # the coupled shared bottleneck has no RTO in 30 s
             assert any(e["hook"] == "set_state" and e["new_state"] == 4 for e in ls), name  # Loss
             assert any(e["hook"] == "cwnd_event" and e["event"] == 3 for e in ls), name
             assert "undo_cwnd" in hooks, name
