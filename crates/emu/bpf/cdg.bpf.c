@@ -5,8 +5,11 @@
  * documents it). Differences from the C original:
  * - The backoff cannot enter CWR: tcp_enter_cwr is not callable from BPF and icsk_ca_state is
  *   not writable. The backoff sets cwnd and ssthresh to the backed-off window at once (the
- *   kernel reduces to it over one RTT by PRR, then sends CA_EVENT_COMPLETE_CWR) and runs the
- *   COMPLETE_CWR bookkeeping at once (a new gradient round).
+ *   kernel reduces to it over one RTT by PRR) and then holds as CWR would: the kernel calls no
+ *   cong_avoid until snd_una reaches the snd_nxt of the backoff (high_seq), so the port returns
+ *   from cong_avoid until the ACK reaches it, and runs CA_EVENT_COMPLETE_CWR's bookkeeping (a
+ *   new gradient round) on that ACK, where the kernel would send the event. A real
+ *   COMPLETE_CWR (the end of a recovery that came meanwhile) ends the hold too.
  * - The gradient window (kcalloc'ed in the kernel) lives in per-socket storage (an sk_storage
  *   map); if it cannot be created, window = 1, as the kernel's allocation-failure fallback.
  * - Signed division (the gradient's extrapolation) is done on magnitudes: BPF has none.
@@ -65,6 +68,8 @@ struct cdg {
 	__s32 delay_min;
 	__u32 last_ack;
 	__u32 round_start;
+	__u32 cwr_seq; /* the hold in place of CWR lasts until an ACK reaches this */
+	__u8 in_cwr;
 };
 
 static __always_inline bool mm_zero(const struct cdg_minmax *m)
@@ -187,17 +192,26 @@ static __always_inline bool cdg_backoff(struct sock *sk, struct cdg *ca, __u32 g
 	if (ca->backoff_cnt > USE_INEFF)
 		return false;
 	ca->shadow_wnd = max_t(__u32, ca->shadow_wnd, tp->snd_cwnd);
-	/* tcp_enter_cwr: ssthresh = ssthresh() in state BACKOFF, then (here at once) cwnd. */
+	ca->state = CDG_BACKOFF;
+	/* tcp_enter_cwr: ssthresh = ssthresh() in state BACKOFF, then (here at once) cwnd; CWR
+	 * lasts until snd_una reaches high_seq = snd_nxt. */
 	w = max_t(__u32, 2U, (tp->snd_cwnd * BACKOFF_BETA) >> 10);
 	tp->snd_ssthresh = w;
 	tcp_snd_cwnd_set(tp, min_t(__u32, tp->snd_cwnd, w));
-	/* CA_EVENT_COMPLETE_CWR's bookkeeping. */
+	ca->cwr_seq = tp->snd_nxt;
+	ca->in_cwr = 1;
+	return true;
+}
+
+/* CA_EVENT_COMPLETE_CWR's bookkeeping (tcp_cdg_cwnd_event): a new gradient round. */
+static __always_inline void complete_cwr(struct sock *sk, struct cdg *ca)
+{
+	ca->in_cwr = 0;
 	ca->state = CDG_UNKNOWN;
-	ca->rtt_seq = tp->snd_nxt;
+	ca->rtt_seq = tcp_sk(sk)->snd_nxt;
 	ca->rtt_prev = ca->rtt;
 	ca->rtt.min = 0;
 	ca->rtt.max = 0;
-	return true;
 }
 
 SEC("struct_ops")
@@ -207,6 +221,11 @@ void BPF_PROG(cdg_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	__u32 prior, incr;
 
+	if (ca->in_cwr) {
+		if (before(ack, ca->cwr_seq))
+			return; /* the kernel calls no cong_avoid in CWR */
+		complete_cwr(sk, ca);
+	}
 	if (tcp_in_slow_start(tp) && HYSTART_DETECT)
 		hystart_update(sk, ca);
 	if (after(ack, ca->rtt_seq) && !mm_zero(&ca->rtt)) {
@@ -289,18 +308,13 @@ SEC("struct_ops")
 void BPF_PROG(cdg_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
 	struct cdg *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
 
 	switch (ev) {
 	case CA_EVENT_CWND_RESTART:
 		cdg_reset(sk, ca);
 		break;
 	case CA_EVENT_COMPLETE_CWR:
-		ca->state = CDG_UNKNOWN;
-		ca->rtt_seq = tp->snd_nxt;
-		ca->rtt_prev = ca->rtt;
-		ca->rtt.min = 0;
-		ca->rtt.max = 0;
+		complete_cwr(sk, ca);
 		break;
 	default:
 		break;
