@@ -1674,4 +1674,20 @@ __u32 BPF_PROG(bbr2_sndbuf_expand, struct sock *sk)
 	return 3;
 }
 
+/* The struct_ops table of a BBRv2 machine: every hook above, under the rove `cc` name NAME. */
+#define BBR2_STRUCT_OPS(var, cc_name)                                  \
+	SEC(".struct_ops")                                            \
+	struct tcp_congestion_ops var = {                             \
+		.cong_control = (void *)bbr2_cong_control,             \
+		.init = (void *)bbr2_init,                             \
+		.release = (void *)bbr2_release,                       \
+		.ssthresh = (void *)bbr2_ssthresh,                     \
+		.undo_cwnd = (void *)bbr2_undo_cwnd,                   \
+		.cwnd_event = (void *)bbr2_cwnd_event,                 \
+		.set_state = (void *)bbr2_set_state,                   \
+		.min_tso_segs = (void *)bbr2_min_tso_segs,             \
+		.sndbuf_expand = (void *)bbr2_sndbuf_expand,           \
+		.name = cc_name,                                       \
+	}
+
 #endif

@@ -47,16 +47,4 @@ static __always_inline void bbr2_load_params(struct sock *sk, struct bbr2_params
 		bbr2_thesis_plus_params(p);
 }
 
-SEC(".struct_ops")
-struct tcp_congestion_ops rove_bbr2plus = {
-	.cong_control = (void *)bbr2_cong_control,
-	.init = (void *)bbr2_init,
-	.release = (void *)bbr2_release,
-	.ssthresh = (void *)bbr2_ssthresh,
-	.undo_cwnd = (void *)bbr2_undo_cwnd,
-	.cwnd_event = (void *)bbr2_cwnd_event,
-	.set_state = (void *)bbr2_set_state,
-	.min_tso_segs = (void *)bbr2_min_tso_segs,
-	.sndbuf_expand = (void *)bbr2_sndbuf_expand,
-	.name = "bbr2plus",
-};
+BBR2_STRUCT_OPS(rove_bbr2plus, "bbr2plus");
