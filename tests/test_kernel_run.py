@@ -374,7 +374,7 @@ def test_kill_9_of_rove_run_stops_the_orchestrator_and_next_run_removes_its_stag
 
 def test_unknown_cc_and_cc_params_are_clear_errors(tmp_path):
     scenario = tmp_path / "s.toml"
-    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('cc = "cubic"', 'cc = "bbr2"'))
+    scenario.write_text(textwrap.dedent(CUBIC_20MBPS_40MS).replace('cc = "cubic"', 'cc = "copa"'))
     r = _rove("run", "--backend", "kernel", scenario, "-o", tmp_path / "o", env=_env(TRAFFIC))
     assert r.returncode == 2
     assert "flows[0] (cubic).cc" in r.stderr and "available:" in r.stderr, r.stderr
