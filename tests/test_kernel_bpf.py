@@ -349,11 +349,13 @@ def _shared_bottleneck(tmp_path: Path, cc: str, coupling: str, seed: int) -> tup
             summary.get("kernel_anomalies", []))
 
 
-# BALIA is judged by the fidelity study's coupled experiment only (4 clean 90-s kernel runs,
-# median 1.04): in a fresh-clone CI run its 30-s runs gave 0.96, 0.80 and 0.73 (median 0.80,
-# below this test's 0.85) after 1.05 and 1.12 in 60-s runs here; not yet understood, so it is
-# not asserted on 30-s runs until it is.
-@pytest.mark.parametrize("cc", ["lia"])
+# BALIA keeps the same assertion as an expected failure: in a fresh-clone CI run its clean 30-s
+# runs gave 0.96, 0.80 and 0.73 (median 0.80, below 0.85), where 60-s runs here gave 1.05 and
+# 1.12 and the fidelity study's 4 clean 90-s runs a median of 1.04. Suspected: 30-s runs on a
+# loaded machine (the cause is not found). Not strict: it passes in some runs.
+@pytest.mark.parametrize("cc", ["lia", pytest.param("balia", marks=pytest.mark.xfail(
+    strict=False, reason="measured median 0.80 (0.96, 0.80, 0.73) in a fresh-clone CI run; "
+    "cause not found (docs/kernel-backend.md)"))])
 def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottleneck(cc,
                                                                                     tmp_path):
     # Two MPTCP subflows and one TCP Reno flow through one 20 Mbit/s bottleneck with 0.1 %
