@@ -529,6 +529,7 @@ fn new_subflow(
     app_writes: Option<bool>,
 ) -> Subflow {
     let mut sender = TcpSender::new_fed(cc);
+    sender.set_mptcp_subflow();
     if let Some(slow_start_after_idle) = app_writes {
         sender.set_app_writes(slow_start_after_idle);
     }

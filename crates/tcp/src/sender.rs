@@ -186,6 +186,9 @@ pub struct TcpSender {
     app_writes: bool,
     /// net.ipv4.tcp_slow_start_after_idle (Linux default 1), for a sender with `app_writes`.
     slow_start_after_idle: bool,
+    /// A multipath connection's subflow ([`set_mptcp_subflow`](Self::set_mptcp_subflow)): never
+    /// marked application-limited.
+    mptcp_subflow: bool,
     /// End of the write queue: segments `[snd_nxt, total_segs)` may be sent as new data.
     total_segs: u64,
     /// Outstanding segments; index 0 is `tp.snd_una`.
@@ -307,6 +310,7 @@ impl TcpSender {
             cc,
             source,
             app_writes: false,
+            mptcp_subflow: false,
             slow_start_after_idle: false,
             total_segs,
             board: VecDeque::with_capacity(256),
@@ -355,6 +359,17 @@ impl TcpSender {
         self.slow_start_after_idle = slow_start_after_idle;
     }
 
+    /// Marks this fed sender as a multipath connection's subflow. Linux runs
+    /// tcp_rate_check_app_limited only from tcp_sendmsg on the socket the application writes
+    /// to (the MPTCP socket); neither upstream MPTCP (net/mptcp) nor multipath-tcp.org's
+    /// kernel runs it on a subflow, so a subflow's rate samples are never app-limited. Without
+    /// this, a subflow the scheduler feeds one segment at a time would find its write queue
+    /// empty after every segment and mark every sample app-limited (BBR then never leaves
+    /// Startup: it needs three non-app-limited rounds without growth).
+    pub fn set_mptcp_subflow(&mut self) {
+        self.mptcp_subflow = true;
+    }
+
     /// Appends one segment of `payload` bytes to a fed sender's write queue (a multipath
     /// scheduler's hand-over, or an application's write), at `now`; it leaves at the next
     /// [`push`](Self::push) that cwnd, the peer's window and pacing allow. Returns its sequence
@@ -364,7 +379,9 @@ impl TcpSender {
             // tcp_sendmsg_locked: tcp_rate_check_app_limited with less than a segment unsent,
             // then tcp_skb_entail's tcp_slow_start_after_idle_check for the new segment.
             self.tp.now = now;
-            self.check_app_limited();
+            if !self.mptcp_subflow {
+                self.check_app_limited();
+            }
             if self.slow_start_after_idle && self.established {
                 self.slow_start_after_idle_check();
             }
@@ -1523,7 +1540,9 @@ impl TcpSender {
                 }
             }
             if self.tp.snd_nxt >= self.total_segs {
-                self.check_app_limited();
+                if !self.mptcp_subflow {
+                    self.check_app_limited();
+                }
                 break;
             }
             if self.tp.snd_nxt - self.tp.snd_una >= self.peer_window_segs.max(1) {

@@ -49,9 +49,12 @@ class Series:
     cc: str
     params: Mapping[str, Any] = field(default_factory=dict)
     flows: tuple[int, ...] = (0,)
+    # Further overrides, applied before cc and cc_params: a multipath scheme's scheduler and
+    # coupling ({"flows.0.scheduler": "blest"}), or a whole flow replaced ({"flows.0": {...}}).
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def overrides(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+        out: dict[str, Any] = dict(self.extra)
         for i in self.flows:
             out[f"flows.{i}.cc"] = self.cc
             out[f"flows.{i}.cc_params"] = dict(self.params)

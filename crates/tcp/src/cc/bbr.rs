@@ -108,7 +108,7 @@
 //! * `extra_acked` is a u16 in the kernel; it is saturated rather than truncated here.
 
 use super::bbr_model::{AckAggregation, FullPipe};
-use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
+use super::{reject_unknown, CcConfig, CongestionControl, ModelPhase, ParamError, PathModel};
 use crate::minmax::MinMax;
 use crate::state::{CaEvent, CaState, RateSample, TcpState, INIT_CWND};
 use rove_sim::rng::Stream;
@@ -1047,6 +1047,11 @@ pub(super) fn bdp(bw: u32, min_rtt_us: u32, gain: u32) -> u32 {
     bdp.min(u32::MAX as u128) as u32
 }
 
+/// A bandwidth in BW_UNIT packets per µs as bit/s (of `mss_cache`-byte packets).
+pub(super) fn bw_bps(tp: &TcpState, bw: u32) -> f64 {
+    bw as f64 * tp.mss_cache as f64 * 8.0 * 1e6 / BW_UNIT as f64
+}
+
 /// bbr_min_tso_segs: one segment per burst below bbr_min_tso_rate, else two.
 pub(super) fn min_tso_segs(tp: &TcpState) -> u32 {
     if tp.pacing_rate < MIN_TSO_RATE_BPS >> 3 {
@@ -1168,6 +1173,20 @@ impl CongestionControl for Bbr {
             tp,
             out,
         );
+    }
+
+    fn path_model(&self, tp: &TcpState) -> Option<PathModel> {
+        Some(PathModel {
+            bw_bps: bw_bps(tp, self.bw()),
+            min_rtt_us: (self.min_rtt_us != u32::MAX).then_some(self.min_rtt_us),
+            phase: match self.mode {
+                Mode::Startup => ModelPhase::Startup,
+                Mode::Drain => ModelPhase::Drain,
+                Mode::ProbeBw => ModelPhase::ProbeBw,
+                Mode::ProbeRtt => ModelPhase::ProbeRtt,
+            },
+            pacing_gain: self.pacing_gain as f64 / BBR_UNIT as f64,
+        })
     }
 
     fn mode(&self, _tp: &TcpState) -> &'static str {

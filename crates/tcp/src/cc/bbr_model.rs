@@ -124,7 +124,7 @@ pub(super) fn model_telemetry(
     tp: &TcpState,
     out: &mut [f64],
 ) {
-    out[0] = bw as f64 * tp.mss_cache as f64 * 8.0 * 1e6 / BW_UNIT as f64;
+    out[0] = super::bbr::bw_bps(tp, bw);
     out[1] = if min_rtt_us == u32::MAX {
         f64::NAN
     } else {

@@ -30,6 +30,7 @@ pub use reno::{tcp_reno_cong_avoid, tcp_reno_ssthresh};
 
 pub use coupled::{CouplingHandle, CouplingSlot};
 
+
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord};
 
 pub trait CongestionControl: Send + Sync {
@@ -97,6 +98,13 @@ pub trait CongestionControl: Send + Sync {
     /// The telemetry values now, in the order of `telemetry_names` (`out` has that length).
     fn telemetry(&self, _tp: &TcpState, _out: &mut [f64]) {}
 
+    /// A model-based algorithm's estimate of its path (BBR's btl_bw and min_rtt) and where its
+    /// state machine is: what multipath schedulers and shared-bottleneck detectors read (BCCPS,
+    /// seed 001 §2.3 and §2.5). `None` for algorithms without such a model.
+    fn path_model(&self, _tp: &TcpState) -> Option<PathModel> {
+        None
+    }
+
     /// The algorithm's own mode for the time series ("slow_start", "probe_bw", ...).
     fn mode(&self, tp: &TcpState) -> &'static str {
         if tp.in_slow_start() {
@@ -105,6 +113,27 @@ pub trait CongestionControl: Send + Sync {
             "cong_avoid"
         }
     }
+}
+
+/// What a model-based algorithm estimates of its path ([`CongestionControl::path_model`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathModel {
+    /// Bottleneck-bandwidth estimate, bit/s (BBR's bbr_bw); 0 before the first sample.
+    pub bw_bps: f64,
+    /// Round-trip propagation time estimate (BBR's min_rtt), µs; `None` before a sample.
+    pub min_rtt_us: Option<u32>,
+    pub phase: ModelPhase,
+    /// Pacing gain in force (1.0 = cruising; > 1 in PROBE_BW's probing phase).
+    pub pacing_gain: f64,
+}
+
+/// The state-machine phase of a model-based algorithm, as a BBR-family state machine names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelPhase {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
 }
 
 /// What an algorithm is built from: its `cc_params` and a seed for its own random choices

@@ -371,6 +371,10 @@ impl CongestionControl for Recorder {
         ret
     }
 
+    fn path_model(&self, tp: &TcpState) -> Option<super::PathModel> {
+        self.inner.path_model(tp)
+    }
+
     fn telemetry_names(&self) -> &'static [&'static str] {
         self.inner.telemetry_names()
     }

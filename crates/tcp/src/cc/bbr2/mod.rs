@@ -139,7 +139,7 @@ use super::bbr::{
     PACING_SHIFT, PROBE_RTT_MODE_MS, USEC_PER_MSEC,
 };
 use super::bbr_model::{AckAggregation, FullPipe};
-use super::{reject_unknown, CcConfig, CongestionControl, ParamError};
+use super::{reject_unknown, CcConfig, CongestionControl, ModelPhase, ParamError, PathModel};
 use crate::state::{CaEvent, CaState, RateSample, TcpState, TxRecord, INIT_CWND};
 use rove_sim::rng::Stream;
 
@@ -1529,6 +1529,20 @@ impl CongestionControl for Bbr2 {
         } else {
             self.inflight_hi as f64
         };
+    }
+
+    fn path_model(&self, tp: &TcpState) -> Option<PathModel> {
+        Some(PathModel {
+            bw_bps: super::bbr::bw_bps(tp, self.bw()),
+            min_rtt_us: (self.min_rtt_us != u32::MAX).then_some(self.min_rtt_us),
+            phase: match self.mode {
+                Mode::Startup => ModelPhase::Startup,
+                Mode::Drain => ModelPhase::Drain,
+                Mode::ProbeBw => ModelPhase::ProbeBw,
+                Mode::ProbeRtt => ModelPhase::ProbeRtt,
+            },
+            pacing_gain: self.pacing_gain as f64 / BBR_UNIT as f64,
+        })
     }
 
     fn mode(&self, _tp: &TcpState) -> &'static str {
