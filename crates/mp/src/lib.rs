@@ -46,6 +46,7 @@
 pub mod connection;
 pub mod coupling;
 pub mod data_sender;
+pub mod detect;
 pub mod reorder;
 pub mod sched;
 pub mod subflow;
