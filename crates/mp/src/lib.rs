@@ -47,6 +47,7 @@ pub mod connection;
 pub mod coupling;
 pub mod data_sender;
 pub mod detect;
+pub mod detection;
 pub mod reorder;
 pub mod sched;
 pub mod subflow;

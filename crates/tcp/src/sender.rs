@@ -171,6 +171,9 @@ pub struct SenderStats {
     pub dsacks: u64,
     /// Time the last byte of a finite flow was acknowledged.
     pub completed_at: Option<Nanos>,
+    /// The newest RTT sample (seq_rtt, as fed to the estimator) and the time it was taken: what a
+    /// multipath connection's shared-bottleneck detector reads after each ACK.
+    pub last_rtt_sample: Option<(Nanos, Nanos)>,
     /// Congestion windows restarted after idle (tcp_cwnd_restart).
     pub cwnd_restarts: u64,
 }
@@ -897,6 +900,7 @@ impl TcpSender {
         self.tp.mdev_us4 = self.rtt.mdev_us4;
         self.backoff = 0; // RFC 6298: reset backoff on a valid RTT measurement
         self.stats.rtt.record(seq_rtt);
+        self.stats.last_rtt_sample = Some((now, seq_rtt));
     }
 
     fn check_complete(&mut self, now: Nanos) {

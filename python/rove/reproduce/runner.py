@@ -117,6 +117,11 @@ def derived_spec(committed: Path, extra_fixed: Mapping[str, Any], quick: Quick |
     if not scen.is_absolute():
         scen = (committed.parent / scen).resolve()
     doc["scenario"] = str(scen)
+    # A case's own scenario is relative to the committed file too; the derived file lives
+    # elsewhere.
+    for case in doc.get("cases", {}).values():
+        if isinstance(case, dict) and "scenario" in case and not Path(case["scenario"]).is_absolute():
+            case["scenario"] = str((committed.parent / case["scenario"]).resolve())
     grid = dict(doc.get("grid", {}))
     fixed = dict(doc.get("fixed", {}))
     if quick is not None:
