@@ -2,6 +2,7 @@
 //! results they produce (summary and time series).
 
 pub mod actions;
+pub mod bottleneck;
 pub mod build;
 pub mod control;
 pub mod datagram;
