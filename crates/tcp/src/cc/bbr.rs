@@ -106,8 +106,18 @@
 //! * Products that the kernel computes in u64 are computed in u128 and saturated, which gives
 //!   the same values wherever the kernel's do not overflow (rates below ~2.9 Tbit/s).
 //! * `extra_acked` is a u16 in the kernel; it is saturated rather than truncated here.
+//!
+//! # MPTCP-BBR
+//!
+//! `cc = "mpbbr"` is this BBR with an [`MpBbrCoupling`] (`coupled/mpbbr.rs`, which documents
+//! the algorithm): the subflows of a shared-bottleneck set use the set's RTT' in their PROBE_BW
+//! BDP and phase length, and pace their cruise phases at α. The hooks are [`Bbr::bdp_rtt_us`],
+//! [`Bbr::phase_len_us`], [`Bbr::pacing_gain_in_force`], the cwnd cap in `set_cwnd`, the
+//! aligned phase in `reset_probe_bw_mode` and the publishing after each ACK; without a
+//! coupling (`cc = "bbr"`) each is the kernel's code path.
 
 use super::bbr_model::{AckAggregation, FullPipe};
+use super::coupled::mpbbr::{CwndCap, MpBbrCoupling, OwnModel, ProbeBwPhase};
 use super::{reject_unknown, CcConfig, CongestionControl, ModelPhase, ParamError, PathModel};
 use crate::minmax::MinMax;
 use crate::state::{CaEvent, CaState, RateSample, TcpState, INIT_CWND};
@@ -125,6 +135,15 @@ const BBR_TELEMETRY: &[&str] = &[
     "bbr_min_rtt_ms",
     "bbr_pacing_gain",
     "bbr_cwnd_gain",
+];
+/// MPTCP-BBR's: BBR's (the pacing gain in force), then α (Eq. 6) and RTT' (Eq. 1).
+const MPBBR_TELEMETRY: &[&str] = &[
+    "bbr_bw_bps",
+    "bbr_min_rtt_ms",
+    "bbr_pacing_gain",
+    "bbr_cwnd_gain",
+    "mpbbr_alpha",
+    "mpbbr_rtt_prime_ms",
 ];
 
 /// tcp_bbr.c: BW_UNIT.
@@ -272,7 +291,8 @@ impl Default for Params {
     }
 }
 
-const PARAM_KEYS: &[&str] = &[
+/// BBR's `cc_params` keys (MPTCP-BBR accepts them too).
+pub(super) const PARAM_KEYS: &[&str] = &[
     "high_gain",
     "drain_gain",
     "cwnd_gain",
@@ -286,6 +306,11 @@ const PARAM_KEYS: &[&str] = &[
 impl Params {
     fn from_table(t: &toml::Table) -> Result<Self, ParamError> {
         reject_unknown(t, PARAM_KEYS)?;
+        Self::from_known_keys(t)
+    }
+
+    /// BBR's keys of `t`; the caller has rejected unknown ones.
+    fn from_known_keys(t: &toml::Table) -> Result<Self, ParamError> {
         let mut p = Params::default();
         if let Some(g) = gain(t, "high_gain", false)? {
             p.high_gain = g;
@@ -447,15 +472,23 @@ pub struct Bbr {
     prior_cwnd: u32,
     /// ACK aggregation (extra_acked and its epoch).
     ack_aggr: AckAggregation,
+    /// MPTCP-BBR's coupling (`cc = "mpbbr"`); `None` for BBR.
+    mp: Option<MpBbrCoupling>,
 }
 
 impl Bbr {
     pub fn build(config: &CcConfig) -> Result<Box<dyn CongestionControl>, ParamError> {
         let p = Params::from_table(config.params)?;
-        Ok(Box::new(Bbr::new(p, config.seed)))
+        Ok(Box::new(Bbr::new(p, config.seed, None)))
     }
 
-    fn new(p: Params, seed: u64) -> Self {
+    /// MPTCP-BBR (`coupled::mpbbr::build`, which has checked the keys of `config.params`).
+    pub(super) fn build_coupled(config: &CcConfig, mp: MpBbrCoupling) -> Result<Self, ParamError> {
+        let p = Params::from_known_keys(config.params)?;
+        Ok(Bbr::new(p, config.seed, Some(mp)))
+    }
+
+    fn new(p: Params, seed: u64, mp: Option<MpBbrCoupling>) -> Self {
         let pacing_gain = p.high_gain;
         Bbr {
             p,
@@ -487,6 +520,7 @@ impl Bbr {
             has_seen_rtt: false,
             prior_cwnd: 0,
             ack_aggr: AckAggregation::default(),
+            mp,
         }
     }
 }
@@ -508,6 +542,11 @@ impl Bbr {
     /// Current cwnd gain, BBR_UNIT (256) = 1.0.
     pub fn cwnd_gain(&self) -> u32 {
         self.cwnd_gain
+    }
+
+    /// The PROBE_BW phase (0: 1.25, 1: 0.75, 2..7: cruise).
+    pub fn cycle_idx(&self) -> u32 {
+        self.cycle_idx
     }
 }
 
@@ -580,8 +619,78 @@ impl Bbr {
     }
 
     /// bbr_bdp: ceil(bw · min_rtt · gain) in packets; the initial window before any RTT.
+    /// MPTCP-BBR: BDP_r = bw · RTT' in PROBE_BW (Eq. 2).
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        bdp(bw, self.min_rtt_us, gain)
+        bdp(bw, self.bdp_rtt_us(), gain)
+    }
+
+    /// The RTT of the BDP: min_rtt; for MPTCP-BBR in PROBE_BW, its set's RTT' (Eq. 2).
+    fn bdp_rtt_us(&self) -> u32 {
+        match &self.mp {
+            Some(mp) if self.mode == Mode::ProbeBw => mp.rtt_prime_us(self.min_rtt_us),
+            _ => self.min_rtt_us,
+        }
+    }
+
+    /// The length of a PROBE_BW phase: min_rtt; for MPTCP-BBR, as its `phase_len` says (RTT').
+    fn phase_len_us(&self) -> u32 {
+        match &self.mp {
+            Some(mp) => mp.phase_len_us(self.min_rtt_us),
+            None => self.min_rtt_us,
+        }
+    }
+
+    /// The model MPTCP-BBR's coupling reads of this subflow.
+    fn own_model(&self, tp: &TcpState) -> OwnModel {
+        OwnModel {
+            bw: self.bw(),
+            mss: tp.mss_cache,
+            min_rtt_us: self.min_rtt_us,
+        }
+    }
+
+    /// The gain PROBE_BW's cruise phases pace at: 1.0; for MPTCP-BBR α (Eq. 4, 6), unless BBR
+    /// is pacing at a policer's long-term rate.
+    fn cruise_gain(&self, tp: &TcpState) -> u32 {
+        match &self.mp {
+            Some(mp) if !self.lt_use_bw => mp.cruise_gain(&self.own_model(tp)),
+            _ => BBR_UNIT,
+        }
+    }
+
+    /// The pacing gain in force: `pacing_gain` (the kernel's: 1.25, 0.75, 1 through the cycle);
+    /// for MPTCP-BBR, α in a cruise phase. The phase's kind comes from the cycle index, so
+    /// `pacing_gain` itself keeps telling cruise (1.0) from drain (0.75) phases.
+    fn pacing_gain_in_force(&self, tp: &TcpState) -> u32 {
+        let cruising = self.mode == Mode::ProbeBw
+            && !self.lt_use_bw
+            && PACING_GAIN[self.cycle_idx as usize] == BBR_UNIT;
+        if self.mp.is_some() && cruising {
+            self.cruise_gain(tp)
+        } else {
+            self.pacing_gain
+        }
+    }
+
+    /// MPTCP-BBR with `cwnd_cap = "bdp"`: in PROBE_BW, cwnd at most BDP_r (Eq. 3 literally).
+    fn coupled_cwnd_cap(&self, bw: u32) -> Option<u32> {
+        match &self.mp {
+            Some(mp) if mp.params().cwnd_cap == CwndCap::Bdp && self.mode == Mode::ProbeBw => {
+                Some(self.bdp(bw, BBR_UNIT).max(CWND_MIN_TARGET))
+            }
+            _ => None,
+        }
+    }
+
+    /// MPTCP-BBR: publishes this subflow's model for the other members of its set.
+    fn publish(&self, tp: &TcpState) {
+        if let Some(mp) = &self.mp {
+            let phase = (self.mode == Mode::ProbeBw).then_some(ProbeBwPhase {
+                cycle_idx: self.cycle_idx,
+                start_us: self.cycle_mstamp,
+            });
+            mp.publish(tp, self.bw(), self.min_rtt_us, phase);
+        }
     }
 
     /// bbr_quantization_budget: room for three TSO bursts (qdisc, NIC, receiver's GRO), an
@@ -689,16 +798,20 @@ impl Bbr {
             // Drain the queue and refresh min_rtt.
             tp.snd_cwnd = tp.snd_cwnd.min(CWND_MIN_TARGET);
         }
+        if let Some(cap) = self.coupled_cwnd_cap(bw) {
+            tp.snd_cwnd = tp.snd_cwnd.min(cap);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
     // PROBE_BW gain cycling
 
-    /// bbr_is_next_cycle_phase: a phase lasts one min_rtt; probing also waits for inflight to
-    /// reach the phase's target (or a loss), draining stops early at one BDP.
+    /// bbr_is_next_cycle_phase: a phase lasts one min_rtt (MPTCP-BBR: RTT'); probing also
+    /// waits for inflight to reach the phase's target (or a loss), draining stops early at one
+    /// BDP.
     fn is_next_cycle_phase(&self, tp: &TcpState, rs: &RateSample) -> bool {
-        let is_full_length =
-            us_delta(mstamp_us(tp.delivered_mstamp), self.cycle_mstamp) > self.min_rtt_us as u64;
+        let is_full_length = us_delta(mstamp_us(tp.delivered_mstamp), self.cycle_mstamp)
+            > self.phase_len_us() as u64;
         if self.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
@@ -730,9 +843,14 @@ impl Bbr {
     }
 
     /// bbr_reset_probe_bw_mode: PROBE_BW at a random phase other than the 0.75 one (or at
-    /// `cycle_start`).
+    /// `cycle_start`; MPTCP-BBR with `align_phases`: at another member's phase).
     fn reset_probe_bw_mode(&mut self, tp: &TcpState) {
         self.mode = Mode::ProbeBw;
+        if let Some(phase) = self.mp.as_ref().and_then(|mp| mp.aligned_phase()) {
+            self.cycle_idx = phase.cycle_idx;
+            self.cycle_mstamp = phase.start_us;
+            return;
+        }
         self.cycle_idx = match self.p.cycle_start {
             // One before the wanted phase: advance_cycle_phase flips to it.
             Some(start) => (start + CYCLE_LEN - 1) & (CYCLE_LEN - 1),
@@ -1063,7 +1181,11 @@ pub(super) fn min_tso_segs(tp: &TcpState) -> u32 {
 
 impl CongestionControl for Bbr {
     fn name(&self) -> &'static str {
-        "bbr"
+        if self.mp.is_some() {
+            "mpbbr"
+        } else {
+            "bbr"
+        }
     }
 
     /// bbr_init.
@@ -1095,6 +1217,7 @@ impl CongestionControl for Bbr {
             ..AckAggregation::default()
         };
         tp.pacing_needed = true; // SK_PACING_NEEDED
+        self.publish(tp);
     }
 
     /// bbr_ssthresh: entering loss recovery; save cwnd for when it ends. ssthresh is unchanged.
@@ -1111,8 +1234,9 @@ impl CongestionControl for Bbr {
     fn cong_control(&mut self, tp: &mut TcpState, rs: &RateSample) {
         self.update_model(tp, rs);
         let bw = self.bw();
-        self.set_pacing_rate(tp, bw, self.pacing_gain);
+        self.set_pacing_rate(tp, bw, self.pacing_gain_in_force(tp));
         self.set_cwnd(tp, rs, rs.acked_sacked, bw, self.cwnd_gain);
+        self.publish(tp);
     }
 
     /// bbr_set_state: an RTO restarts full-pipe detection and ends a round for long-term
@@ -1133,7 +1257,7 @@ impl CongestionControl for Bbr {
     }
 
     /// bbr_cwnd_event: restarting from idle, pace at 1.0 · btl_bw in PROBE_BW (no need for
-    /// more), or see whether PROBE_RTT is already over.
+    /// more; MPTCP-BBR: its cruise gain), or see whether PROBE_RTT is already over.
     fn cwnd_event(&mut self, tp: &mut TcpState, event: CaEvent) {
         if event != CaEvent::TxStart || tp.app_limited == 0 {
             return;
@@ -1143,11 +1267,13 @@ impl CongestionControl for Bbr {
         match self.mode {
             Mode::ProbeBw => {
                 let bw = self.bw();
-                self.set_pacing_rate(tp, bw, BBR_UNIT);
+                let gain = self.cruise_gain(tp);
+                self.set_pacing_rate(tp, bw, gain);
             }
             Mode::ProbeRtt => self.check_probe_rtt_done(tp),
             _ => {}
         }
+        self.publish(tp);
     }
 
     /// bbr_undo_cwnd: a spurious slow-down; restart full-pipe detection and long-term sampling.
@@ -1159,20 +1285,33 @@ impl CongestionControl for Bbr {
     }
 
     fn telemetry_names(&self) -> &'static [&'static str] {
-        BBR_TELEMETRY
+        if self.mp.is_some() {
+            MPBBR_TELEMETRY
+        } else {
+            BBR_TELEMETRY
+        }
     }
 
     /// The model: bandwidth estimate (bbr_bw, in bit/s from packets per µs << 24), min RTT,
-    /// and the gains in force.
+    /// and the gains in force; MPTCP-BBR adds α and RTT'.
     fn telemetry(&self, tp: &TcpState, out: &mut [f64]) {
         super::bbr_model::model_telemetry(
             self.bw(),
             self.min_rtt_us,
-            self.pacing_gain,
+            self.pacing_gain_in_force(tp),
             self.cwnd_gain,
             tp,
             out,
         );
+        if let Some(mp) = &self.mp {
+            out[4] = mp.alpha(&self.own_model(tp));
+            let rtt_prime = mp.rtt_prime_us(self.min_rtt_us);
+            out[5] = if rtt_prime == u32::MAX {
+                f64::NAN
+            } else {
+                rtt_prime as f64 / 1e3
+            };
+        }
     }
 
     fn path_model(&self, tp: &TcpState) -> Option<PathModel> {
@@ -1185,7 +1324,7 @@ impl CongestionControl for Bbr {
                 Mode::ProbeBw => ModelPhase::ProbeBw,
                 Mode::ProbeRtt => ModelPhase::ProbeRtt,
             },
-            pacing_gain: self.pacing_gain as f64 / BBR_UNIT as f64,
+            pacing_gain: self.pacing_gain_in_force(tp) as f64 / BBR_UNIT as f64,
         })
     }
 
@@ -1194,23 +1333,33 @@ impl CongestionControl for Bbr {
     }
 }
 
+/// The test helpers are shared with MPTCP-BBR's tests (`coupled/mpbbr.rs`).
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// 10 Mbit/s of 1500-byte packets (833.33 pkt/s) in BBR's unit:
     /// 833.33e-6 pkt/µs · 2^24 = 13981.01, floored as the kernel's division does.
-    const BW_10MBPS: u32 = 13_981;
+    pub(in crate::cc) const BW_10MBPS: u32 = 13_981;
     /// 40 ms.
-    const RTT_40MS_US: u32 = 40_000;
+    pub(in crate::cc) const RTT_40MS_US: u32 = 40_000;
 
-    fn bbr(params: &str) -> Bbr {
+    pub(in crate::cc) fn bbr(params: &str) -> Bbr {
         let t: toml::Table = toml::from_str(params).expect("valid toml");
-        Bbr::new(Params::from_table(&t).expect("valid params"), 7)
+        Bbr::new(Params::from_table(&t).expect("valid params"), 7, None)
+    }
+
+    /// MPTCP-BBR with `params` on `slot` (as `cc = "mpbbr"` builds it), with the seed of
+    /// [`bbr`].
+    pub(in crate::cc) fn mpbbr(params: &str, slot: crate::cc::CouplingSlot) -> Bbr {
+        let t: toml::Table = toml::from_str(params).expect("valid toml");
+        let config = CcConfig::new(&t, 7).with_coupling(slot.clone());
+        let p = super::super::coupled::mpbbr::Params::from_table(&t).expect("valid params");
+        Bbr::build_coupled(&config, MpBbrCoupling::new(slot, p)).expect("valid params")
     }
 
     /// A connection just established at `t_ms`, srtt = min_rtt = 40 ms, and BBR initialised.
-    fn established(b: &mut Bbr, t_ms: u64) -> TcpState {
+    pub(in crate::cc) fn established(b: &mut Bbr, t_ms: u64) -> TcpState {
         let mut tp = TcpState {
             now: t_ms * 1_000_000,
             srtt_us: 40_000,
@@ -1222,7 +1371,7 @@ mod tests {
     }
 
     /// Puts `b` in PROBE_BW at `phase` with btl_bw = `bw` and min_rtt 40 ms, as after STARTUP.
-    fn in_probe_bw(b: &mut Bbr, tp: &mut TcpState, bw: u32, phase: u32) {
+    pub(in crate::cc) fn in_probe_bw(b: &mut Bbr, tp: &mut TcpState, bw: u32, phase: u32) {
         b.full.reached = true;
         b.full.bw = bw;
         b.bw.reset(b.rtt_cnt, bw as u64);
@@ -1237,16 +1386,16 @@ mod tests {
     /// a rate sample of `sample_pkts` over `interval_us`, an RTT sample, `in_flight` packets
     /// before the ACK and after it; `round` says whether the sampled packet was sent after the
     /// current round began (so this ACK starts a new round).
-    struct Ack {
-        dt_us: u64,
-        acked: u32,
-        lost: u32,
-        sample_pkts: i64,
-        interval_us: i64,
-        rtt_us: i64,
-        in_flight: u32,
-        round: bool,
-        app_limited: bool,
+    pub(in crate::cc) struct Ack {
+        pub dt_us: u64,
+        pub acked: u32,
+        pub lost: u32,
+        pub sample_pkts: i64,
+        pub interval_us: i64,
+        pub rtt_us: i64,
+        pub in_flight: u32,
+        pub round: bool,
+        pub app_limited: bool,
     }
 
     impl Default for Ack {
@@ -1266,7 +1415,7 @@ mod tests {
         }
     }
 
-    fn ack(b: &mut Bbr, tp: &mut TcpState, a: Ack) {
+    pub(in crate::cc) fn ack(b: &mut Bbr, tp: &mut TcpState, a: Ack) {
         tp.now += a.dt_us * 1000;
         tp.delivered += a.acked as u64;
         tp.lost += a.lost as u64;
@@ -1511,7 +1660,7 @@ mod tests {
     fn random_start_phase_is_never_the_draining_one() {
         let mut counts = [0; 8];
         for seed in 0..400 {
-            let mut b = Bbr::new(Params::default(), seed);
+            let mut b = Bbr::new(Params::default(), seed, None);
             let tp = TcpState::default();
             b.reset_probe_bw_mode(&tp);
             counts[b.cycle_idx as usize] += 1;

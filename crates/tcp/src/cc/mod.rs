@@ -30,7 +30,6 @@ pub use reno::{tcp_reno_cong_avoid, tcp_reno_ssthresh};
 
 pub use coupled::{CouplingHandle, CouplingSlot};
 
-
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord};
 
 pub trait CongestionControl: Send + Sync {
@@ -139,8 +138,8 @@ pub enum ModelPhase {
 /// What an algorithm is built from: its `cc_params` and a seed for its own random choices
 /// (e.g. BBR's random ProbeBW start phase), derived from the run's seed and the flow's name;
 /// and, for a subflow of a multipath connection, its slot in the connection's coupling
-/// ([`coupled`]), which the coupled algorithms (`lia`, `olia`, `balia`, `wvegas`) read and the
-/// others ignore.
+/// ([`coupled`]), which the coupled algorithms (`lia`, `olia`, `balia`, `wvegas`, `mpbbr`) read
+/// and the others ignore.
 #[derive(Clone)]
 pub struct CcConfig<'a> {
     pub params: &'a toml::Table,
@@ -183,6 +182,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("olia", coupled::olia::Olia::build),
     ("balia", coupled::balia::Balia::build),
     ("wvegas", coupled::wvegas::WVegas::build),
+    ("mpbbr", coupled::mpbbr::build),
     ("highspeed", highspeed::HighSpeed::build),
     ("htcp", htcp::Htcp::build),
     ("yeah", yeah::Yeah::build),

@@ -1,5 +1,5 @@
-//! Coupled congestion control for multipath TCP: LIA, OLIA, BALIA and wVegas, and the shared
-//! state through which the subflows of one connection see each other.
+//! Coupled congestion control for multipath TCP: LIA, OLIA, BALIA, wVegas and MPTCP-BBR, and the
+//! shared state through which the subflows of one connection see each other.
 //!
 //! # The coupling
 //!
@@ -21,7 +21,8 @@
 //!   BCCPS and MPTCP-SSCC (seed 001 §2.3, seed 000 §4.3) couple the subflows that share a
 //!   bottleneck and leave the others uncoupled, and regroup them at run time with
 //!   [`CouplingHandle::set_group`]. A subflow alone in its group behaves as a single-path flow
-//!   (Reno for LIA, OLIA and BALIA; as `mptcp_oliasbdx.c` does for a lone subflow, seed 000 §4.3).
+//!   (Reno for LIA, OLIA and BALIA, as `mptcp_oliasbdx.c` does for a lone subflow, seed 000 §4.3;
+//!   BBR for MPTCP-BBR, seed 001 Algorithm 1 line 18).
 //! - A slot counts in its group's sums only when it is *usable* (the connection layer clears it
 //!   with [`CouplingHandle::set_usable`] when the subflow's path is down or the subflow closed;
 //!   the kernel's `mptcp_sk_can_send`) and has an RTT sample (`srtt_us > 0`; the kernel's
@@ -72,9 +73,11 @@
 //! | `olia` | [`olia`] | Khalili et al., CoNEXT 2012; draft-khalili-mptcp-congestion-control-05; `mptcp_olia.c` |
 //! | `balia` | [`balia`] | Peng, Walid, Hwang, Low, ToN 24(1) 2016; `mptcp_balia.c` |
 //! | `wvegas` | [`wvegas`] | Cao, Xu, Fu, ICNP 2012; `mptcp_wvegas.c` |
+//! | `mpbbr` | [`mpbbr`] | Wei et al., IEEE TVT 2021 (BCCPS), seed 001 §2.4: BBR v1 per subflow, coupled by Eqs. 1–6 |
 
 pub mod balia;
 pub mod lia;
+pub mod mpbbr;
 pub mod olia;
 pub mod wvegas;
 
@@ -84,7 +87,7 @@ use crate::state::{CaState, TcpState};
 
 /// The coupled algorithms (their registry names): built with a [`CouplingSlot`] they couple
 /// the subflows of a connection.
-pub const NAMES: &[&str] = &["lia", "olia", "balia", "wvegas"];
+pub const NAMES: &[&str] = &["lia", "olia", "balia", "wvegas", "mpbbr"];
 
 /// Whether `cc` is one of the coupled algorithms.
 pub fn is_coupled(cc: &str) -> bool {
@@ -118,6 +121,13 @@ pub struct SlotState {
     pub wvegas_rate: f64,
     /// wVegas: whether the subflow has RTT samples in its current round (`sampled_rtt > 0`).
     pub wvegas_sampled: bool,
+    /// MPTCP-BBR: BtlBW_r, the subflow's bandwidth estimate (bbr_bw), in tcp_bbr.c's unit
+    /// (packets per µs << 24); 0 before a sample.
+    pub bbr_bw: u32,
+    /// MPTCP-BBR: RTprop_r, the subflow's min_rtt, µs; `u32::MAX` before a sample.
+    pub bbr_min_rtt_us: u32,
+    /// MPTCP-BBR: where the subflow is in PROBE_BW's gain cycle; `None` outside PROBE_BW.
+    pub bbr_probe_bw: Option<mpbbr::ProbeBwPhase>,
 }
 
 impl Default for SlotState {
@@ -133,6 +143,9 @@ impl Default for SlotState {
             olia_inter_loss_pkts: 0,
             wvegas_rate: 0.0,
             wvegas_sampled: false,
+            bbr_bw: 0,
+            bbr_min_rtt_us: u32::MAX,
+            bbr_probe_bw: None,
         }
     }
 }
@@ -295,6 +308,12 @@ impl CouplingSlot {
     /// Publishes `tp` (and `extra`) into the slot.
     pub fn publish(&self, tp: &TcpState, extra: impl FnOnce(&mut SlotState)) {
         self.publish_and(tp, extra, |_, _| ())
+    }
+
+    /// `f` applied to all slots and this slot's index, publishing nothing.
+    pub fn read<R>(&self, f: impl FnOnce(&[SlotState], usize) -> R) -> R {
+        let s = self.handle.lock();
+        f(&s.slots, self.slot)
     }
 }
 
