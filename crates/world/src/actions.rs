@@ -108,8 +108,9 @@ impl World {
                 if let Change::CouplingGroup(group) = change {
                     let Some(h) = c.coupling.as_ref() else {
                         return Err(format!(
-                            "flow {:?} runs no coupled algorithm (lia, olia, balia, wvegas): it has no coupling groups",
-                            f.name
+                            "flow {:?} runs no coupled algorithm ({}): it has no coupling groups",
+                            f.name,
+                            cc::coupled::NAMES.join(", ")
                         ));
                     };
                     h.subflow_slot(sub); // a subflow that never ran a coupled algorithm gets its slot
