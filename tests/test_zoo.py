@@ -6,9 +6,9 @@ from __future__ import annotations
 import rove
 from rove.sweeps import check_points, expand_points, load_sweep
 
-# On one path the coupled multipath algorithms are Reno-like by construction (their coupling
-# needs subflows); the zoo compares the single-path ones.
-COUPLED = {"lia", "olia", "balia", "wvegas"}
+# On one path the coupled multipath algorithms are Reno-like (MPTCP-BBR: BBR) by construction
+# (their coupling needs subflows); the zoo compares the single-path ones.
+COUPLED = {"lia", "olia", "balia", "wvegas", "mpbbr"}
 
 
 def _zoo(repo):
