@@ -27,7 +27,7 @@
 //!
 //! For a subflow in PROBE_BW this means, with everything else BBR's:
 //!
-//! * pacing rate = G_r[phase] · BtlBW_r (`bbr_set_pacing_rate`, with its 1 % margin);
+//! * pacing rate = `G_r[phase]` · BtlBW_r (`bbr_set_pacing_rate`, with its 1 % margin);
 //! * cwnd target = cwnd_gain · BtlBW_r · RTT' (+ BBR's ACK-aggregation and quantization
 //!   allowances), i.e. 2·BDP_r, see `cwnd_cap`;
 //! * the inflight targets of the gain cycle use BDP_r: the 1.25 phase lasts until inflight
@@ -68,12 +68,12 @@
 //! | `align_phases` | `false` | `true`: a subflow entering PROBE_BW (from DRAIN, from PROBE_RTT, or at the end of a policed period) takes the gain-cycle phase, and that phase's start time, of the lowest-index other member of its group that is in PROBE_BW, instead of BBR's random phase (BBR's choice when no member is in PROBE_BW). It may so start in the 0.75 phase, which BBR never does. Phases are aligned at entry only: each then ends on its own subflow's ACKs, so they may drift apart |
 //! | `rtt_prime` | `"max"` | `"max"`: Eq. (1). `"own"`: each subflow its own RTprop as RTT' (an ablation: no common time base) |
 //!
-//! # Other choices ([GAP])
+//! # Other choices
 //!
-//! * α = 1/n_i (n_i the counting members) while no member has a bandwidth sample (Algorithm 1,
-//!   line 3); from the first sample on, Eq. (6).
-//! * STARTUP, DRAIN and PROBE_RTT are BBR's unchanged, and their BDP uses the subflow's own
-//!   min_rtt: the paper changes only PROBE_BW's gain cycle and the rate rule of Eqs. (2)–(3).
+//! * α = 1/n_i while no member has a bandwidth sample (Algorithm 1, line 3), n_i being the
+//!   members that count [GAP]; from the first sample on, Eq. (6).
+//! * [GAP] STARTUP, DRAIN and PROBE_RTT are BBR's unchanged, and their BDP uses the subflow's
+//!   own min_rtt: the paper changes only PROBE_BW's gain cycle and the rate rule of Eqs. (2)–(3).
 //! * The kind of a PROBE_BW phase (probe, drain, cruise) is read from BBR's own cycle
 //!   (`bbr_pacing_gain[cycle_idx]`: 1.25, 0.75, then 1), never from α: `bbr_is_next_cycle_phase`
 //!   recognises a cruise phase by its gain being 1.0, and α < 1 in force there must not turn
@@ -81,8 +81,8 @@
 //!   value; α replaces it only where the pacing rate is set (and in telemetry and `path_model`).
 //! * While BBR models a policer (`lt_bw`, its long-term rate) it paces at gain 1 in every phase;
 //!   so does MPTCP-BBR (no α): lt_bw is what the subflow itself gets through the policer.
-//! * Restarting from idle in PROBE_BW, BBR paces at gain 1 ("no need for more"); MPTCP-BBR at its
-//!   cruise gain α.
+//! * [GAP] Restarting from idle in PROBE_BW, BBR paces at gain 1 ("no need for more");
+//!   MPTCP-BBR at its cruise gain α.
 //!
 //! # Where this differs from the paper
 //!
@@ -95,6 +95,14 @@
 //!   which contradicts the 1.25 probe and BBR's cwnd_gain of 2 that the paper keeps.
 //! * The summary suggests disabling BBR's long-term policer detection for the reproduction; it
 //!   stays BBR's default here (`lt_bw = false` turns it off).
+//!
+//! # What it does in rove's runs
+//!
+//! At seed 001's shared bottleneck (Table I, `crates/world/tests/mpbbr.rs`) a two-subflow
+//! MPTCP-BBR connection takes 0.28 of a competing BBR flow's goodput, not the paper's ≈ 1: BtlBW
+//! is a delivery rate, and cruising at α·BtlBW the subflows deliver, and so estimate, less and
+//! less until only their 1.25 probes hold their estimates up (the test file derives and measures
+//! it). On disjoint bottlenecks, each subflow alone in its group, it is BBR (ratio 1.00).
 
 use super::super::bbr::{self, Bbr, BBR_UNIT};
 use super::super::{params, reject_unknown, CcConfig, CongestionControl, ParamError};
