@@ -1,8 +1,10 @@
-//! The connection: subflows, the data sequence space on both sides, and the scheduler loop.
+//! The connection: subflows, the data sequence space on both sides, and the scheduler loop
+//! (reinjections, then the subflows' send queues, then the scheduler; `sched` module
+//! documentation).
 
 use crate::data_sender::DataSender;
 use crate::reorder::ReorderBuffer;
-use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo};
+use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo, MAX_QUEUED_SEGS};
 use crate::subflow::Subflow;
 use crate::wire::{Stamp, SubWire, SubflowNet};
 use rove_sim::histogram::Histogram;
@@ -61,6 +63,8 @@ pub struct Connection {
     rwnd_bytes: u64,
     /// `Some(slow_start_after_idle)` when an application writes over time.
     app_writes: Option<bool>,
+    /// Weight of each subflow's loss-rate EWMA (the scheduler's `loss_rate_weight`).
+    loss_rate_weight: f64,
     /// Scratch: the scheduler's view of the subflows.
     infos: Vec<SubflowInfo>,
 }
@@ -72,6 +76,7 @@ impl Connection {
             "1 to 8 subflows"
         );
         let n = config.ccs.len();
+        let loss_rate_weight = config.scheduler.loss_rate_weight();
         let (data, app_writes) = match config.data {
             ConnectionData::Bulk { size_bytes } => {
                 (DataSender::new(size_bytes, config.rwnd_bytes), None)
@@ -103,6 +108,7 @@ impl Connection {
             last_rbuf_opti: vec![None; n],
             rwnd_bytes: config.rwnd_bytes,
             app_writes,
+            loss_rate_weight,
             infos: vec![SubflowInfo::default(); n],
         }
     }
@@ -190,8 +196,13 @@ impl Connection {
                 }
                 if p.kind == Kind::Ack {
                     self.data.on_data_ack(p.dsn, now);
+                    for sf in &mut self.subflows {
+                        sf.drop_acked_queued(self.data.una);
+                    }
                 }
+                let weight = self.loss_rate_weight;
                 let sf = &mut self.subflows[sub];
+                let (prior_state, prior_rtos) = (sf.sender.tp.ca_state, sf.sender.rto_expirations());
                 {
                     let Subflow { sender, map, .. } = sf;
                     sender.on_packet(
@@ -204,6 +215,7 @@ impl Connection {
                     );
                     map.release_below(sender.tp.snd_una);
                 }
+                sf.note_loss_events(prior_state, prior_rtos, weight);
                 sf.note_srtt();
                 if sf.potentially_failed && sf.sender.rto_expirations() == 0 {
                     sf.potentially_failed = false; // new data acknowledged: the path works again
@@ -241,7 +253,9 @@ impl Connection {
         if self.is_complete() {
             return;
         }
+        let weight = self.loss_rate_weight;
         let sf = &mut self.subflows[sub];
+        let (prior_state, prior_rtos) = (sf.sender.tp.ca_state, sf.sender.rto_expirations());
         {
             let Subflow { sender, map, .. } = sf;
             sender.on_timer(
@@ -253,6 +267,7 @@ impl Connection {
                 },
             );
         }
+        sf.note_loss_events(prior_state, prior_rtos, weight);
         if sf.sender.rto_expirations() > 0 && sf.sender.is_established() && !sf.potentially_failed {
             // The path looks down: stop using it and reinject what it holds (mptcp_reinject_data).
             sf.potentially_failed = true;
@@ -260,6 +275,7 @@ impl Connection {
             for dsn in sf.map.held() {
                 self.data.queue_reinjection(dsn);
             }
+            self.reinject_send_queue(sub);
         }
         self.schedule(net);
     }
@@ -298,18 +314,50 @@ impl Connection {
                 self.data.queue_reinjection(dsn);
             }
         }
+        self.reinject_send_queue(sub);
         if !self.is_complete() {
             self.schedule(net);
         }
     }
 
     /// Pauses (`true`) or resumes subflow `sub`: a paused subflow keeps what it has in flight
-    /// but is given no new data (MP_PRIO backup).
+    /// but is given no new data (MP_PRIO backup); what waits in its send queue is reinjected.
     pub fn set_paused<N: SubflowNet>(&mut self, sub: usize, paused: bool, net: &mut N) {
         self.subflows[sub].paused = paused;
-        if !paused && !self.is_complete() {
+        let moved = if paused { self.reinject_send_queue(sub) } else { 0 };
+        if !self.is_complete() && (!paused || moved > 0) {
             self.schedule(net);
         }
+    }
+
+    /// Empties subflow `sub`'s send queue into the reinjection queue (its DSNs go out on the
+    /// other subflows), but for DSNs another subflow carried or still queues: those arrive, or
+    /// are reinjected when that subflow fails in turn.
+    /// Returns how many DSNs it queued for reinjection.
+    fn reinject_send_queue(&mut self, sub: usize) -> usize {
+        let mut queue = std::mem::take(&mut self.subflows[sub].queue);
+        self.subflows[sub].queue_bytes = 0;
+        let mut moved = 0;
+        for &(dsn, _) in &queue {
+            let carried_elsewhere = self.data.carried(dsn) & !(1u8 << sub) != 0;
+            let queued_elsewhere = self
+                .subflows
+                .iter()
+                .enumerate()
+                .any(|(j, o)| j != sub && o.may_queue() && o.queues(dsn));
+            if !carried_elsewhere && !queued_elsewhere {
+                self.data.queue_reinjection(dsn);
+                moved += 1;
+            }
+        }
+        queue.clear();
+        self.subflows[sub].queue = queue; // keep its capacity
+        moved
+    }
+
+    /// Queued DSNs dropped because they were DATA_ACKed first, over all subflows.
+    pub fn queue_drops(&self) -> u64 {
+        self.subflows.iter().map(|s| s.queue_drops).sum()
     }
 
     /// Clamps the connection-level receive window (TCP_WINDOW_CLAMP on an MPTCP socket): the
@@ -325,6 +373,8 @@ impl Connection {
     fn refresh_infos(&mut self) {
         for (info, sf) in self.infos.iter_mut().zip(&self.subflows) {
             let tp = &sf.sender.tp;
+            let model = sf.sender.cc.path_model(tp);
+            let min_rtt_us = (tp.min_rtt_us != u64::MAX).then_some(tp.min_rtt_us);
             *info = SubflowInfo {
                 usable: sf.is_usable(),
                 srtt_us: tp.srtt_us,
@@ -336,12 +386,23 @@ impl Connection {
                 in_flight: tp.packets_in_flight(),
                 unsent: sf.sender.unsent_segs().min(u32::MAX as u64) as u32,
                 mss: tp.mss_cache,
+                joining: sf.is_joining(),
+                queued_segs: sf.queue.len() as u32,
+                queued_bytes: sf.queue_bytes,
+                btl_bw_bps: model.map_or(0.0, |m| m.bw_bps),
+                rtprop_us: model
+                    .and_then(|m| m.min_rtt_us.map(u64::from))
+                    .or(min_rtt_us)
+                    .unwrap_or(0),
+                phase: model.map(|m| m.phase),
+                loss_rate: sf.loss_rate,
             };
         }
     }
 
     /// Hands data to subflows until nothing more can go: reinjections first (on the fastest
-    /// available subflow that did not carry the DSN), then whatever the scheduler picks.
+    /// available subflow that did not carry the DSN), then the heads of the subflows' send
+    /// queues (to those with cwnd space), then whatever the scheduler picks.
     fn schedule<N: SubflowNet>(&mut self, net: &mut N) {
         let now = net.now();
         let mut blocked_noted = false;
@@ -360,6 +421,16 @@ impl Connection {
                     continue;
                 }
             }
+            if let Some(s) =
+                (0..self.infos.len()).find(|&i| self.infos[i].queued_segs > 0 && self.infos[i].available())
+            {
+                let dsn = self.subflows[s].dequeue().expect("queued");
+                // Skip a DSN the subflow already carried (reinjected to it meanwhile).
+                if self.data.carried(dsn) & (1 << s) == 0 {
+                    self.assign(s, dsn, net);
+                }
+                continue;
+            }
             let can_send_new = self.data.can_send_new();
             if !can_send_new && self.data.has_unsent() && !blocked_noted {
                 self.data.window_blocked += 1;
@@ -375,6 +446,7 @@ impl Connection {
                 send_window_bytes: self.rwnd_bytes,
                 window_blocked: self.data.window_blocked,
                 penalizations: self.penalizations,
+                next_payload_bytes: self.data.next_payload(),
             };
             let window_blocked = !can_send_new && self.data.has_unsent();
             if window_blocked && self.scheduler.uses_receive_buffer_optimization() {
@@ -420,6 +492,27 @@ impl Connection {
                         && self.infos.get(sub).is_some_and(|i| i.available()) =>
                 {
                     self.assign(sub, dsn, net);
+                }
+                Pick::Enqueue(mask) if can_send_new => {
+                    // Only open subflows whose queue is under the guard.
+                    let mask = (0..self.subflows.len())
+                        .filter(|&i| {
+                            let sf = &self.subflows[i];
+                            mask & (1 << i) != 0
+                                && sf.may_queue()
+                                && (sf.queue.len() as u32) < MAX_QUEUED_SEGS
+                        })
+                        .fold(0u8, |m, i| m | 1 << i);
+                    if mask == 0 {
+                        break;
+                    }
+                    let payload = self.data.next_payload();
+                    let dsn = self.data.new_queued_dsn();
+                    for s in 0..self.subflows.len() {
+                        if mask & (1 << s) != 0 {
+                            self.subflows[s].enqueue(dsn, payload);
+                        }
+                    }
                 }
                 _ => break,
             }
@@ -497,7 +590,7 @@ impl Connection {
     /// Maps `dsn` to subflow `s`'s next sequence number and lets the subflow send.
     fn assign<N: SubflowNet>(&mut self, s: usize, dsn: u64, net: &mut N) {
         let payload = self.data.payload(dsn);
-        self.data.note_carried(dsn, s);
+        self.data.note_carried(dsn, s, net.now());
         let Subflow {
             sender,
             map,
@@ -581,7 +674,7 @@ mod tests {
         let mut c = Connection::new(ConnectionConfig {
             ccs: built.ccs,
             coupling: built.coupling,
-            scheduler: sched::build(scheduler).unwrap(),
+            scheduler: sched::build(scheduler, &toml::Table::new()).unwrap().unwrap(),
             data: ConnectionData::Bulk { size_bytes },
             rwnd_bytes: 6 << 20,
             start_ns: 0,
