@@ -202,7 +202,8 @@ impl Connection {
                 }
                 let weight = self.loss_rate_weight;
                 let sf = &mut self.subflows[sub];
-                let (prior_state, prior_rtos) = (sf.sender.tp.ca_state, sf.sender.rto_expirations());
+                let (prior_state, prior_rtos) =
+                    (sf.sender.tp.ca_state, sf.sender.rto_expirations());
                 {
                     let Subflow { sender, map, .. } = sf;
                     sender.on_packet(
@@ -324,7 +325,11 @@ impl Connection {
     /// but is given no new data (MP_PRIO backup); what waits in its send queue is reinjected.
     pub fn set_paused<N: SubflowNet>(&mut self, sub: usize, paused: bool, net: &mut N) {
         self.subflows[sub].paused = paused;
-        let moved = if paused { self.reinject_send_queue(sub) } else { 0 };
+        let moved = if paused {
+            self.reinject_send_queue(sub)
+        } else {
+            0
+        };
         if !self.is_complete() && (!paused || moved > 0) {
             self.schedule(net);
         }
@@ -421,8 +426,8 @@ impl Connection {
                     continue;
                 }
             }
-            if let Some(s) =
-                (0..self.infos.len()).find(|&i| self.infos[i].queued_segs > 0 && self.infos[i].available())
+            if let Some(s) = (0..self.infos.len())
+                .find(|&i| self.infos[i].queued_segs > 0 && self.infos[i].available())
             {
                 let dsn = self.subflows[s].dequeue().expect("queued");
                 // Skip a DSN the subflow already carried (reinjected to it meanwhile).
@@ -668,13 +673,20 @@ mod tests {
     }
 
     fn connection(scheduler: &str, size_bytes: Option<u64>) -> Connection {
+        let scheduler = sched::build(scheduler, &toml::Table::new())
+            .unwrap()
+            .unwrap();
+        connection_with(scheduler, size_bytes)
+    }
+
+    fn connection_with(scheduler: Box<dyn Scheduler>, size_bytes: Option<u64>) -> Connection {
         let built =
             crate::coupling::build_subflow_ccs("uncoupled", "reno", &toml::Table::new(), 2, |_| 1)
                 .unwrap();
         let mut c = Connection::new(ConnectionConfig {
             ccs: built.ccs,
             coupling: built.coupling,
-            scheduler: sched::build(scheduler, &toml::Table::new()).unwrap().unwrap(),
+            scheduler,
             data: ConnectionData::Bulk { size_bytes },
             rwnd_bytes: 6 << 20,
             start_ns: 0,
@@ -825,5 +837,173 @@ mod tests {
         assert_eq!(dsns(&again), (0..10).chain(20..30).collect::<Vec<_>>());
         assert_eq!(c.reinjected_segs, 10);
         assert_eq!(again[9].payload_bytes, MSS);
+    }
+
+    /// A scheduler that queues each of the first `dsns` new DSNs on the subflows of `mask`.
+    struct QueueOn {
+        mask: u8,
+        dsns: u64,
+    }
+
+    impl Scheduler for QueueOn {
+        fn name(&self) -> &'static str {
+            "queue-on"
+        }
+        fn pick(&mut self, cx: &SchedContext) -> Pick {
+            if cx.can_send_new && cx.dsn_next < self.dsns {
+                Pick::Enqueue(self.mask)
+            } else {
+                Pick::Wait
+            }
+        }
+    }
+
+    /// Opens a connection scheduled by `QueueOn { mask, dsns }`; subflow 0 is established at
+    /// 10 ms (RTT 10 ms), when subflow 1 sends its MP_JOIN SYN (returned).
+    fn queueing_connection(mask: u8, dsns: u64) -> (Connection, MockNet, Vec<Packet>) {
+        let mut c = connection_with(Box::new(QueueOn { mask, dsns }), None);
+        let mut net = MockNet::default();
+        c.start(&mut net);
+        let syn = net.take(0, Direction::Data);
+        deliver(&mut c, &mut net, 0, Direction::Data, syn);
+        let synack = net.take(0, Direction::Ack);
+        net.now = 10 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, synack);
+        let join = net.take(1, Direction::Data);
+        (c, net, join)
+    }
+
+    #[test]
+    fn queued_data_goes_beyond_cwnd_and_is_fed_first_as_acks_open_the_window() {
+        // 25 DSNs queued on subflow 0, whose initial cwnd is 10: DSNs 0..9 leave at once, 15
+        // wait in its send queue.
+        let (mut c, mut net, _join) = queueing_connection(0b01, 25);
+        let first = net.take(0, Direction::Data);
+        assert_eq!(dsns(&first), (0..10).collect::<Vec<_>>());
+        assert_eq!(c.subflows[0].queue.len(), 15);
+        assert_eq!(c.subflows[0].queue_bytes, 15 * MSS as u64);
+        assert_eq!(c.data.next, 25, "the queued DSNs exist at the connection");
+        assert_eq!(c.data.first_tx(10), None, "queued, not handed over yet");
+        // Their ACKs return at 20 ms: slow start doubles cwnd to 20, and the queue's 15 DSNs go
+        // out first, in order; the scheduler has nothing more to add.
+        net.now = 15 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Data, first);
+        let acks = net.take(0, Direction::Ack);
+        net.now = 20 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, acks);
+        assert_eq!(c.subflows[0].sender.tp.snd_cwnd, 20);
+        assert_eq!(
+            dsns(&net.take(0, Direction::Data)),
+            (10..25).collect::<Vec<_>>()
+        );
+        assert!(c.subflows[0].queue.is_empty());
+        assert_eq!(c.subflows[0].queue_bytes, 0);
+        // The application delay of a queued DSN starts at its hand-over (20 ms), not at the
+        // time it was queued (10 ms).
+        assert_eq!(c.data.first_tx(10), Some(20 * MS));
+    }
+
+    #[test]
+    fn queued_copies_of_data_acked_dsns_are_dropped() {
+        // DSNs 0..4 queued on both subflows: subflow 0 sends them at once; subflow 1 is still
+        // joining, so its copies wait.
+        let (mut c, mut net, join) = queueing_connection(0b11, 5);
+        let first = net.take(0, Direction::Data);
+        assert_eq!(dsns(&first), (0..5).collect::<Vec<_>>());
+        assert_eq!(c.subflows[1].queue.len(), 5);
+        assert!(c.subflows[1].is_joining());
+        // DSNs 0..3 arrive over subflow 0: DATA_ACK 4 reaches the sender, and subflow 1's
+        // copies of DSNs 0..3 are dropped unsent.
+        net.now = 15 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Data, first[..4].to_vec());
+        let acks = net.take(0, Direction::Ack);
+        assert_eq!(acks.last().unwrap().dsn, 4);
+        net.now = 20 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, acks);
+        assert_eq!(c.data.una, 4);
+        assert_eq!((c.subflows[1].queue_drops, c.queue_drops()), (4, 4));
+        assert_eq!(c.subflows[1].queue.len(), 1);
+        // Subflow 1 is established at 60 ms: it sends its one remaining copy, DSN 4.
+        deliver(&mut c, &mut net, 1, Direction::Data, join);
+        let join_ack = net.take(1, Direction::Ack);
+        net.now = 60 * MS;
+        deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
+        assert_eq!(dsns(&net.take(1, Direction::Data)), [4]);
+        assert!(c.subflows[1].queue.is_empty());
+    }
+
+    #[test]
+    fn a_failed_subflows_send_queue_is_reinjected_on_the_other() {
+        // 25 DSNs queued on subflow 0: 0..9 in flight (never to arrive), 10..24 queued.
+        let (mut c, mut net, join) = queueing_connection(0b01, 25);
+        let lost = net.take(0, Direction::Data);
+        assert_eq!(dsns(&lost), (0..10).collect::<Vec<_>>());
+        deliver(&mut c, &mut net, 1, Direction::Data, join);
+        let join_ack = net.take(1, Direction::Ack);
+        net.now = 60 * MS;
+        deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
+        assert!(
+            net.take(1, Direction::Data).is_empty(),
+            "the scheduler gives subflow 1 nothing"
+        );
+        // Subflow 0's tail loss probe, then its RTO (the mock runs no timers: called past their
+        // deadlines); the RTO marks it potentially failed: its 10 DSNs in flight and 15 queued
+        // are queued for reinjection, oldest first, and subflow 1 takes the first 10 (its cwnd).
+        net.now = 1_000 * MS;
+        c.on_timer(0, Timer::LossProbe, &mut net);
+        net.now = 5_000 * MS;
+        c.on_timer(0, Timer::Rto, &mut net);
+        assert!(c.subflows[0].potentially_failed);
+        assert!(c.subflows[0].queue.is_empty());
+        // The RTO is subflow 0's first loss event: q = 1/8 · lost / sent.
+        let sf = &c.subflows[0];
+        let (lost, sent) = (sf.sender.tp.lost, sf.sender.stats.segs_sent);
+        assert!(lost >= 1 && sent >= 11, "{lost} of {sent}");
+        assert_eq!(sf.loss_events, 1);
+        assert_eq!(sf.loss_rate, 0.125 * lost as f64 / sent as f64);
+        assert_eq!(
+            dsns(&net.take(1, Direction::Data)),
+            (0..10).collect::<Vec<_>>()
+        );
+        assert_eq!(c.data.reinject.len(), 15);
+        // With room (cwnd raised for the test) it takes the formerly queued 10..24.
+        c.subflows[1].sender.tp.snd_cwnd = 40;
+        c.on_timer(1, Timer::Pacing, &mut net);
+        assert_eq!(
+            dsns(&net.take(1, Direction::Data)),
+            (10..25).collect::<Vec<_>>()
+        );
+        assert_eq!(c.reinjected_segs, 25);
+    }
+
+    #[test]
+    fn dsns_another_subflow_still_queues_are_not_reinjected() {
+        // DSNs 0..24 queued on both subflows; subflow 0 sends 0..9 and queues 10..24, subflow 1
+        // (joining) queues 0..24. Subflow 0 fails before subflow 1 is established: only its
+        // 10 DSNs in flight are reinjected (mptcp_reinject_data); its queued 10..24 are left to
+        // subflow 1's queue.
+        let (mut c, mut net, join) = queueing_connection(0b11, 25);
+        assert_eq!(
+            dsns(&net.take(0, Direction::Data)),
+            (0..10).collect::<Vec<_>>()
+        );
+        net.now = 1_000 * MS;
+        c.on_timer(0, Timer::LossProbe, &mut net);
+        net.now = 5_000 * MS;
+        c.on_timer(0, Timer::Rto, &mut net);
+        assert!(c.subflows[0].potentially_failed);
+        assert_eq!(c.data.reinject.len(), 10);
+        // Subflow 1 is established: the 10 reinjections go first, then its queue, whose copies
+        // of DSNs 0..9 it has carried already (skipped).
+        deliver(&mut c, &mut net, 1, Direction::Data, join);
+        let join_ack = net.take(1, Direction::Ack);
+        net.now = 5_050 * MS;
+        c.subflows[1].sender.tp.snd_cwnd = 40;
+        deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
+        assert_eq!(
+            dsns(&net.take(1, Direction::Data)),
+            (0..25).collect::<Vec<_>>()
+        );
+        assert!(c.subflows[1].queue.is_empty());
     }
 }

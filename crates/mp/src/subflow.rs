@@ -3,9 +3,9 @@
 //! scheduler queued for it, `sched` module documentation) and its loss rate.
 
 use rove_sim::Nanos;
-use rove_tcp::state::CaState;
 use rove_tcp::receiver::TcpReceiver;
 use rove_tcp::sender::TcpSender;
+use rove_tcp::state::CaState;
 use std::collections::VecDeque;
 
 /// Subflow sequence number to DSN, for the segments from the subflow's oldest unacknowledged
@@ -181,5 +181,62 @@ impl Subflow {
             self.min_srtt_us.min(s)
         };
         self.max_srtt_us = self.max_srtt_us.max(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rove_tcp::cc::{self, CcConfig};
+    use rove_tcp::Segments;
+
+    fn subflow() -> Subflow {
+        let reno = cc::build("reno", &CcConfig::new(&toml::Table::new(), 0))
+            .unwrap()
+            .unwrap();
+        Subflow::new(
+            TcpSender::new_fed(reno),
+            TcpReceiver::new(Segments { size_bytes: None }, 1 << 20),
+        )
+    }
+
+    #[test]
+    fn loss_rate_is_an_ewma_of_the_lost_fraction_between_loss_events() {
+        let mut sf = subflow();
+        let w = 0.125;
+        // 100 sent, 2 lost, then Recovery: q = 1/8 · 2/100 = 0.0025.
+        sf.sender.stats.segs_sent = 100;
+        sf.sender.tp.lost = 2;
+        sf.sender.tp.ca_state = CaState::Recovery;
+        sf.note_loss_events(CaState::Open, 0, w);
+        assert!((sf.loss_rate - 0.0025).abs() < 1e-15);
+        assert_eq!(sf.loss_events, 1);
+        // Still in Recovery: no new event, whatever was lost meanwhile.
+        sf.sender.stats.segs_sent = 300;
+        sf.sender.tp.lost = 12;
+        sf.note_loss_events(CaState::Recovery, 0, w);
+        assert_eq!(sf.loss_events, 1);
+        // The next Recovery: 10 lost of the 200 sent since the last event (0.05):
+        // q = 7/8 · 0.0025 + 1/8 · 0.05 = 0.0084375.
+        sf.note_loss_events(CaState::Open, 0, w);
+        assert!((sf.loss_rate - 0.0084375).abs() < 1e-15);
+        // No event (Open to Open, no RTO): unchanged.
+        sf.sender.tp.ca_state = CaState::Open;
+        sf.note_loss_events(CaState::Disorder, 0, w);
+        assert_eq!(sf.loss_events, 2);
+    }
+
+    #[test]
+    fn the_send_queue_counts_bytes_and_drops_data_acked_dsns() {
+        let mut sf = subflow();
+        for (dsn, payload) in [(3, 1448), (5, 1448), (9, 100)] {
+            sf.enqueue(dsn, payload);
+        }
+        assert_eq!(sf.queue_bytes, 2996);
+        assert!(sf.queues(5) && !sf.queues(4));
+        assert_eq!(sf.drop_acked_queued(6), 2);
+        assert_eq!((sf.queue_bytes, sf.queue_drops), (100, 2));
+        assert_eq!(sf.dequeue(), Some(9));
+        assert_eq!((sf.dequeue(), sf.queue_bytes), (None, 0));
     }
 }

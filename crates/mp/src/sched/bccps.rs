@@ -40,13 +40,25 @@
 //! |---|---|---|
 //! | `redundant_bytes` | 100000 | T_threshold = "100 KB" of unique connection-level data, 1 KB = 1000 B as rove's sizes ("100KB" in a scenario is 100000 B); Algorithm 2 counts packets (`count_data++`), the summary suggests bytes: a DSN is redundant while the bytes before it are < T_threshold, so 70 full segments (DSNs 0..=69, 101360 B) are. 0 disables the phase |
 //! | `rtt` | `"srtt"` | RTT_r: the smoothed RTT (RTprop plus the current queueing delay), or `"rtprop"` (the model's min RTT) |
-//! | `queue_cap_bdp` | 2 | a subflow whose send queue holds ≥ cap · BDP_r bytes (BDP_r = BtlBW_r · RTprop_r) is not chosen; all available subflows at their cap: wait. "cap each subflow queue (e.g. 2·BDP_r)" |
+//! | `queue_cap_bdp` | 2 | a subflow's send queue is full at ≥ `queue_cap_bdp` · BDP_r bytes: "cap each subflow queue (e.g. 2·BDP_r) so that a path that suddenly dies does not strand data" |
+//! | `cap_rtt` | `"max"` | the cap's BDP_r = BtlBW_r · RTT' with RTT' the largest RTprop among the available subflows, as the paper's own Eq. 2 defines BDP_r (with Eq. 1's RTT' = max RTprop, there over a shared-bottleneck set); `"own"`: BtlBW_r · RTprop_r |
+//! | `at_cap` | `"wait"` | a full queue does not change the choice: when the subflow with the least T_r is full the scheduler waits (Algorithm 2 line 19 always schedules on the argmin); `"skip"`: a full subflow is not a candidate, the least T_r among the others is chosen, and the scheduler waits only when all are full |
 //! | `count_inflight` | false | k_r counts "unsent packets in queue" only; `true` adds the subflow's packets in flight |
 //! | `serialization` | false | `true` adds the packet's own serialisation time, its payload / BtlBW_r, to T_wait |
 //! | `probe_rtt_available` | true | "available" = usable (established, not potentially failed, not paused) with BtlBW_r > 0; a subflow in PROBE_RTT (cwnd 4) stays available (its k_r/BtlBW_r then understates its wait); `false` excludes it |
 //! | `fallback` | `"minrtt"` | when no usable subflow has a bandwidth sample (a BBR subflow before its first delivery-rate sample, or an algorithm without a model): minRTT's choice, sent at once ([`Pick::New`]); `"wait"` sends nothing (Algorithm 2 read literally: T_min stays ∞), which needs the redundant phase to get the first samples and stalls a connection whose subflows have no model |
 //! | `loss_rate_weight` | 0.125 | q_r is an EWMA of the fraction of segments lost between consecutive loss events (entering Recovery, or an RTO), starting at 0; "Suggested EWMA weight 1/8" |
 //! | `receive_buffer_optimization` | false | BCCPS replaces the default scheduler's logic, so the kernel's opportunistic retransmission and penalisation (mptcp_rcv_buf_optimization) do not run; `true` runs them when the connection window blocks new data |
+//!
+//! Why `cap_rtt = "max"` and `at_cap = "wait"`: a bulk transfer always has data, so the
+//! queues grow until a cap binds, and then the cap decides. With `"skip"` every queue fills
+//! to its cap and the choice goes to whichever has room, whatever its T_r: DSNs then wait on
+//! paths whose predicted arrival differs by up to the caps' difference (measured on
+//! seed-001's Table II paths: twice minRTT's reordering, `crates/world/tests/bccps.rs`). With
+//! `"wait"` the least-T_r choice is kept, and a path is used only once the faster paths'
+//! queues predict a later arrival than it; a cap of 2·BtlBW_r·RTprop_r on a 20-ms path (40 ms
+//! of queue) is below the 40-ms one-way-delay gap to a 100-ms path, which then never gets
+//! data; 2·BtlBW_r·max RTprop always exceeds the gap.
 //!
 //! Not from the paper: when the connection window (or the application) has no new data, the
 //! scheduler waits; reinjections after an RTO are the connection's (as MPTCP's); duplicates of
@@ -69,6 +81,24 @@ pub enum RttChoice {
     Rtprop,
 }
 
+/// The RTT of the send-queue cap's BDP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapRtt {
+    /// The subflow's own RTprop: BDP_r = BtlBW_r · RTprop_r.
+    Own,
+    /// The largest RTprop among the available subflows (Eq. 1's RTT', Eq. 2's BDP_r).
+    Max,
+}
+
+/// What a full send queue does to the choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtCap {
+    /// The subflow is not a candidate; the least T_r among the others is chosen.
+    Skip,
+    /// The subflow stays a candidate; if it has the least T_r, the scheduler waits.
+    Wait,
+}
+
 /// What happens when no usable subflow has a bandwidth sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fallback {
@@ -81,6 +111,8 @@ pub struct BccpsParams {
     pub redundant_bytes: u32,
     pub rtt: RttChoice,
     pub queue_cap_bdp: f64,
+    pub cap_rtt: CapRtt,
+    pub at_cap: AtCap,
     pub count_inflight: bool,
     pub serialization: bool,
     pub probe_rtt_available: bool,
@@ -95,6 +127,8 @@ impl Default for BccpsParams {
             redundant_bytes: REDUNDANT_BYTES,
             rtt: RttChoice::Srtt,
             queue_cap_bdp: QUEUE_CAP_BDP,
+            cap_rtt: CapRtt::Max,
+            at_cap: AtCap::Wait,
             count_inflight: false,
             serialization: false,
             probe_rtt_available: true,
@@ -110,6 +144,8 @@ pub const PARAM_KEYS: &[&str] = &[
     "redundant_bytes",
     "rtt",
     "queue_cap_bdp",
+    "cap_rtt",
+    "at_cap",
     "count_inflight",
     "serialization",
     "probe_rtt_available",
@@ -119,7 +155,13 @@ pub const PARAM_KEYS: &[&str] = &[
 ];
 
 /// A number in `(lo, hi]`, `default` when absent.
-fn number_in(t: &toml::Table, key: &str, default: f64, lo: f64, hi: f64) -> Result<f64, ParamError> {
+fn number_in(
+    t: &toml::Table,
+    key: &str,
+    default: f64,
+    lo: f64,
+    hi: f64,
+) -> Result<f64, ParamError> {
     match params::number(t, key)? {
         None => Ok(default),
         Some(x) if x > lo && x <= hi => Ok(x),
@@ -135,12 +177,27 @@ impl BccpsParams {
         reject_unknown(t, PARAM_KEYS)?;
         let d = BccpsParams::default();
         let p = BccpsParams {
-            redundant_bytes: params::integer(t, "redundant_bytes", d.redundant_bytes, 0, u32::MAX, "bytes")?,
+            redundant_bytes: params::integer(
+                t,
+                "redundant_bytes",
+                d.redundant_bytes,
+                0,
+                u32::MAX,
+                "bytes",
+            )?,
             rtt: match params::choice(t, "rtt", "srtt", &["srtt", "rtprop"])? {
                 "srtt" => RttChoice::Srtt,
                 _ => RttChoice::Rtprop,
             },
             queue_cap_bdp: number_in(t, "queue_cap_bdp", d.queue_cap_bdp, 0.0, 1000.0)?,
+            cap_rtt: match params::choice(t, "cap_rtt", "max", &["max", "own"])? {
+                "own" => CapRtt::Own,
+                _ => CapRtt::Max,
+            },
+            at_cap: match params::choice(t, "at_cap", "wait", &["wait", "skip"])? {
+                "skip" => AtCap::Skip,
+                _ => AtCap::Wait,
+            },
             count_inflight: params::boolean(t, "count_inflight", d.count_inflight)?,
             serialization: params::boolean(t, "serialization", d.serialization)?,
             probe_rtt_available: params::boolean(t, "probe_rtt_available", d.probe_rtt_available)?,
@@ -158,10 +215,11 @@ impl BccpsParams {
         if p.fallback == Fallback::Wait && p.redundant_bytes == 0 {
             return Err(ParamError {
                 key: "fallback".into(),
-                message: "\"wait\" with redundant_bytes = 0 never sends a first segment (no subflow \
+                message:
+                    "\"wait\" with redundant_bytes = 0 never sends a first segment (no subflow \
                           gets a bandwidth sample); accepted: \"minrtt\", or \"wait\" with \
                           redundant_bytes > 0"
-                    .into(),
+                        .into(),
             });
         }
         Ok(p)
@@ -199,9 +257,15 @@ impl Bccps {
             && (self.params.probe_rtt_available || s.phase != Some(ModelPhase::ProbeRtt))
     }
 
-    /// The send-queue cap, bytes: `queue_cap_bdp` · BtlBW · RTprop.
-    pub fn queue_cap_bytes(&self, s: &SubflowInfo) -> f64 {
-        self.params.queue_cap_bdp * s.btl_bw_bps / 8.0 * s.rtprop_us as f64 / 1e6
+    /// The send-queue cap, bytes: `queue_cap_bdp` · BtlBW_r · RTT, where RTT is the subflow's
+    /// RTprop, or with `cap_rtt = "max"` `max_rtprop_us` (the largest RTprop among the
+    /// available subflows, Eq. 1's RTT').
+    pub fn queue_cap_bytes(&self, s: &SubflowInfo, max_rtprop_us: u64) -> f64 {
+        let rtt_us = match self.params.cap_rtt {
+            CapRtt::Own => s.rtprop_us,
+            CapRtt::Max => max_rtprop_us,
+        };
+        self.params.queue_cap_bdp * s.btl_bw_bps / 8.0 * rtt_us as f64 / 1e6
     }
 
     /// T_r of Eqs. 7–9 for a packet of `payload` bytes, seconds.
@@ -226,26 +290,31 @@ impl Bccps {
     /// Phase 2: the available subflow below its cap with the least T_r; `None` when none is
     /// below its cap; `Err` when no usable subflow has a bandwidth sample.
     pub fn predicted_choice(&self, cx: &SchedContext) -> Result<Option<usize>, ()> {
-        let mut any_available = false;
-        let mut best: Option<(usize, f64)> = None;
+        let max_rtprop_us = cx
+            .subflows
+            .iter()
+            .filter(|s| self.available(s))
+            .map(|s| s.rtprop_us)
+            .max();
+        let Some(max_rtprop_us) = max_rtprop_us else {
+            return Err(());
+        };
+        let mut best: Option<(usize, f64, bool)> = None;
         for (i, s) in cx.subflows.iter().enumerate() {
             if !self.available(s) {
                 continue;
             }
-            any_available = true;
-            if s.queued_bytes as f64 >= self.queue_cap_bytes(s) {
+            let full = s.queued_bytes as f64 >= self.queue_cap_bytes(s, max_rtprop_us);
+            if full && self.params.at_cap == AtCap::Skip {
                 continue;
             }
             let t = self.predicted_arrival_s(s, cx.next_payload_bytes);
-            if best.is_none_or(|(_, t_min)| t < t_min) {
-                best = Some((i, t));
+            if best.is_none_or(|(_, t_min, _)| t < t_min) {
+                best = Some((i, t, full));
             }
         }
-        if any_available {
-            Ok(best.map(|(i, _)| i))
-        } else {
-            Err(())
-        }
+        // With `at_cap = "wait"` the earliest arrival may be a full queue: wait for it.
+        Ok(best.filter(|&(_, _, full)| !full).map(|(i, _, _)| i))
     }
 }
 
@@ -338,7 +407,9 @@ mod tests {
         // count_inflight adds 10 in flight · 1448 B · 8 / 20e6 = 5.792 ms; serialization adds
         // 1448 · 8 / 20e6 = 0.5792 ms.
         let c = predicting("count_inflight = true\nserialization = true");
-        assert!((c.predicted_arrival_s(&s, MSS) - (0.0459584 + 0.005792 + 0.0005792)).abs() < 1e-12);
+        assert!(
+            (c.predicted_arrival_s(&s, MSS) - (0.0459584 + 0.005792 + 0.0005792)).abs() < 1e-12
+        );
     }
 
     /// Where the slow path starts to win, by hand. Fast f (index 0): RTT 20 ms, 10 Mbit/s,
@@ -396,38 +467,77 @@ mod tests {
         failed.usable = false;
         let subs = [path(20, 15, 10.0, 0.0, 0), joining, failed];
         for dsn in 0..70 {
-            assert_eq!(b.pick(&cx(&subs)), Pick::Enqueue(0b011), "DSN {dsn}: every usable or joining subflow");
+            assert_eq!(
+                b.pick(&cx(&subs)),
+                Pick::Enqueue(0b011),
+                "DSN {dsn}: every usable or joining subflow"
+            );
         }
         assert!(!b.in_redundant_phase());
-        assert_eq!(b.pick(&cx(&subs)), Pick::Enqueue(0b001), "DSN 70: predicted");
+        assert_eq!(
+            b.pick(&cx(&subs)),
+            Pick::Enqueue(0b001),
+            "DSN 70: predicted"
+        );
         // Disabled: predicted from the first DSN.
         let mut none = with("redundant_bytes = 0");
         assert_eq!(none.pick(&cx(&subs)), Pick::Enqueue(0b001));
     }
 
     #[test]
-    fn a_full_queue_is_not_chosen_and_all_full_waits() {
-        // Caps with queue_cap_bdp = 1: fast 10 Mbit/s · 20 ms = 25 000 B, slow 20 Mbit/s ·
-        // 80 ms = 200 000 B. With 25 000 B queued the fast path would still win on T
-        // (30 ms < 40.8 ms) but is at its cap.
-        let pick = |kf: u64, ks: u64| {
+    fn caps_are_bdps_of_the_largest_rtprop_or_of_the_subflows_own() {
+        // Fast 10 Mbit/s, RTprop 20 ms; slow 20 Mbit/s, RTprop 80 ms (the largest).
+        let (f, s) = (path(20, 20, 10.0, 0.0, 0), path(80, 80, 20.0, 0.01, 0));
+        let cap = |params: &str, x: &SubflowInfo| predicting(params).queue_cap_bytes(x, 80_000);
+        // Default: 2 · 1.25 MB/s · 80 ms = 200 000 B; 2 · 2.5 MB/s · 80 ms = 400 000 B.
+        assert!((cap("", &f) - 200_000.0).abs() < 1e-6);
+        assert!((cap("", &s) - 400_000.0).abs() < 1e-6);
+        // Own RTprop: 2 · 1.25 MB/s · 20 ms = 50 000 B.
+        assert!((cap("cap_rtt = \"own\"", &f) - 50_000.0).abs() < 1e-6);
+        assert!((cap("cap_rtt = \"own\"", &s) - 400_000.0).abs() < 1e-6);
+        assert!((cap("queue_cap_bdp = 0.5", &f) - 50_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_full_earliest_queue_waits_by_default_and_is_skipped_on_request() {
+        // queue_cap_bdp = 0.25 of the largest RTprop (80 ms): the fast path's cap is
+        // 0.25 · 1.25 MB/s · 80 ms = 25 000 B, the slow one's 50 000 B. With 25 000 B queued
+        // the fast path still has the least T (10 + 20 = 30 ms < 40.8 ms) but is full.
+        let pick = |at_cap: &str, kf: u64, ks: u64| {
             let subs = [path(20, 20, 10.0, 0.0, kf), path(80, 80, 20.0, 0.01, ks)];
-            predicting("queue_cap_bdp = 1").pick(&cx(&subs))
+            predicting(&format!("queue_cap_bdp = 0.25\n{at_cap}")).pick(&cx(&subs))
         };
-        assert_eq!(pick(24_999, 0), Pick::Enqueue(0b01));
-        assert_eq!(pick(25_000, 0), Pick::Enqueue(0b10));
-        assert_eq!(pick(25_000, 200_000), Pick::Wait);
-        // Default cap 2 BDP: 50 000 B on the fast path.
-        let b = predicting("");
-        let f = path(20, 20, 10.0, 0.0, 0);
-        assert!((b.queue_cap_bytes(&f) - 50_000.0).abs() < 1e-9);
+        let skip = "at_cap = \"skip\"";
+        assert_eq!(pick("", 24_999, 0), Pick::Enqueue(0b01));
+        assert_eq!(
+            pick("", 25_000, 0),
+            Pick::Wait,
+            "the earliest arrival is full: wait"
+        );
+        assert_eq!(pick(skip, 24_999, 0), Pick::Enqueue(0b01));
+        assert_eq!(
+            pick(skip, 25_000, 0),
+            Pick::Enqueue(0b10),
+            "skipped: the next earliest"
+        );
+        assert_eq!(pick(skip, 25_000, 50_000), Pick::Wait, "all full");
+        // A full queue that is not the earliest does not hold the others back: with 50 000 B
+        // on the slow path (full; T = 40.8 + 20 = 60.8 ms) the fast one takes the DSN.
+        assert_eq!(pick("", 0, 50_000), Pick::Enqueue(0b01));
     }
 
     #[test]
     fn without_bandwidth_samples_falls_back_to_min_rtt_or_waits() {
         let subs = [path(80, 60, 0.0, 0.0, 0), path(20, 15, 0.0, 0.0, 0)];
-        assert_eq!(predicting("").pick(&cx(&subs)), Pick::New(0b10), "minRTT, sent at once");
-        assert_eq!(predicting("fallback = \"wait\"").pick(&cx(&subs)), Pick::Wait);
+        assert_eq!(
+            predicting("").pick(&cx(&subs)),
+            Pick::New(0b10),
+            "minRTT, sent at once"
+        );
+        assert_eq!(
+            predicting("fallback = \"wait\"").pick(&cx(&subs)),
+            Pick::Wait
+        );
         // One subflow with a sample: it alone is available.
         let subs = [path(80, 60, 20.0, 0.0, 0), path(20, 15, 0.0, 0.0, 0)];
         assert_eq!(predicting("").pick(&cx(&subs)), Pick::Enqueue(0b01));
@@ -436,7 +546,10 @@ mod tests {
         probing.phase = Some(ModelPhase::ProbeRtt);
         let subs = [probing, path(80, 60, 20.0, 0.0, 0)];
         assert_eq!(predicting("").pick(&cx(&subs)), Pick::Enqueue(0b01));
-        assert_eq!(predicting("probe_rtt_available = false").pick(&cx(&subs)), Pick::Enqueue(0b10));
+        assert_eq!(
+            predicting("probe_rtt_available = false").pick(&cx(&subs)),
+            Pick::Enqueue(0b10)
+        );
     }
 
     #[test]
@@ -446,22 +559,38 @@ mod tests {
         assert_eq!(e.key, "redundant");
         assert_eq!(
             e.message,
-            "unknown parameter; accepted: redundant_bytes, rtt, queue_cap_bdp, count_inflight, \
+            "unknown parameter; accepted: redundant_bytes, rtt, queue_cap_bdp, cap_rtt, at_cap, \
+             count_inflight, \
              serialization, probe_rtt_available, fallback, loss_rate_weight, \
              receive_buffer_optimization"
         );
         let e = err("rtt = \"min\"");
-        assert_eq!((e.key.as_str(), e.message.as_str()), ("rtt", "unknown value \"min\"; accepted: \"srtt\", \"rtprop\""));
+        assert_eq!(
+            (e.key.as_str(), e.message.as_str()),
+            (
+                "rtt",
+                "unknown value \"min\"; accepted: \"srtt\", \"rtprop\""
+            )
+        );
         let e = err("queue_cap_bdp = 0");
-        assert_eq!(e.message, "0 is out of range; accepted: a number in (0, 1000]");
+        assert_eq!(
+            e.message,
+            "0 is out of range; accepted: a number in (0, 1000]"
+        );
         let e = err("loss_rate_weight = 1.5");
         assert_eq!(e.key, "loss_rate_weight");
         assert_eq!(err("redundant_bytes = -1").key, "redundant_bytes");
         assert_eq!(err("count_inflight = 1").key, "count_inflight");
-        assert_eq!(err("fallback = \"wait\"\nredundant_bytes = 0").key, "fallback");
+        assert_eq!(
+            err("fallback = \"wait\"\nredundant_bytes = 0").key,
+            "fallback"
+        );
         let p = BccpsParams::from_table(&toml::Table::new()).unwrap();
         assert_eq!(p, BccpsParams::default());
-        assert_eq!((p.redundant_bytes, p.queue_cap_bdp, p.loss_rate_weight), (100_000, 2.0, 0.125));
+        assert_eq!(
+            (p.redundant_bytes, p.queue_cap_bdp, p.loss_rate_weight),
+            (100_000, 2.0, 0.125)
+        );
         let b = with("receive_buffer_optimization = true\nloss_rate_weight = 0.25");
         assert!(b.uses_receive_buffer_optimization());
         assert_eq!(b.loss_rate_weight(), 0.25);

@@ -169,7 +169,9 @@ pub trait Scheduler: Send + Sync {
 type Builder = fn(&toml::Table) -> Result<Box<dyn Scheduler>, ParamError>;
 
 /// A builder for a scheduler without parameters.
-fn plain<S: Scheduler + Default + 'static>(params: &toml::Table) -> Result<Box<dyn Scheduler>, ParamError> {
+fn plain<S: Scheduler + Default + 'static>(
+    params: &toml::Table,
+) -> Result<Box<dyn Scheduler>, ParamError> {
     reject_unknown(params, &[])?;
     Ok(Box::new(S::default()))
 }
@@ -191,7 +193,10 @@ pub fn names() -> Vec<&'static str> {
 /// Builds scheduler `name` with `params` (its `scheduler_params`); `None` when the name is
 /// unknown, `Some(Err)` naming the key when a parameter is unknown or bad.
 pub fn build(name: &str, params: &toml::Table) -> Option<Result<Box<dyn Scheduler>, ParamError>> {
-    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b(params))
+    REGISTRY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| b(params))
 }
 
 /// The usable subflow with the lowest srtt, among those with cwnd space when `need_space`
