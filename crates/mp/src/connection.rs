@@ -65,6 +65,8 @@ pub struct Connection {
     app_writes: Option<bool>,
     /// Weight of each subflow's loss-rate EWMA (the scheduler's `loss_rate_weight`).
     loss_rate_weight: f64,
+    /// The scheduler reads `SubflowInfo`'s extended fields (`Scheduler::uses_extended_info`).
+    scheduler_uses_extended_info: bool,
     /// Scratch: the scheduler's view of the subflows.
     infos: Vec<SubflowInfo>,
 }
@@ -77,6 +79,7 @@ impl Connection {
         );
         let n = config.ccs.len();
         let loss_rate_weight = config.scheduler.loss_rate_weight();
+        let scheduler_uses_extended_info = config.scheduler.uses_extended_info();
         let (data, app_writes) = match config.data {
             ConnectionData::Bulk { size_bytes } => {
                 (DataSender::new(size_bytes, config.rwnd_bytes), None)
@@ -109,6 +112,7 @@ impl Connection {
             rwnd_bytes: config.rwnd_bytes,
             app_writes,
             loss_rate_weight,
+            scheduler_uses_extended_info,
             infos: vec![SubflowInfo::default(); n],
         }
     }
@@ -376,32 +380,34 @@ impl Connection {
     }
 
     fn refresh_infos(&mut self) {
+        let extended = self.scheduler_uses_extended_info;
         for (info, sf) in self.infos.iter_mut().zip(&self.subflows) {
             let tp = &sf.sender.tp;
+            info.usable = sf.is_usable();
+            info.srtt_us = tp.srtt_us;
+            info.rttvar_us = sf.sender.rttvar_us();
+            info.min_srtt_us = sf.min_srtt_us;
+            info.max_srtt_us = sf.max_srtt_us;
+            info.cwnd = tp.snd_cwnd;
+            info.ssthresh = tp.snd_ssthresh;
+            info.in_flight = tp.packets_in_flight();
+            info.unsent = sf.sender.unsent_segs().min(u32::MAX as u64) as u32;
+            info.mss = tp.mss_cache;
+            if !extended {
+                continue; // the rest keep their defaults (SubflowInfo's documentation)
+            }
             let model = sf.sender.cc.path_model(tp);
             let min_rtt_us = (tp.min_rtt_us != u64::MAX).then_some(tp.min_rtt_us);
-            *info = SubflowInfo {
-                usable: sf.is_usable(),
-                srtt_us: tp.srtt_us,
-                rttvar_us: sf.sender.rttvar_us(),
-                min_srtt_us: sf.min_srtt_us,
-                max_srtt_us: sf.max_srtt_us,
-                cwnd: tp.snd_cwnd,
-                ssthresh: tp.snd_ssthresh,
-                in_flight: tp.packets_in_flight(),
-                unsent: sf.sender.unsent_segs().min(u32::MAX as u64) as u32,
-                mss: tp.mss_cache,
-                joining: sf.is_joining(),
-                queued_segs: sf.queue.len() as u32,
-                queued_bytes: sf.queue_bytes,
-                btl_bw_bps: model.map_or(0.0, |m| m.bw_bps),
-                rtprop_us: model
-                    .and_then(|m| m.min_rtt_us.map(u64::from))
-                    .or(min_rtt_us)
-                    .unwrap_or(0),
-                phase: model.map(|m| m.phase),
-                loss_rate: sf.loss_rate,
-            };
+            info.joining = sf.is_joining();
+            info.queued_segs = sf.queue.len() as u32;
+            info.queued_bytes = sf.queue_bytes;
+            info.btl_bw_bps = model.map_or(0.0, |m| m.bw_bps);
+            info.rtprop_us = model
+                .and_then(|m| m.min_rtt_us.map(u64::from))
+                .or(min_rtt_us)
+                .unwrap_or(0);
+            info.phase = model.map(|m| m.phase);
+            info.loss_rate = sf.loss_rate;
         }
     }
 
@@ -422,16 +428,18 @@ impl Connection {
                     self.data.pop_reinjection();
                     self.reinjected_segs += 1;
                     self.subflows[s].segs_reinjected += 1;
+                    self.data.note_handed_over(dsn, now); // a queued DSN's first hand-over
                     self.assign(s, dsn, net);
                     continue;
                 }
             }
             if let Some(s) = (0..self.infos.len())
-                .find(|&i| self.infos[i].queued_segs > 0 && self.infos[i].available())
+                .find(|&i| !self.subflows[i].queue.is_empty() && self.infos[i].available())
             {
                 let dsn = self.subflows[s].dequeue().expect("queued");
                 // Skip a DSN the subflow already carried (reinjected to it meanwhile).
                 if self.data.carried(dsn) & (1 << s) == 0 {
+                    self.data.note_handed_over(dsn, now);
                     self.assign(s, dsn, net);
                 }
                 continue;
@@ -451,7 +459,11 @@ impl Connection {
                 send_window_bytes: self.rwnd_bytes,
                 window_blocked: self.data.window_blocked,
                 penalizations: self.penalizations,
-                next_payload_bytes: self.data.next_payload(),
+                next_payload_bytes: if self.scheduler_uses_extended_info {
+                    self.data.next_payload()
+                } else {
+                    0
+                },
             };
             let window_blocked = !can_send_new && self.data.has_unsent();
             if window_blocked && self.scheduler.uses_receive_buffer_optimization() {
@@ -595,7 +607,7 @@ impl Connection {
     /// Maps `dsn` to subflow `s`'s next sequence number and lets the subflow send.
     fn assign<N: SubflowNet>(&mut self, s: usize, dsn: u64, net: &mut N) {
         let payload = self.data.payload(dsn);
-        self.data.note_carried(dsn, s, net.now());
+        self.data.note_carried(dsn, s);
         let Subflow {
             sender,
             map,

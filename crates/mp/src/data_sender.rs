@@ -152,7 +152,7 @@ impl DataSender {
     }
 
     /// Creates the next DSN into subflows' send queues: its hand-over time is set when a
-    /// subflow first takes it ([`note_carried`](Self::note_carried)).
+    /// subflow first takes it ([`note_handed_over`](Self::note_handed_over)).
     pub fn new_queued_dsn(&mut self) -> u64 {
         self.new_dsn(NOT_HANDED_OVER)
     }
@@ -166,13 +166,19 @@ impl DataSender {
         }
     }
 
-    /// `dsn` was handed to subflow `sub` at `now`.
-    pub fn note_carried(&mut self, dsn: u64, sub: usize, now: Nanos) {
+    pub fn note_carried(&mut self, dsn: u64, sub: usize) {
+        if dsn >= self.una {
+            self.carried[(dsn - self.una) as usize] |= 1 << sub;
+        }
+    }
+
+    /// A DSN created into send queues is handed to a subflow at `now`: its first hand-over
+    /// time, unless it has one.
+    pub fn note_handed_over(&mut self, dsn: u64, now: Nanos) {
         if dsn >= self.una && dsn < self.next {
-            let i = (dsn - self.una) as usize;
-            self.carried[i] |= 1 << sub;
-            if self.first_tx[i] == NOT_HANDED_OVER {
-                self.first_tx[i] = now;
+            let t = &mut self.first_tx[(dsn - self.una) as usize];
+            if *t == NOT_HANDED_OVER {
+                *t = now;
             }
         }
     }
@@ -260,7 +266,7 @@ mod tests {
         for t in 0..3 {
             d.new_dsn(t);
         }
-        d.note_carried(1, 2, 1);
+        d.note_carried(1, 2);
         assert_eq!(d.carried(1), 4);
         assert_eq!(d.first_tx(2), Some(2));
         d.on_data_ack(2, 10);

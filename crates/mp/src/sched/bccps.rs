@@ -331,6 +331,10 @@ impl Scheduler for Bccps {
         self.params.loss_rate_weight
     }
 
+    fn uses_extended_info(&self) -> bool {
+        true
+    }
+
     fn pick(&mut self, cx: &SchedContext) -> Pick {
         if !cx.can_send_new {
             return Pick::Wait;

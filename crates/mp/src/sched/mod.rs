@@ -74,6 +74,10 @@ pub struct SubflowInfo {
     /// Segments handed over and not yet sent (waiting for pacing).
     pub unsent: u32,
     pub mss: u32,
+    /// The fields below are the extended view: the connection fills them only for a scheduler
+    /// that [`uses_extended_info`](Scheduler::uses_extended_info), and leaves them at their
+    /// defaults (false, 0, None) otherwise, to keep the per-step refresh cheap.
+    ///
     /// The MP_JOIN SYN is out and the subflow is not established yet (nor closed): it may be
     /// given queued data ([`Pick::Enqueue`]), which it sends once established.
     pub joining: bool,
@@ -127,7 +131,9 @@ pub struct SchedContext<'a> {
     pub window_blocked: u64,
     /// Penalisations of slow subflows so far (BLEST's λ rises after one).
     pub penalizations: u64,
-    /// Payload bytes of DSN `dsn_next` (0 when the application has nothing unsent).
+    /// Payload bytes of DSN `dsn_next` (0 when the application has nothing unsent); filled
+    /// only for a scheduler that [`uses_extended_info`](Scheduler::uses_extended_info), 0
+    /// otherwise.
     pub next_payload_bytes: u32,
 }
 
@@ -162,6 +168,12 @@ pub trait Scheduler: Send + Sync {
     /// ([`SubflowInfo::loss_rate`]); read once, when the connection is built.
     fn loss_rate_weight(&self) -> f64 {
         DEFAULT_LOSS_RATE_WEIGHT
+    }
+
+    /// Whether the scheduler reads [`SubflowInfo`]'s extended fields (joining, send queue,
+    /// path model, loss rate); the connection fills them at every scheduling step only then.
+    fn uses_extended_info(&self) -> bool {
+        false
     }
 }
 
