@@ -245,7 +245,7 @@ impl Bccps {
         Ok(Box::new(Bccps::new(BccpsParams::from_table(t)?)))
     }
 
-    /// Whether the redundant phase is over (every later DSN is predicted).
+    /// Whether the next DSN is still redundant (fewer than `redundant_bytes` were scheduled).
     pub fn in_redundant_phase(&self) -> bool {
         self.redundant_scheduled < self.params.redundant_bytes as u64
     }
@@ -287,9 +287,8 @@ impl Bccps {
         t_net + t_wait // Eq. 7
     }
 
-    /// Phase 2: the available subflow below its cap with the least T_r; `None` when none is
-    /// below its cap; `Err` when no usable subflow has a bandwidth sample.
-    pub fn predicted_choice(&self, cx: &SchedContext) -> Result<Option<usize>, ()> {
+    /// Phase 2's choice for the next DSN (Algorithm 2 lines 9–19, with the queue cap).
+    pub fn predicted_choice(&self, cx: &SchedContext) -> Prediction {
         let max_rtprop_us = cx
             .subflows
             .iter()
@@ -297,7 +296,7 @@ impl Bccps {
             .map(|s| s.rtprop_us)
             .max();
         let Some(max_rtprop_us) = max_rtprop_us else {
-            return Err(());
+            return Prediction::NoSample;
         };
         let mut best: Option<(usize, f64, bool)> = None;
         for (i, s) in cx.subflows.iter().enumerate() {
@@ -314,8 +313,22 @@ impl Bccps {
             }
         }
         // With `at_cap = "wait"` the earliest arrival may be a full queue: wait for it.
-        Ok(best.filter(|&(_, _, full)| !full).map(|(i, _, _)| i))
+        match best {
+            Some((i, _, false)) => Prediction::Subflow(i),
+            _ => Prediction::Full,
+        }
     }
+}
+
+/// The outcome of phase 2's prediction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prediction {
+    /// The subflow with the least predicted arrival time.
+    Subflow(usize),
+    /// That subflow's queue is full (`at_cap = "skip"`: every available one is).
+    Full,
+    /// No usable subflow has a bandwidth sample.
+    NoSample,
 }
 
 impl Scheduler for Bccps {
@@ -353,9 +366,9 @@ impl Scheduler for Bccps {
             return Pick::Enqueue(mask);
         }
         match self.predicted_choice(cx) {
-            Ok(Some(r)) => Pick::Enqueue(1 << r),
-            Ok(None) => Pick::Wait,
-            Err(()) => match self.params.fallback {
+            Prediction::Subflow(r) => Pick::Enqueue(1 << r),
+            Prediction::Full => Pick::Wait,
+            Prediction::NoSample => match self.params.fallback {
                 Fallback::MinRtt => match lowest_rtt(cx.subflows, true) {
                     Some(r) => Pick::New(1 << r),
                     None => Pick::Wait,
