@@ -205,6 +205,13 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
                 f.name, m.scheduler
             )));
         }
+        // rove's schedulers' parameters have no kernel counterpart (minrtt takes none anyway).
+        if let Some(key) = m.scheduler_params.keys().next() {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).scheduler_params.{key}: the kernel's MPTCP scheduler takes no parameters; remove scheduler_params or run on the simulator",
+                f.name
+            )));
+        }
         // Upstream MPTCP has no coupled congestion control; rove's eBPF ports in
         // bpf_cc::COUPLED couple every subflow of their connection (crates/emu/bpf/lia.bpf.c).
         // "auto" couples a coupled algorithm, so on the kernel it is "connection" for those and
@@ -930,6 +937,20 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         assert!(
             e.message().contains("flows[1] (mp).scheduler") && e.message().contains("minrtt"),
+            "{}",
+            e.message()
+        );
+        let e = load(&format!("{MP}scheduler = \"bccps\"\n")).unwrap_err();
+        assert!(
+            e.message().contains("flows[1] (mp).scheduler"),
+            "{}",
+            e.message()
+        );
+        let e = load(&format!("{MP}scheduler_params = {{ rtt = \"srtt\" }}\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message().contains("flows[1] (mp).scheduler_params.rtt")
+                && e.message().contains("no parameters"),
             "{}",
             e.message()
         );

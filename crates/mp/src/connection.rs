@@ -1,8 +1,10 @@
-//! The connection: subflows, the data sequence space on both sides, and the scheduler loop.
+//! The connection: subflows, the data sequence space on both sides, and the scheduler loop
+//! (reinjections, then the subflows' send queues, then the scheduler; `sched` module
+//! documentation).
 
 use crate::data_sender::DataSender;
 use crate::reorder::ReorderBuffer;
-use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo};
+use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo, MAX_QUEUED_SEGS};
 use crate::subflow::Subflow;
 use crate::wire::{Stamp, SubWire, SubflowNet};
 use rove_sim::histogram::Histogram;
@@ -61,6 +63,10 @@ pub struct Connection {
     rwnd_bytes: u64,
     /// `Some(slow_start_after_idle)` when an application writes over time.
     app_writes: Option<bool>,
+    /// Weight of each subflow's loss-rate EWMA (the scheduler's `loss_rate_weight`).
+    loss_rate_weight: f64,
+    /// The scheduler reads `SubflowInfo`'s extended fields (`Scheduler::uses_extended_info`).
+    scheduler_uses_extended_info: bool,
     /// Scratch: the scheduler's view of the subflows.
     infos: Vec<SubflowInfo>,
 }
@@ -72,6 +78,8 @@ impl Connection {
             "1 to 8 subflows"
         );
         let n = config.ccs.len();
+        let loss_rate_weight = config.scheduler.loss_rate_weight();
+        let scheduler_uses_extended_info = config.scheduler.uses_extended_info();
         let (data, app_writes) = match config.data {
             ConnectionData::Bulk { size_bytes } => {
                 (DataSender::new(size_bytes, config.rwnd_bytes), None)
@@ -103,6 +111,8 @@ impl Connection {
             last_rbuf_opti: vec![None; n],
             rwnd_bytes: config.rwnd_bytes,
             app_writes,
+            loss_rate_weight,
+            scheduler_uses_extended_info,
             infos: vec![SubflowInfo::default(); n],
         }
     }
@@ -190,8 +200,14 @@ impl Connection {
                 }
                 if p.kind == Kind::Ack {
                     self.data.on_data_ack(p.dsn, now);
+                    for sf in &mut self.subflows {
+                        sf.drop_acked_queued(self.data.una);
+                    }
                 }
+                let weight = self.loss_rate_weight;
                 let sf = &mut self.subflows[sub];
+                let (prior_state, prior_rtos) =
+                    (sf.sender.tp.ca_state, sf.sender.rto_expirations());
                 {
                     let Subflow { sender, map, .. } = sf;
                     sender.on_packet(
@@ -204,6 +220,7 @@ impl Connection {
                     );
                     map.release_below(sender.tp.snd_una);
                 }
+                sf.note_loss_events(prior_state, prior_rtos, weight);
                 sf.note_srtt();
                 if sf.potentially_failed && sf.sender.rto_expirations() == 0 {
                     sf.potentially_failed = false; // new data acknowledged: the path works again
@@ -241,7 +258,9 @@ impl Connection {
         if self.is_complete() {
             return;
         }
+        let weight = self.loss_rate_weight;
         let sf = &mut self.subflows[sub];
+        let (prior_state, prior_rtos) = (sf.sender.tp.ca_state, sf.sender.rto_expirations());
         {
             let Subflow { sender, map, .. } = sf;
             sender.on_timer(
@@ -253,6 +272,7 @@ impl Connection {
                 },
             );
         }
+        sf.note_loss_events(prior_state, prior_rtos, weight);
         if sf.sender.rto_expirations() > 0 && sf.sender.is_established() && !sf.potentially_failed {
             // The path looks down: stop using it and reinject what it holds (mptcp_reinject_data).
             sf.potentially_failed = true;
@@ -260,6 +280,7 @@ impl Connection {
             for dsn in sf.map.held() {
                 self.data.queue_reinjection(dsn);
             }
+            self.reinject_send_queue(sub);
         }
         self.schedule(net);
     }
@@ -298,18 +319,54 @@ impl Connection {
                 self.data.queue_reinjection(dsn);
             }
         }
+        self.reinject_send_queue(sub);
         if !self.is_complete() {
             self.schedule(net);
         }
     }
 
     /// Pauses (`true`) or resumes subflow `sub`: a paused subflow keeps what it has in flight
-    /// but is given no new data (MP_PRIO backup).
+    /// but is given no new data (MP_PRIO backup); what waits in its send queue is reinjected.
     pub fn set_paused<N: SubflowNet>(&mut self, sub: usize, paused: bool, net: &mut N) {
         self.subflows[sub].paused = paused;
-        if !paused && !self.is_complete() {
+        let moved = if paused {
+            self.reinject_send_queue(sub)
+        } else {
+            0
+        };
+        if !self.is_complete() && (!paused || moved > 0) {
             self.schedule(net);
         }
+    }
+
+    /// Empties subflow `sub`'s send queue into the reinjection queue (its DSNs go out on the
+    /// other subflows), but for DSNs another subflow carried or still queues: those arrive, or
+    /// are reinjected when that subflow fails in turn.
+    /// Returns how many DSNs it queued for reinjection.
+    fn reinject_send_queue(&mut self, sub: usize) -> usize {
+        let mut queue = std::mem::take(&mut self.subflows[sub].queue);
+        self.subflows[sub].queue_bytes = 0;
+        let mut moved = 0;
+        for &(dsn, _) in &queue {
+            let carried_elsewhere = self.data.carried(dsn) & !(1u8 << sub) != 0;
+            let queued_elsewhere = self
+                .subflows
+                .iter()
+                .enumerate()
+                .any(|(j, o)| j != sub && o.may_queue() && o.queues(dsn));
+            if !carried_elsewhere && !queued_elsewhere {
+                self.data.queue_reinjection(dsn);
+                moved += 1;
+            }
+        }
+        queue.clear();
+        self.subflows[sub].queue = queue; // keep its capacity
+        moved
+    }
+
+    /// Queued DSNs dropped because they were DATA_ACKed first, over all subflows.
+    pub fn queue_drops(&self) -> u64 {
+        self.subflows.iter().map(|s| s.queue_drops).sum()
     }
 
     /// Clamps the connection-level receive window (TCP_WINDOW_CLAMP on an MPTCP socket): the
@@ -323,25 +380,40 @@ impl Connection {
     }
 
     fn refresh_infos(&mut self) {
+        let extended = self.scheduler_uses_extended_info;
         for (info, sf) in self.infos.iter_mut().zip(&self.subflows) {
             let tp = &sf.sender.tp;
-            *info = SubflowInfo {
-                usable: sf.is_usable(),
-                srtt_us: tp.srtt_us,
-                rttvar_us: sf.sender.rttvar_us(),
-                min_srtt_us: sf.min_srtt_us,
-                max_srtt_us: sf.max_srtt_us,
-                cwnd: tp.snd_cwnd,
-                ssthresh: tp.snd_ssthresh,
-                in_flight: tp.packets_in_flight(),
-                unsent: sf.sender.unsent_segs().min(u32::MAX as u64) as u32,
-                mss: tp.mss_cache,
-            };
+            info.usable = sf.is_usable();
+            info.srtt_us = tp.srtt_us;
+            info.rttvar_us = sf.sender.rttvar_us();
+            info.min_srtt_us = sf.min_srtt_us;
+            info.max_srtt_us = sf.max_srtt_us;
+            info.cwnd = tp.snd_cwnd;
+            info.ssthresh = tp.snd_ssthresh;
+            info.in_flight = tp.packets_in_flight();
+            info.unsent = sf.sender.unsent_segs().min(u32::MAX as u64) as u32;
+            info.mss = tp.mss_cache;
+            if !extended {
+                continue; // the rest keep their defaults (SubflowInfo's documentation)
+            }
+            let model = sf.sender.cc.path_model(tp);
+            let min_rtt_us = (tp.min_rtt_us != u64::MAX).then_some(tp.min_rtt_us);
+            info.joining = sf.is_joining();
+            info.queued_segs = sf.queue.len() as u32;
+            info.queued_bytes = sf.queue_bytes;
+            info.btl_bw_bps = model.map_or(0.0, |m| m.bw_bps);
+            info.rtprop_us = model
+                .and_then(|m| m.min_rtt_us.map(u64::from))
+                .or(min_rtt_us)
+                .unwrap_or(0);
+            info.phase = model.map(|m| m.phase);
+            info.loss_rate = sf.loss_rate;
         }
     }
 
     /// Hands data to subflows until nothing more can go: reinjections first (on the fastest
-    /// available subflow that did not carry the DSN), then whatever the scheduler picks.
+    /// available subflow that did not carry the DSN), then the heads of the subflows' send
+    /// queues (to those with cwnd space), then whatever the scheduler picks.
     fn schedule<N: SubflowNet>(&mut self, net: &mut N) {
         let now = net.now();
         let mut blocked_noted = false;
@@ -356,9 +428,21 @@ impl Connection {
                     self.data.pop_reinjection();
                     self.reinjected_segs += 1;
                     self.subflows[s].segs_reinjected += 1;
+                    self.data.note_handed_over(dsn, now); // a queued DSN's first hand-over
                     self.assign(s, dsn, net);
                     continue;
                 }
+            }
+            if let Some(s) = (0..self.infos.len())
+                .find(|&i| !self.subflows[i].queue.is_empty() && self.infos[i].available())
+            {
+                let dsn = self.subflows[s].dequeue().expect("queued");
+                // Skip a DSN the subflow already carried (reinjected to it meanwhile).
+                if self.data.carried(dsn) & (1 << s) == 0 {
+                    self.data.note_handed_over(dsn, now);
+                    self.assign(s, dsn, net);
+                }
+                continue;
             }
             let can_send_new = self.data.can_send_new();
             if !can_send_new && self.data.has_unsent() && !blocked_noted {
@@ -375,6 +459,11 @@ impl Connection {
                 send_window_bytes: self.rwnd_bytes,
                 window_blocked: self.data.window_blocked,
                 penalizations: self.penalizations,
+                next_payload_bytes: if self.scheduler_uses_extended_info {
+                    self.data.next_payload()
+                } else {
+                    0
+                },
             };
             let window_blocked = !can_send_new && self.data.has_unsent();
             if window_blocked && self.scheduler.uses_receive_buffer_optimization() {
@@ -420,6 +509,27 @@ impl Connection {
                         && self.infos.get(sub).is_some_and(|i| i.available()) =>
                 {
                     self.assign(sub, dsn, net);
+                }
+                Pick::Enqueue(mask) if can_send_new => {
+                    // Only open subflows whose queue is under the guard.
+                    let mask = (0..self.subflows.len())
+                        .filter(|&i| {
+                            let sf = &self.subflows[i];
+                            mask & (1 << i) != 0
+                                && sf.may_queue()
+                                && (sf.queue.len() as u32) < MAX_QUEUED_SEGS
+                        })
+                        .fold(0u8, |m, i| m | 1 << i);
+                    if mask == 0 {
+                        break;
+                    }
+                    let payload = self.data.next_payload();
+                    let dsn = self.data.new_queued_dsn();
+                    for s in 0..self.subflows.len() {
+                        if mask & (1 << s) != 0 {
+                            self.subflows[s].enqueue(dsn, payload);
+                        }
+                    }
                 }
                 _ => break,
             }
@@ -575,13 +685,20 @@ mod tests {
     }
 
     fn connection(scheduler: &str, size_bytes: Option<u64>) -> Connection {
+        let scheduler = sched::build(scheduler, &toml::Table::new())
+            .unwrap()
+            .unwrap();
+        connection_with(scheduler, size_bytes)
+    }
+
+    fn connection_with(scheduler: Box<dyn Scheduler>, size_bytes: Option<u64>) -> Connection {
         let built =
             crate::coupling::build_subflow_ccs("uncoupled", "reno", &toml::Table::new(), 2, |_| 1)
                 .unwrap();
         let mut c = Connection::new(ConnectionConfig {
             ccs: built.ccs,
             coupling: built.coupling,
-            scheduler: sched::build(scheduler).unwrap(),
+            scheduler,
             data: ConnectionData::Bulk { size_bytes },
             rwnd_bytes: 6 << 20,
             start_ns: 0,
@@ -732,5 +849,173 @@ mod tests {
         assert_eq!(dsns(&again), (0..10).chain(20..30).collect::<Vec<_>>());
         assert_eq!(c.reinjected_segs, 10);
         assert_eq!(again[9].payload_bytes, MSS);
+    }
+
+    /// A scheduler that queues each of the first `dsns` new DSNs on the subflows of `mask`.
+    struct QueueOn {
+        mask: u8,
+        dsns: u64,
+    }
+
+    impl Scheduler for QueueOn {
+        fn name(&self) -> &'static str {
+            "queue-on"
+        }
+        fn pick(&mut self, cx: &SchedContext) -> Pick {
+            if cx.can_send_new && cx.dsn_next < self.dsns {
+                Pick::Enqueue(self.mask)
+            } else {
+                Pick::Wait
+            }
+        }
+    }
+
+    /// Opens a connection scheduled by `QueueOn { mask, dsns }`; subflow 0 is established at
+    /// 10 ms (RTT 10 ms), when subflow 1 sends its MP_JOIN SYN (returned).
+    fn queueing_connection(mask: u8, dsns: u64) -> (Connection, MockNet, Vec<Packet>) {
+        let mut c = connection_with(Box::new(QueueOn { mask, dsns }), None);
+        let mut net = MockNet::default();
+        c.start(&mut net);
+        let syn = net.take(0, Direction::Data);
+        deliver(&mut c, &mut net, 0, Direction::Data, syn);
+        let synack = net.take(0, Direction::Ack);
+        net.now = 10 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, synack);
+        let join = net.take(1, Direction::Data);
+        (c, net, join)
+    }
+
+    #[test]
+    fn queued_data_goes_beyond_cwnd_and_is_fed_first_as_acks_open_the_window() {
+        // 25 DSNs queued on subflow 0, whose initial cwnd is 10: DSNs 0..9 leave at once, 15
+        // wait in its send queue.
+        let (mut c, mut net, _join) = queueing_connection(0b01, 25);
+        let first = net.take(0, Direction::Data);
+        assert_eq!(dsns(&first), (0..10).collect::<Vec<_>>());
+        assert_eq!(c.subflows[0].queue.len(), 15);
+        assert_eq!(c.subflows[0].queue_bytes, 15 * MSS as u64);
+        assert_eq!(c.data.next, 25, "the queued DSNs exist at the connection");
+        assert_eq!(c.data.first_tx(10), None, "queued, not handed over yet");
+        // Their ACKs return at 20 ms: slow start doubles cwnd to 20, and the queue's 15 DSNs go
+        // out first, in order; the scheduler has nothing more to add.
+        net.now = 15 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Data, first);
+        let acks = net.take(0, Direction::Ack);
+        net.now = 20 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, acks);
+        assert_eq!(c.subflows[0].sender.tp.snd_cwnd, 20);
+        assert_eq!(
+            dsns(&net.take(0, Direction::Data)),
+            (10..25).collect::<Vec<_>>()
+        );
+        assert!(c.subflows[0].queue.is_empty());
+        assert_eq!(c.subflows[0].queue_bytes, 0);
+        // The application delay of a queued DSN starts at its hand-over (20 ms), not at the
+        // time it was queued (10 ms).
+        assert_eq!(c.data.first_tx(10), Some(20 * MS));
+    }
+
+    #[test]
+    fn queued_copies_of_data_acked_dsns_are_dropped() {
+        // DSNs 0..4 queued on both subflows: subflow 0 sends them at once; subflow 1 is still
+        // joining, so its copies wait.
+        let (mut c, mut net, join) = queueing_connection(0b11, 5);
+        let first = net.take(0, Direction::Data);
+        assert_eq!(dsns(&first), (0..5).collect::<Vec<_>>());
+        assert_eq!(c.subflows[1].queue.len(), 5);
+        assert!(c.subflows[1].is_joining());
+        // DSNs 0..3 arrive over subflow 0: DATA_ACK 4 reaches the sender, and subflow 1's
+        // copies of DSNs 0..3 are dropped unsent.
+        net.now = 15 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Data, first[..4].to_vec());
+        let acks = net.take(0, Direction::Ack);
+        assert_eq!(acks.last().unwrap().dsn, 4);
+        net.now = 20 * MS;
+        deliver(&mut c, &mut net, 0, Direction::Ack, acks);
+        assert_eq!(c.data.una, 4);
+        assert_eq!((c.subflows[1].queue_drops, c.queue_drops()), (4, 4));
+        assert_eq!(c.subflows[1].queue.len(), 1);
+        // Subflow 1 is established at 60 ms: it sends its one remaining copy, DSN 4.
+        deliver(&mut c, &mut net, 1, Direction::Data, join);
+        let join_ack = net.take(1, Direction::Ack);
+        net.now = 60 * MS;
+        deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
+        assert_eq!(dsns(&net.take(1, Direction::Data)), [4]);
+        assert!(c.subflows[1].queue.is_empty());
+    }
+
+    #[test]
+    fn a_failed_subflows_send_queue_is_reinjected_on_the_other() {
+        // 25 DSNs queued on subflow 0: 0..9 in flight (never to arrive), 10..24 queued.
+        let (mut c, mut net, join) = queueing_connection(0b01, 25);
+        let lost = net.take(0, Direction::Data);
+        assert_eq!(dsns(&lost), (0..10).collect::<Vec<_>>());
+        deliver(&mut c, &mut net, 1, Direction::Data, join);
+        let join_ack = net.take(1, Direction::Ack);
+        net.now = 60 * MS;
+        deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
+        assert!(
+            net.take(1, Direction::Data).is_empty(),
+            "the scheduler gives subflow 1 nothing"
+        );
+        // Subflow 0's tail loss probe, then its RTO (the mock runs no timers: called past their
+        // deadlines); the RTO marks it potentially failed: its 10 DSNs in flight and 15 queued
+        // are queued for reinjection, oldest first, and subflow 1 takes the first 10 (its cwnd).
+        net.now = 1_000 * MS;
+        c.on_timer(0, Timer::LossProbe, &mut net);
+        net.now = 5_000 * MS;
+        c.on_timer(0, Timer::Rto, &mut net);
+        assert!(c.subflows[0].potentially_failed);
+        assert!(c.subflows[0].queue.is_empty());
+        // The RTO is subflow 0's first loss event: q = 1/8 · lost / sent.
+        let sf = &c.subflows[0];
+        let (lost, sent) = (sf.sender.tp.lost, sf.sender.stats.segs_sent);
+        assert!(lost >= 1 && sent >= 11, "{lost} of {sent}");
+        assert_eq!(sf.loss_events, 1);
+        assert_eq!(sf.loss_rate, 0.125 * lost as f64 / sent as f64);
+        assert_eq!(
+            dsns(&net.take(1, Direction::Data)),
+            (0..10).collect::<Vec<_>>()
+        );
+        assert_eq!(c.data.reinject.len(), 15);
+        // With room (cwnd raised for the test) it takes the formerly queued 10..24.
+        c.subflows[1].sender.tp.snd_cwnd = 40;
+        c.on_timer(1, Timer::Pacing, &mut net);
+        assert_eq!(
+            dsns(&net.take(1, Direction::Data)),
+            (10..25).collect::<Vec<_>>()
+        );
+        assert_eq!(c.reinjected_segs, 25);
+    }
+
+    #[test]
+    fn dsns_another_subflow_still_queues_are_not_reinjected() {
+        // DSNs 0..24 queued on both subflows; subflow 0 sends 0..9 and queues 10..24, subflow 1
+        // (joining) queues 0..24. Subflow 0 fails before subflow 1 is established: only its
+        // 10 DSNs in flight are reinjected (mptcp_reinject_data); its queued 10..24 are left to
+        // subflow 1's queue.
+        let (mut c, mut net, join) = queueing_connection(0b11, 25);
+        assert_eq!(
+            dsns(&net.take(0, Direction::Data)),
+            (0..10).collect::<Vec<_>>()
+        );
+        net.now = 1_000 * MS;
+        c.on_timer(0, Timer::LossProbe, &mut net);
+        net.now = 5_000 * MS;
+        c.on_timer(0, Timer::Rto, &mut net);
+        assert!(c.subflows[0].potentially_failed);
+        assert_eq!(c.data.reinject.len(), 10);
+        // Subflow 1 is established: the 10 reinjections go first, then its queue, whose copies
+        // of DSNs 0..9 it has carried already (skipped).
+        deliver(&mut c, &mut net, 1, Direction::Data, join);
+        let join_ack = net.take(1, Direction::Ack);
+        net.now = 5_050 * MS;
+        c.subflows[1].sender.tp.snd_cwnd = 40;
+        deliver(&mut c, &mut net, 1, Direction::Ack, join_ack);
+        assert_eq!(
+            dsns(&net.take(1, Direction::Data)),
+            (0..25).collect::<Vec<_>>()
+        );
+        assert!(c.subflows[1].queue.is_empty());
     }
 }

@@ -18,6 +18,9 @@ pub const SEND_BUFFER_BYTES: u64 = 4 << 20;
 /// Flag in `carried`: the DSN waits in the reinjection queue (subflow bits are 0..8).
 const QUEUED_FOR_REINJECTION: u16 = 1 << 15;
 
+/// `first_tx` of a DSN created into subflows' send queues and not yet handed to any subflow.
+const NOT_HANDED_OVER: Nanos = Nanos::MAX;
+
 pub struct DataSender {
     source: DataSource,
     /// DSNs in the transfer, `u64::MAX` for unlimited; for an application writing over time,
@@ -33,8 +36,9 @@ pub struct DataSender {
     pub una: u64,
     /// Connection-level window in segments (receive window / MSS, at least 1).
     pub window_segs: u64,
-    /// Per DSN from `una` to `next`: time of its first hand-over to a subflow, and a bit per
-    /// subflow that carried it (plus `QUEUED_FOR_REINJECTION`).
+    /// Per DSN from `una` to `next`: time of its first hand-over to a subflow
+    /// (`NOT_HANDED_OVER` while it only waits in send queues), and a bit per subflow that
+    /// carried it (plus `QUEUED_FOR_REINJECTION`).
     first_tx: VecDeque<Nanos>,
     carried: VecDeque<u16>,
     /// DSNs to send again on another subflow (from potentially failed subflows), oldest first.
@@ -147,9 +151,35 @@ impl DataSender {
         dsn
     }
 
+    /// Creates the next DSN into subflows' send queues: its hand-over time is set when a
+    /// subflow first takes it ([`note_handed_over`](Self::note_handed_over)).
+    pub fn new_queued_dsn(&mut self) -> u64 {
+        self.new_dsn(NOT_HANDED_OVER)
+    }
+
+    /// Payload bytes of the next new DSN, 0 when the application has none.
+    pub fn next_payload(&self) -> u32 {
+        if self.has_unsent() {
+            self.payload(self.next)
+        } else {
+            0
+        }
+    }
+
     pub fn note_carried(&mut self, dsn: u64, sub: usize) {
         if dsn >= self.una {
             self.carried[(dsn - self.una) as usize] |= 1 << sub;
+        }
+    }
+
+    /// A DSN created into send queues is handed to a subflow at `now`: its first hand-over
+    /// time, unless it has one.
+    pub fn note_handed_over(&mut self, dsn: u64, now: Nanos) {
+        if dsn >= self.una && dsn < self.next {
+            let t = &mut self.first_tx[(dsn - self.una) as usize];
+            if *t == NOT_HANDED_OVER {
+                *t = now;
+            }
         }
     }
 
@@ -162,9 +192,11 @@ impl DataSender {
         }
     }
 
-    /// First hand-over time of `dsn`, while it is not DATA_ACKed.
+    /// First hand-over time of `dsn`, while it is not DATA_ACKed (None before its hand-over).
     pub fn first_tx(&self, dsn: u64) -> Option<Nanos> {
-        (dsn >= self.una && dsn < self.next).then(|| self.first_tx[(dsn - self.una) as usize])
+        (dsn >= self.una && dsn < self.next)
+            .then(|| self.first_tx[(dsn - self.una) as usize])
+            .filter(|&t| t != NOT_HANDED_OVER)
     }
 
     /// A DATA_ACK arrived.

@@ -27,6 +27,10 @@
 //!   holds that is not yet DATA_ACKed is queued for reinjection, which goes out before new data on
 //!   another subflow that did not carry it (mptcp_reinject_data). It becomes usable again when
 //!   an ACK acknowledges new data on it.
+//! * A scheduler may plan ahead: it queues DSNs in per-subflow send queues at the connection
+//!   (beyond the subflows' cwnd), which the subflows drain in order as their cwnd allows; a
+//!   queued copy whose DSN was DATA_ACKed meanwhile is dropped, and the queue of a failed,
+//!   paused or removed subflow is reinjected (see `sched`; BCCPS uses it).
 //! * The reordering buffer delivers each DSN once, in order; duplicates (reinjections, redundant
 //!   copies) are counted and dropped. Its occupancy is integrated over time, and the time from a
 //!   segment's first hand-over to a subflow to its in-order delivery is the application delay.

@@ -174,6 +174,7 @@ const FLOW_KEYS: &[&str] = &[
     "rcv_truesize",
     "paths",
     "scheduler",
+    "scheduler_params",
     "coupling",
     "workload",
     "slow_start_after_idle",
@@ -188,6 +189,7 @@ const TCP_ONLY_KEYS: &[&str] = &[
     "rcv_truesize",
     "paths",
     "scheduler",
+    "scheduler_params",
     "coupling",
     "slow_start_after_idle",
 ];
@@ -1651,7 +1653,7 @@ impl<'a> Validator<'a> {
         let (path_links, ack_links) = match &multipath {
             Some(mp) => (mp.paths[0].path.clone(), mp.paths[0].ack_path.clone()),
             None => {
-                for key in ["scheduler", "coupling"] {
+                for key in ["scheduler", "scheduler_params", "coupling"] {
                     if t.contains_key(key) {
                         return Err(self.err(
                             join(path, key),
@@ -1897,6 +1899,19 @@ impl<'a> Validator<'a> {
                 ),
             ));
         }
+        let scheduler_params = match t.get("scheduler_params") {
+            None => Table::new(),
+            Some(Value::Table(params)) => params.clone(),
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "scheduler_params"),
+                    format!(
+                        "expected a table like {{ rtt = \"rtprop\" }}, got {}",
+                        describe(other)
+                    ),
+                ))
+            }
+        };
         let coupling = self
             .get(t, path, "coupling", read_string)?
             .unwrap_or_else(|| DEFAULT_COUPLING.to_string());
@@ -1913,6 +1928,7 @@ impl<'a> Validator<'a> {
         Ok(Some(MultipathSpec {
             paths,
             scheduler,
+            scheduler_params,
             coupling,
         }))
     }

@@ -390,6 +390,9 @@ pub struct MultipathSpec {
     pub paths: Vec<SubflowPath>,
     /// Packet scheduler name (key `scheduler`), validated against `ParseOptions::known_schedulers`.
     pub scheduler: String,
+    /// The scheduler's parameters (key `scheduler_params`, a table): the scheduler checks them
+    /// when the world is built (unknown keys rejected with the accepted list).
+    pub scheduler_params: toml::Table,
     /// Congestion-control coupling name (key `coupling`), validated against
     /// `ParseOptions::known_couplings`; "uncoupled" runs the flow's `cc` on every subflow.
     pub coupling: String,

@@ -1247,6 +1247,14 @@ fn multipath_flow_parses_with_defaults() {
     assert_eq!(s.flows.len(), 2);
     assert_eq!(s.flows[1].multipath.as_ref().unwrap().scheduler, "blest");
     assert!(parse_ok(&with_flow(PATHS)).flows[0].multipath.is_none());
+    assert!(mp.scheduler_params.is_empty());
+    // scheduler_params is kept as written; the scheduler checks it when the world is built.
+    let s = parse_ok(&with_mp_flow(&format!(
+        "{MP_PATHS}\nscheduler = \"blest\"\nscheduler_params = {{ rtt = \"rtprop\", cap = 2 }}"
+    )));
+    let params = &s.flows[0].multipath.as_ref().unwrap().scheduler_params;
+    assert_eq!(params.get("rtt").and_then(|v| v.as_str()), Some("rtprop"));
+    assert_eq!(params.get("cap").and_then(|v| v.as_integer()), Some(2));
 }
 
 #[test]
@@ -1270,6 +1278,16 @@ fn multipath_errors_name_the_key() {
         &with_flow(&format!("{PATHS}\nscheduler = \"minrtt\"")),
         "flows[0].scheduler",
         "multipath flows only",
+    );
+    assert_error(
+        &with_flow(&format!("{PATHS}\nscheduler_params = {{ rtt = \"srtt\" }}")),
+        "flows[0].scheduler_params",
+        "multipath flows only",
+    );
+    assert_error(
+        &with_mp_flow(&format!("{MP_PATHS}\nscheduler_params = \"srtt\"")),
+        "flows[0].scheduler_params",
+        "expected a table like { rtt = \"rtprop\" }",
     );
     assert_error(
         &with_mp_flow("paths = []"),

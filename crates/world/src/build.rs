@@ -1,7 +1,7 @@
 //! Scenario to world: links from their specs, one transport per flow (a sender/receiver pair for
 //! a single-path flow, a `rove_mp::Connection` for a multipath one), the route table their
-//! subflows use, algorithms from the registries (unknown `cc_params` rejected with the key that
-//! names them).
+//! subflows use, algorithms and schedulers from the registries (unknown `cc_params` and
+//! `scheduler_params` rejected with the key that names them).
 
 use crate::datagram::{DatagramSink, DatagramSource};
 use crate::transport::Transport;
@@ -207,16 +207,20 @@ fn build_connection(
         },
     )
     .map_err(|e| (e.key, e.message))?;
-    let scheduler = sched::build(&mp.scheduler).ok_or_else(|| {
-        (
-            "scheduler".to_string(),
-            format!(
-                "unknown scheduler {:?}; accepted: {}",
-                mp.scheduler,
-                sched::names().join(", ")
-            ),
-        )
-    })?;
+    let scheduler = match sched::build(&mp.scheduler, &mp.scheduler_params) {
+        None => {
+            return Err((
+                "scheduler".to_string(),
+                format!(
+                    "unknown scheduler {:?}; accepted: {}",
+                    mp.scheduler,
+                    sched::names().join(", ")
+                ),
+            ))
+        }
+        Some(Err(e)) => return Err((format!("scheduler_params.{}", e.key), e.message)),
+        Some(Ok(s)) => s,
+    };
     // The coupling as resolved ("auto" becomes what it chose), for the results.
     let coupling = if built.coupling.is_some() {
         "connection"

@@ -6,7 +6,7 @@ mod common;
 use common::{assert_complete_in_order, run_logged, world};
 use rove_world::summarize;
 
-const SCHEDULERS: [&str; 5] = ["minrtt", "roundrobin", "redundant", "blest", "ecf"];
+const SCHEDULERS: [&str; 6] = ["minrtt", "roundrobin", "redundant", "blest", "ecf", "bccps"];
 
 /// Two disjoint paths: `a` (fast) and `b`, each with its own ACK link.
 fn two_paths(
@@ -317,7 +317,7 @@ fn unknown_coupling_and_scheduler_are_errors_naming_the_key() {
     );
     assert_eq!(
         err("scheduler = \"fastest\""),
-        "t.toml: flows[0].scheduler: unknown scheduler \"fastest\"; accepted: minrtt, roundrobin, redundant, blest, ecf"
+        "t.toml: flows[0].scheduler: unknown scheduler \"fastest\"; accepted: minrtt, roundrobin, redundant, blest, ecf, bccps"
     );
 }
 

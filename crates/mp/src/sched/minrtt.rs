@@ -4,6 +4,7 @@
 
 use super::{lowest_rtt, Pick, SchedContext, Scheduler};
 
+#[derive(Default)]
 pub struct MinRtt;
 
 impl Scheduler for MinRtt {

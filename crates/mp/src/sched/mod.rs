@@ -3,19 +3,41 @@
 //! A scheduler sees a snapshot of every subflow ([`SubflowInfo`]) and of the connection
 //! ([`SchedContext`]) and answers with a [`Pick`]: new data on one subflow, new data duplicated
 //! on several, an already-sent DSN on one subflow (for schedulers that keep several copies in
-//! flight), or wait. The connection asks again after every hand-over until the answer is to
-//! wait, and again after every ACK and timer of any subflow. Reinjections (data of a failed
-//! subflow) are served by the connection before it asks.
+//! flight), new data queued on subflows' send queues, or wait. The connection asks again after
+//! every hand-over until the answer is to wait, and again after every ACK and timer of any
+//! subflow. Reinjections (data of a failed subflow) are served by the connection before it asks.
+//!
+//! **Per-subflow send queues.** Most schedulers hand a DSN to a subflow only when it has cwnd
+//! space ([`Pick::New`]). A scheduler that plans ahead (BCCPS, seed 001 §2.5: "scheduling more
+//! packets on a subflow than it can currently send, so queues build up at the sender") answers
+//! [`Pick::Enqueue`]: the connection creates the next DSN and appends it to a connection-level
+//! FIFO of every subflow in the mask (several bits: the same DSN on several subflows), whether
+//! or not the subflow has cwnd space, and even while it is still joining. Whenever a usable
+//! subflow has cwnd space the connection feeds it from the head of its FIFO before asking the
+//! scheduler (after reinjections). Each FIFO holds DSNs in increasing order; a DSN DATA_ACKed
+//! while still queued (another copy arrived) is dropped and counted (`Connection::queue_drops`);
+//! a subflow that becomes potentially failed (RTO), is paused or is removed gives its queued
+//! DSNs to the reinjection queue, but for those another subflow carried or still queues. The
+//! scheduler bounds its queues (it sees their lengths in [`SubflowInfo`]); the connection only
+//! refuses to queue more than [`MAX_QUEUED_SEGS`] on one subflow, so a faulty scheduler cannot
+//! run away. A DSN's application delay starts at its first hand-over to a subflow, not at the
+//! time it was queued.
+//!
+//! Schedulers take parameters (the flow's `scheduler_params` table): the registry's builder
+//! reads them and rejects unknown keys with the accepted list, as congestion control does with
+//! `cc_params` ([`rove_tcp::cc::params`]).
 //!
 //! To add a scheduler: write `sched/NAME.rs` implementing [`Scheduler`] and add one line to
 //! [`REGISTRY`].
 
+mod bccps;
 mod blest;
 mod ecf;
 mod minrtt;
 mod redundant;
 mod round_robin;
 
+pub use bccps::{Bccps, BccpsParams};
 pub use blest::Blest;
 pub use ecf::Ecf;
 pub use minrtt::MinRtt;
@@ -23,6 +45,16 @@ pub use redundant::Redundant;
 pub use round_robin::RoundRobin;
 
 use rove_sim::Nanos;
+use rove_tcp::cc::{reject_unknown, ModelPhase, ParamError};
+
+/// The most DSNs one subflow's send queue may hold: a guard against a faulty scheduler, not a
+/// model (schedulers bound their queues themselves; the connection window bounds them too).
+/// 16384 segments are 23.7 MB of 1448-byte payload.
+pub const MAX_QUEUED_SEGS: u32 = 1 << 14;
+
+/// Default weight of the loss-rate EWMA ([`SubflowInfo::loss_rate`]): seed-001 §2.5 [GAP]
+/// "Suggested EWMA weight 1/8".
+pub const DEFAULT_LOSS_RATE_WEIGHT: f64 = 0.125;
 
 /// What a scheduler knows of one subflow.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,6 +74,28 @@ pub struct SubflowInfo {
     /// Segments handed over and not yet sent (waiting for pacing).
     pub unsent: u32,
     pub mss: u32,
+    /// The fields below are the extended view: the connection fills them only for a scheduler
+    /// that [`uses_extended_info`](Scheduler::uses_extended_info), and leaves them at their
+    /// defaults (false, 0, None) otherwise, to keep the per-step refresh cheap.
+    ///
+    /// The MP_JOIN SYN is out and the subflow is not established yet (nor closed): it may be
+    /// given queued data ([`Pick::Enqueue`]), which it sends once established.
+    pub joining: bool,
+    /// The subflow's send queue at the connection: DSNs and their payload bytes.
+    pub queued_segs: u32,
+    pub queued_bytes: u64,
+    /// The congestion control's bottleneck-bandwidth estimate, bit/s of payload
+    /// (`CongestionControl::path_model`); 0 when the algorithm has no model or no sample yet.
+    pub btl_bw_bps: f64,
+    /// Round-trip propagation time, µs: the model's min_rtt, else the sender's windowed minimum
+    /// RTT; 0 before a sample.
+    pub rtprop_us: u64,
+    /// The model's state-machine phase (None without a model).
+    pub phase: Option<ModelPhase>,
+    /// q_r: an EWMA (weight [`Scheduler::loss_rate_weight`]) of the fraction of segments lost
+    /// between consecutive loss events (entering Recovery, or an RTO), updated at each; 0
+    /// before the first (seed-001 §2.5 [GAP]).
+    pub loss_rate: f64,
 }
 
 impl SubflowInfo {
@@ -77,6 +131,10 @@ pub struct SchedContext<'a> {
     pub window_blocked: u64,
     /// Penalisations of slow subflows so far (BLEST's λ rises after one).
     pub penalizations: u64,
+    /// Payload bytes of DSN `dsn_next` (0 when the application has nothing unsent); filled
+    /// only for a scheduler that [`uses_extended_info`](Scheduler::uses_extended_info), 0
+    /// otherwise.
+    pub next_payload_bytes: u32,
 }
 
 /// A scheduler's answer.
@@ -87,6 +145,9 @@ pub enum Pick {
     New(u8),
     /// Send the already-sent `dsn` on subflow `sub` too.
     Existing { sub: usize, dsn: u64 },
+    /// Put the next new DSN at the tail of the send queue of every subflow in this bit set,
+    /// cwnd space or not (see the module documentation).
+    Enqueue(u8),
     /// Send nothing now.
     Wait,
 }
@@ -102,26 +163,52 @@ pub trait Scheduler: Send + Sync {
     fn uses_receive_buffer_optimization(&self) -> bool {
         true
     }
+
+    /// Weight of the EWMA the connection keeps of each subflow's loss rate
+    /// ([`SubflowInfo::loss_rate`]); read once, when the connection is built.
+    fn loss_rate_weight(&self) -> f64 {
+        DEFAULT_LOSS_RATE_WEIGHT
+    }
+
+    /// Whether the scheduler reads [`SubflowInfo`]'s extended fields (joining, send queue,
+    /// path model, loss rate); the connection fills them at every scheduling step only then.
+    fn uses_extended_info(&self) -> bool {
+        false
+    }
 }
 
-type Builder = fn() -> Box<dyn Scheduler>;
+/// Builds a scheduler from its `scheduler_params`.
+type Builder = fn(&toml::Table) -> Result<Box<dyn Scheduler>, ParamError>;
+
+/// A builder for a scheduler without parameters.
+fn plain<S: Scheduler + Default + 'static>(
+    params: &toml::Table,
+) -> Result<Box<dyn Scheduler>, ParamError> {
+    reject_unknown(params, &[])?;
+    Ok(Box::new(S::default()))
+}
 
 /// Every scheduler rove knows: (name, constructor). Add a line here for a new scheduler.
 pub const REGISTRY: &[(&str, Builder)] = &[
-    ("minrtt", || Box::new(MinRtt)),
-    ("roundrobin", || Box::new(RoundRobin::default())),
-    ("redundant", || Box::new(Redundant::default())),
-    ("blest", || Box::new(Blest::default())),
-    ("ecf", || Box::new(Ecf::default())),
+    ("minrtt", plain::<MinRtt>),
+    ("roundrobin", plain::<RoundRobin>),
+    ("redundant", plain::<Redundant>),
+    ("blest", plain::<Blest>),
+    ("ecf", plain::<Ecf>),
+    ("bccps", Bccps::build),
 ];
 
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(n, _)| *n).collect()
 }
 
-/// Builds scheduler `name`; `None` when unknown.
-pub fn build(name: &str) -> Option<Box<dyn Scheduler>> {
-    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b())
+/// Builds scheduler `name` with `params` (its `scheduler_params`); `None` when the name is
+/// unknown, `Some(Err)` naming the key when a parameter is unknown or bad.
+pub fn build(name: &str, params: &toml::Table) -> Option<Result<Box<dyn Scheduler>, ParamError>> {
+    REGISTRY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| b(params))
 }
 
 /// The usable subflow with the lowest srtt, among those with cwnd space when `need_space`
@@ -176,6 +263,7 @@ pub(crate) mod test_support {
             in_flight,
             unsent: 0,
             mss: rove_tcp::MSS,
+            ..Default::default()
         }
     }
 
@@ -190,6 +278,7 @@ pub(crate) mod test_support {
             send_window_bytes: 6 << 20,
             window_blocked: 0,
             penalizations: 0,
+            next_payload_bytes: rove_tcp::MSS,
         }
     }
 }
