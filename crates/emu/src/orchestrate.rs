@@ -212,6 +212,19 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
                 f.name
             )));
         }
+        // Shared-bottleneck detection regroups the simulator's coupling; the kernel's coupled
+        // ports couple every subflow of a connection.
+        if m.detector != "auto" || !m.detector_params.is_empty() {
+            let key = if m.detector != "auto" {
+                "detector".to_string()
+            } else {
+                format!("detector_params.{}", m.detector_params.keys().next().unwrap())
+            };
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).{key}: the kernel backend runs no shared-bottleneck detector; remove the key or run on the simulator",
+                f.name
+            )));
+        }
         // Upstream MPTCP has no coupled congestion control; rove's eBPF ports in
         // bpf_cc::COUPLED couple every subflow of their connection (crates/emu/bpf/lia.bpf.c).
         // "auto" couples a coupled algorithm, so on the kernel it is "connection" for those and
@@ -943,6 +956,12 @@ mod tests {
         let e = load(&format!("{MP}scheduler = \"bccps\"\n")).unwrap_err();
         assert!(
             e.message().contains("flows[1] (mp).scheduler"),
+            "{}",
+            e.message()
+        );
+        let e = load(&format!("{MP}detector = \"dwc\"\n")).unwrap_err();
+        assert!(
+            e.message().contains("flows[1] (mp).detector: the kernel backend runs no"),
             "{}",
             e.message()
         );

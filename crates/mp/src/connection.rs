@@ -3,6 +3,8 @@
 //! documentation).
 
 use crate::data_sender::DataSender;
+use crate::detect::AckObservation;
+use crate::detection::Detection;
 use crate::reorder::ReorderBuffer;
 use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo, MAX_QUEUED_SEGS};
 use crate::subflow::Subflow;
@@ -36,6 +38,9 @@ pub struct ConnectionConfig {
     /// The connection-level receive window, bytes.
     pub rwnd_bytes: u64,
     pub start_ns: Nanos,
+    /// Shared-bottleneck detection, which regroups `coupling` at run time (`None`: the coupling
+    /// keeps the groups it was built with).
+    pub detection: Option<Detection>,
 }
 
 pub struct Connection {
@@ -46,6 +51,9 @@ pub struct Connection {
     /// The subflows' coupling (coupled algorithms only): a scheme that couples only some
     /// subflows regroups them through it at run time.
     pub coupling: Option<CouplingHandle>,
+    /// Shared-bottleneck detection: fed every ACK and loss event, consulted every interval; its
+    /// grouping is the coupling's.
+    pub detection: Option<Detection>,
     pub start_ns: Nanos,
     /// The other subflows have sent their MP_JOIN SYN.
     joined: bool,
@@ -96,12 +104,13 @@ impl Connection {
             .into_iter()
             .map(|cc| new_subflow(cc, config.rwnd_bytes, app_writes))
             .collect();
-        Connection {
+        let mut c = Connection {
             subflows,
             data,
             reorder: ReorderBuffer::new(config.start_ns),
             scheduler: config.scheduler,
             coupling: config.coupling,
+            detection: config.detection,
             start_ns: config.start_ns,
             joined: false,
             app_delay: Histogram::default(),
@@ -114,6 +123,46 @@ impl Connection {
             loss_rate_weight,
             scheduler_uses_extended_info,
             infos: vec![SubflowInfo::default(); n],
+        };
+        c.apply_detected_groups();
+        c
+    }
+
+    /// Puts every subflow in the coupling group the detection says (at the start: each alone).
+    fn apply_detected_groups(&mut self) {
+        if let (Some(d), Some(coupling)) = (&self.detection, &self.coupling) {
+            for (i, &g) in d.groups().iter().enumerate() {
+                coupling.set_group(i, g);
+            }
+        }
+    }
+
+    /// Detection's part of an event of subflow `sub`: the ACK's observation (`rtt_samples`
+    /// before the event, to tell whether it carried an RTT sample), a loss event if one began
+    /// (`loss_events` before), then the periodic consultation and regrouping.
+    fn detect(&mut self, sub: usize, ack: Option<u64>, loss_events: u64, now: Nanos) {
+        let Some(d) = &mut self.detection else {
+            return;
+        };
+        let sf = &self.subflows[sub];
+        if let Some(samples_before) = ack {
+            let tp = &sf.sender.tp;
+            let rtt_us = (sf.sender.stats.rtt.count() > samples_before)
+                .then(|| sf.sender.stats.last_rtt_sample.map(|(_, rtt)| rtt / 1000))
+                .flatten();
+            let obs = AckObservation {
+                now,
+                rtt_us,
+                srtt_us: tp.srtt_us,
+                model: sf.sender.cc.path_model(tp),
+            };
+            d.detector_mut().on_ack(sub, &obs);
+        }
+        if sf.loss_events > loss_events {
+            d.detector_mut().on_loss_event(sub, now);
+        }
+        if d.advance(now) {
+            self.apply_detected_groups();
         }
     }
 
@@ -208,6 +257,7 @@ impl Connection {
                 let sf = &mut self.subflows[sub];
                 let (prior_state, prior_rtos) =
                     (sf.sender.tp.ca_state, sf.sender.rto_expirations());
+                let (rtt_samples, loss_events) = (sf.sender.stats.rtt.count(), sf.loss_events);
                 {
                     let Subflow { sender, map, .. } = sf;
                     sender.on_packet(
@@ -225,6 +275,7 @@ impl Connection {
                 if sf.potentially_failed && sf.sender.rto_expirations() == 0 {
                     sf.potentially_failed = false; // new data acknowledged: the path works again
                 }
+                self.detect(sub, Some(rtt_samples), loss_events, now);
                 if sub == 0 && !self.joined && self.subflows[0].sender.is_established() {
                     // MP_JOIN: the other subflows open once the first is established.
                     self.joined = true;
@@ -261,6 +312,7 @@ impl Connection {
         let weight = self.loss_rate_weight;
         let sf = &mut self.subflows[sub];
         let (prior_state, prior_rtos) = (sf.sender.tp.ca_state, sf.sender.rto_expirations());
+        let loss_events = sf.loss_events;
         {
             let Subflow { sender, map, .. } = sf;
             sender.on_timer(
@@ -282,6 +334,7 @@ impl Connection {
             }
             self.reinject_send_queue(sub);
         }
+        self.detect(sub, None, loss_events, net.now());
         self.schedule(net);
     }
 
@@ -299,6 +352,13 @@ impl Connection {
             .push(new_subflow(cc, self.rwnd_bytes, self.app_writes));
         self.infos.push(SubflowInfo::default());
         self.last_rbuf_opti.push(None);
+        if let Some(d) = &mut self.detection {
+            d.add_subflow(); // alone until the detector groups it
+            if let Some(h) = &self.coupling {
+                h.subflow_slot(i);
+            }
+            self.apply_detected_groups();
+        }
         if self.joined {
             self.start_subflow(i, net);
         }
@@ -702,6 +762,7 @@ mod tests {
             data: ConnectionData::Bulk { size_bytes },
             rwnd_bytes: 6 << 20,
             start_ns: 0,
+            detection: None,
         });
         c.reorder.delivery_log = Some(Vec::new());
         c

@@ -51,6 +51,8 @@ pub struct ParseOptions<'a> {
     pub known_schedulers: &'a [&'a str],
     /// Congestion-control couplings the engine knows, for `flows[].coupling`; empty accepts any.
     pub known_couplings: &'a [&'a str],
+    /// Shared-bottleneck detectors the engine knows, for `flows[].detector`; empty accepts any.
+    pub known_detectors: &'a [&'a str],
     /// Link models the engine knows, for `links.NAME.kind` and each model's own keys; empty
     /// accepts any kind, parsed as a point-to-point link.
     pub known_link_kinds: &'a [LinkKind],
@@ -70,6 +72,7 @@ impl Default for ParseOptions<'_> {
             known_cc: &[],
             known_schedulers: &[],
             known_couplings: &[],
+            known_detectors: &[],
             known_link_kinds: &[],
             known_elements: &[],
             known_controllers: &[],
@@ -176,6 +179,8 @@ const FLOW_KEYS: &[&str] = &[
     "scheduler",
     "scheduler_params",
     "coupling",
+    "detector",
+    "detector_params",
     "workload",
     "slow_start_after_idle",
 ];
@@ -191,6 +196,8 @@ const TCP_ONLY_KEYS: &[&str] = &[
     "scheduler",
     "scheduler_params",
     "coupling",
+    "detector",
+    "detector_params",
     "slow_start_after_idle",
 ];
 const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path"];
@@ -200,6 +207,9 @@ pub const DEFAULT_SCHEDULER: &str = "minrtt";
 /// Default coupling of a multipath flow's congestion control: "auto" (coupled over the
 /// connection when `cc` is a coupled algorithm, else uncoupled; rove-mp `coupling::COUPLINGS`).
 pub const DEFAULT_COUPLING: &str = "auto";
+/// The default `detector` of a multipath flow: the flow's algorithm's own (MPTCP-BBR's S1 + S2
+/// for `mpbbr`), none for the others.
+pub const DEFAULT_DETECTOR: &str = "auto";
 /// Most subflows of one multipath flow. [GAP] A choice: the multipath-tcp.org kernel allows 8
 /// addresses per host (MPTCP_MAX_ADDR); upstream Linux's default subflow limit is lower (2).
 pub const MAX_SUBFLOWS: usize = 8;
@@ -1653,7 +1663,13 @@ impl<'a> Validator<'a> {
         let (path_links, ack_links) = match &multipath {
             Some(mp) => (mp.paths[0].path.clone(), mp.paths[0].ack_path.clone()),
             None => {
-                for key in ["scheduler", "scheduler_params", "coupling"] {
+                for key in [
+                    "scheduler",
+                    "scheduler_params",
+                    "coupling",
+                    "detector",
+                    "detector_params",
+                ] {
                     if t.contains_key(key) {
                         return Err(self.err(
                             join(path, key),
@@ -1925,11 +1941,39 @@ impl<'a> Validator<'a> {
                 ),
             ));
         }
+        let detector = self
+            .get(t, path, "detector", read_string)?
+            .unwrap_or_else(|| DEFAULT_DETECTOR.to_string());
+        let known = self.opts.known_detectors;
+        if !known.is_empty() && !known.contains(&detector.as_str()) {
+            return Err(self.err(
+                join(path, "detector"),
+                format!(
+                    "unknown detector {detector:?}; accepted: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let detector_params = match t.get("detector_params") {
+            None => Table::new(),
+            Some(Value::Table(params)) => params.clone(),
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "detector_params"),
+                    format!(
+                        "expected a table like {{ interval_ms = 100 }}, got {}",
+                        describe(other)
+                    ),
+                ))
+            }
+        };
         Ok(Some(MultipathSpec {
             paths,
             scheduler,
             scheduler_params,
             coupling,
+            detector,
+            detector_params,
         }))
     }
 

@@ -396,6 +396,12 @@ pub struct MultipathSpec {
     /// Congestion-control coupling name (key `coupling`), validated against
     /// `ParseOptions::known_couplings`; "uncoupled" runs the flow's `cc` on every subflow.
     pub coupling: String,
+    /// Shared-bottleneck detector name (key `detector`), validated against
+    /// `ParseOptions::known_detectors`: it regroups the coupling at run time, and its accuracy
+    /// against the topology's true grouping is a result. "auto": the algorithm's own.
+    pub detector: String,
+    /// The detector's parameters (key `detector_params`), checked when the world is built.
+    pub detector_params: toml::Table,
 }
 
 #[derive(Debug, Clone, PartialEq)]

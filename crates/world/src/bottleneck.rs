@@ -29,28 +29,35 @@ pub fn nominal_capacity_bps(s: &Serializer) -> f64 {
     }
 }
 
-/// The index of the narrow link of a data path: lowest nominal capacity, the first on ties.
-pub fn narrow_link(scenario: &Scenario, path: &[Hop]) -> Option<usize> {
+/// The narrow link of a data path given by its link indices: lowest nominal capacity, the first
+/// on ties.
+pub fn narrow_link(scenario: &Scenario, links: impl IntoIterator<Item = usize>) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
-    for h in path {
-        let c = nominal_capacity_bps(&scenario.links[h.link].serializer);
+    for l in links {
+        let c = nominal_capacity_bps(&scenario.links[l].serializer);
         if best.is_none_or(|(_, b)| c < b) {
-            best = Some((h.link, c));
+            best = Some((l, c));
         }
     }
     best.map(|(l, _)| l)
 }
 
-/// The true partition of subflows with these data paths: entry i is the narrow link of path i
-/// (equal entries share a bottleneck).
-pub fn true_partition<'a>(
-    scenario: &Scenario,
-    paths: impl IntoIterator<Item = &'a [Hop]>,
-) -> Vec<u32> {
+/// The true partition of subflows with these data paths (each a list of link indices): entry i
+/// is the narrow link of path i (equal entries share a bottleneck).
+pub fn true_partition<P, L>(scenario: &Scenario, paths: P) -> Vec<u32>
+where
+    P: IntoIterator<Item = L>,
+    L: IntoIterator<Item = usize>,
+{
     paths
         .into_iter()
         .map(|p| narrow_link(scenario, p).map_or(u32::MAX, |l| l as u32))
         .collect()
+}
+
+/// The true partition of a scenario's multipath flow's subflows (its `paths`).
+pub fn true_partition_of(scenario: &Scenario, paths: &[rove_scenario::SubflowPath]) -> Vec<u32> {
+    true_partition(scenario, paths.iter().map(|p| Hop::links(&p.path)))
 }
 
 #[cfg(test)]
@@ -91,7 +98,7 @@ paths = [
     fn subflows_share_a_bottleneck_when_their_narrow_link_is_the_same() {
         let s = scenario(TOPOLOGY);
         let mp = s.flows[0].multipath.as_ref().unwrap();
-        let t = true_partition(&s, mp.paths.iter().map(|p| p.path.as_slice()));
+        let t = true_partition_of(&s, &mp.paths);
         let idx = |n: &str| s.links.iter().position(|l| l.name == n).unwrap() as u32;
         // btl and other tie at 10 Mbit/s but are different links; acc0 alone is its own narrow
         // link (100 Mbit/s).

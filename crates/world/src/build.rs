@@ -8,6 +8,8 @@ use crate::transport::Transport;
 use crate::workload::{App, FlowApp};
 use crate::world::{Flow, RouteTable, World};
 use crate::{control, element};
+use rove_mp::detect::{self, Fixed};
+use rove_mp::detection::Detection;
 use rove_mp::{coupling, sched, Connection, ConnectionConfig, ConnectionData};
 use rove_scenario::{FlowSpec, MultipathSpec, ParseOptions, Scenario, ScenarioError};
 use rove_sim::link::{model as link_model, AnyLink};
@@ -26,6 +28,7 @@ pub fn load(text: &str, opts: &ParseOptions) -> Result<World, ScenarioError> {
 pub fn parse(text: &str, opts: &ParseOptions) -> Result<Scenario, ScenarioError> {
     let names = cc::names();
     let schedulers = sched::names();
+    let detectors = detector_names();
     let link_kinds = link_model::kinds();
     let element_kinds = element::kinds();
     let controller_kinds = control::kinds();
@@ -36,6 +39,7 @@ pub fn parse(text: &str, opts: &ParseOptions) -> Result<Scenario, ScenarioError>
         known_cc: &names,
         known_schedulers: &schedulers,
         known_couplings: coupling::COUPLINGS,
+        known_detectors: &detectors,
         ..*opts
     };
     rove_scenario::parse(text, &opts)
@@ -221,6 +225,7 @@ fn build_connection(
         Some(Err(e)) => return Err((format!("scheduler_params.{}", e.key), e.message)),
         Some(Ok(s)) => s,
     };
+    let detection = build_detection(scenario, spec, mp)?;
     // The coupling as resolved ("auto" becomes what it chose), for the results.
     let coupling = if built.coupling.is_some() {
         "connection"
@@ -242,6 +247,7 @@ fn build_connection(
         },
         rwnd_bytes: spec.rwnd_bytes,
         start_ns: spec.start_ns,
+        detection,
     });
     let subflows = mp
         .paths
@@ -256,4 +262,65 @@ fn build_connection(
         Transport::Multipath(conn),
         subflows,
     ))
+}
+
+/// The `detector` names a multipath flow accepts: the registry's, `"truth"` (the topology's own
+/// grouping, `crate::bottleneck`) and `"auto"` (the algorithm's own: `bccps` for `mpbbr` with
+/// `coupling = "auto"`, no detection otherwise).
+pub fn detector_names() -> Vec<&'static str> {
+    let mut names = vec!["auto", "truth"];
+    names.extend(detect::names());
+    names
+}
+
+/// A multipath flow's shared-bottleneck detection (`None`: the coupling stays as built): the
+/// detector its `detector` names, with the topology's true partition for the accuracy.
+fn build_detection(
+    scenario: &Scenario,
+    spec: &FlowSpec,
+    mp: &MultipathSpec,
+) -> Result<Option<Detection>, (String, String)> {
+    let name = match mp.detector.as_str() {
+        // MPTCP-BBR couples what its own detection finds (seed-001 Algorithm 1), unless the
+        // scenario fixes the coupling itself ("connection": one set; "uncoupled": none).
+        "auto" if spec.cc == "mpbbr" && mp.coupling == "auto" => "bccps",
+        "auto" => {
+            if let Some(key) = mp.detector_params.keys().next() {
+                return Err((
+                    format!("detector_params.{key}"),
+                    format!(
+                        "no detector runs for cc {:?} unless `detector` names one; accepted: {}",
+                        spec.cc,
+                        detector_names().join(", ")
+                    ),
+                ));
+            }
+            return Ok(None);
+        }
+        other => other,
+    };
+    let truth = crate::bottleneck::true_partition_of(scenario, &mp.paths);
+    let detector: Box<dyn detect::Detector> = if name == "truth" {
+        if let Some(key) = mp.detector_params.keys().next() {
+            return Err((
+                format!("detector_params.{key}"),
+                "the \"truth\" detector takes no parameters".to_string(),
+            ));
+        }
+        Box::new(Fixed::new("truth", &truth))
+    } else {
+        detect::build(name, &mp.detector_params, mp.paths.len()).map_err(|e| {
+            if e.key == "detector" || e.key == "subflows" {
+                (e.key, e.message)
+            } else {
+                (format!("detector_params.{}", e.key), e.message)
+            }
+        })?
+    };
+    Ok(Some(Detection::new(
+        detector,
+        Some(truth),
+        mp.paths.len(),
+        spec.start_ns,
+    )))
 }

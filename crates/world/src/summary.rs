@@ -143,6 +143,17 @@ pub struct MultipathSummary {
     /// halvings (the kernel's receive-buffer optimisation).
     pub opportunistic_segs: u64,
     pub penalizations: u64,
+    /// Shared-bottleneck detection (a `detector` ran): its name, the fraction of 100-ms
+    /// samples in the window whose grouping equalled the topology's (`rove_world::bottleneck`),
+    /// the regroupings over the run, and the grouping at the end (subflow i's set id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detector: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detection_accuracy: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detection_regroupings: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detection_groups: Option<Vec<u32>>,
     pub subflows: Vec<SubflowSummary>,
 }
 
@@ -645,6 +656,13 @@ fn multipath_flow_summary(
             reinjected_segs: c.reinjected_segs,
             opportunistic_segs: c.opportunistic_segs,
             penalizations: c.penalizations,
+            detector: c.detection.as_ref().map(|d| d.name().to_string()),
+            detection_accuracy: c.detection.as_ref().and_then(|_| {
+                let n = e.detection_samples - s.detection_samples;
+                (n > 0).then(|| (e.detection_matches - s.detection_matches) as f64 / n as f64)
+            }),
+            detection_regroupings: c.detection.as_ref().map(|d| d.regroupings),
+            detection_groups: c.detection.as_ref().map(|d| d.groups().to_vec()),
             subflows,
         }),
     }

@@ -30,6 +30,10 @@ pub struct FlowMark {
     /// occupancy integrated over time so far (byte-ns).
     pub app_delay: Histogram,
     pub ofo_area: u128,
+    /// Multipath with shared-bottleneck detection: accuracy samples so far and how many
+    /// matched the true grouping (`rove_mp::detection`).
+    pub detection_samples: u64,
+    pub detection_matches: u64,
     /// Unresponsive flows: packets sent and received, one-way-delay samples, drops.
     pub sent_pkts: u64,
     pub received_pkts: u64,
@@ -111,6 +115,10 @@ impl Marks {
                         m.subflows = (0..c.subflows.len()).map(|j| sender_mark(t, j)).collect();
                         m.app_delay = c.app_delay.clone();
                         m.ofo_area = c.reorder.ofo_area_at(world.now());
+                        if let Some(d) = &c.detection {
+                            (m.detection_samples, m.detection_matches) =
+                                d.counts_at(world.now());
+                        }
                     }
                     Transport::Datagram { source, sink } => {
                         m.sent_pkts = source.sent_pkts;

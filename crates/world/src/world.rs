@@ -653,6 +653,24 @@ impl World {
         self.with_connection(flow, |c, net| {
             c.add_subflow(cc, net);
         });
+        // The topology's grouping with the new path, for a detector's accuracy.
+        let truth = crate::bottleneck::true_partition(
+            &self.scenario,
+            self.flows[flow].routes.iter().map(|r| {
+                self.routes
+                    .get(r.data)
+                    .iter()
+                    .map(|h| h.link as usize)
+                    .collect::<Vec<_>>()
+            }),
+        );
+        if let Some(d) = self.flows[flow]
+            .transport
+            .connection_mut()
+            .and_then(|c| c.detection.as_mut())
+        {
+            d.set_truth(Some(truth));
+        }
     }
 
     /// Runs `f` on flow `flow`'s transport with its view of the world.

@@ -88,7 +88,7 @@ pub struct AckObservation {
     pub model: Option<PathModel>,
 }
 
-pub trait Detector: Send {
+pub trait Detector: Send + Sync {
     fn name(&self) -> &'static str;
     /// Every ACK of subflow `sub` (indices from 0; a subflow added later first appears here).
     fn on_ack(&mut self, sub: usize, obs: &AckObservation);
