@@ -18,8 +18,11 @@ grids and two seeds; ``--sim-only`` leaves the kernel runs out.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..runner import Quick, Series, repo_root
-from ..study import Experiment, Part, RunInfo, Study, main as _study_main, run_line
+from ..study import (Context, Experiment, Part, RunInfo, Study, main as _study_main, run_line,
+                     run_parts)
 from . import ablation, kernel
 from .common import (BALIA_LRF, BBR_LRF, BCCPS, BLEST_LIA, LIA_LRF, MPBBR_LRF, MPBBR_RR,
                      single_path)
@@ -36,7 +39,7 @@ DET_S1S2 = Series("s1s2", "MPTCP-BBR's detector (S1 + S2)", "mpbbr",
 DET_DWC = Series("dwc", "DWC", "mpbbr",
                  extra={"flows.0.scheduler": "minrtt", "flows.0.detector": "dwc"})
 # The best single-path TCP-BBR of Fig. 10: the file over one of the shared topology's paths.
-SP0 = single_path("sp0", "single-path BBR, path 0", ["acc0", "btl"], ["ack0"])
+SP0 = single_path("sp0", "single-path BBR, path 0")
 SP1 = single_path("sp1", "single-path BBR, path 1", ["acc1", "btl"], ["ack1"])
 
 SCHEDULERS = (BCCPS, MPBBR_RR, MPBBR_LRF)
@@ -56,11 +59,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                (Part("main", "fairness-disjoint.toml", Quick({}, Q60, (1, 2))),),
                analyse_disjoint),
     Experiment("file-size", "Download time against file size (shared bottleneck)",
-               (*SCHEDULERS, SP0, SP1),
-               (Part("main", "file-size.toml",
-                     Quick({"flows.0.size": ["30KB", "100KB", "1MB"]}, {"duration": "15s"},
-                           (1, 2))),),
-               analyse_file_size),
+               analyse=analyse_file_size, run=lambda *a: _run_file_size(*a)),
     Experiment("mouse", "100 KB downloads on lossy disjoint paths", SCHEDULERS,
                (Part("main", "mouse.toml", Quick({}, {"duration": "10s"}, (1, 2, 3))),),
                analyse_mouse),
@@ -77,7 +76,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                analyse_ofo),
     Experiment("wifi-lte", "WiFi + LTE: a 100 MB file and web pages",
                (LIA_LRF, MPBBR_LRF, BCCPS),
-               (Part("main", "wifi-lte.toml", Quick({}, {"flows.0.size": "10MB"}, (1, 2))),),
+               (Part("bulk", "wifi-lte-bulk.toml",
+                     Quick({}, {"flows.0.size": "10MB", "duration": "30s"}, (1, 2))),
+                Part("web", "wifi-lte-web.toml", Quick({}, {}, (1, 2)))),
                analyse_wifi_lte),
     Experiment("ablation-coupling", "What holds MPTCP-BBR's fairness (rove's ablation)",
                ablation.COUPLING_SERIES,
@@ -88,7 +89,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                ablation.SCHEDULER_SERIES,
                (Part("mouse", "mouse.toml", Quick({}, {"duration": "10s"}, (1, 2))),
                 Part("ofo", "ofo.toml", Quick({}, Q60, (1,))),
-                Part("wifi-lte", "wifi-lte.toml", Quick({}, {"flows.0.size": "10MB"}, (1,)))),
+                Part("wifi-lte", "wifi-lte-bulk.toml",
+                     Quick({}, {"flows.0.size": "10MB", "duration": "30s"}, (1,)))),
                ablation.analyse_scheduler, counted=False),
     Experiment("capacity-1mbps", "The shared bottleneck at the prose's 1 Mbit/s (rove's check)",
                (MPBBR_LRF, LIA_LRF, BALIA_LRF),
@@ -99,6 +101,28 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("kernel", "The baseline row on upstream Linux MPTCP (rove's check)",
                analyse=kernel.analyse, run=kernel.run, counted=False),
 )
+
+
+FILE_SIZE_QUICK = Quick({"flows.0.size": ["30KB", "100KB", "1MB"]}, {"duration": "15s"}, (1, 2))
+
+
+def _run_file_size(exp, out, quick, jobs, log, options) -> Context:
+    """Fig. 10's schemes over the MPTCP connection (file-size.toml) and the single-path
+    baseline over each of its paths (file-size-single.toml), into one context."""
+    mp = run_parts(SWEEPS, dataclasses.replace(
+        exp, run=None, series=SCHEDULERS,
+        parts=(Part("main", "file-size.toml", FILE_SIZE_QUICK),)), out, quick, jobs, log, options)
+    sp = run_parts(SWEEPS, dataclasses.replace(
+        exp, run=None, series=(SP0, SP1),
+        parts=(Part("single", "file-size-single.toml", FILE_SIZE_QUICK),)), out, quick, jobs, log,
+        options)
+    import pandas as pd
+
+    frames = [d for d in (mp.df, sp.df) if len(d)]
+    return Context(exp.id, out, quick, mp.runs + sp.runs,
+                   pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame(),
+                   {**mp.skipped, **sp.skipped}, {**mp.durations_s, **sp.durations_s}, options,
+                   failures=mp.failures + sp.failures)
 
 
 def _one_mbps(ctx):

@@ -40,7 +40,7 @@ COUPLING_SERIES = (MPBBR_LRF, TRUTH, UNCOUPLED, CAP_BDP, OWN_PHASE, OWN_RTT, BBR
 # BCCPS scheduler variants
 NO_REDUNDANCY = Series("bccps-noredundant", "BCCPS, no redundant phase", "mpbbr",
                        extra={"flows.0.scheduler": "bccps",
-                              "flows.0.scheduler_params": {"redundant_bytes": "0B"}})
+                              "flows.0.scheduler_params": {"redundant_bytes": 0}})
 RTPROP = Series("bccps-rtprop", "BCCPS, RTprop in Eq. 8", "mpbbr",
                 extra={"flows.0.scheduler": "bccps", "flows.0.scheduler_params": {"rtt": "rtprop"}})
 ON_BBR = Series("bccps-bbr", "BCCPS scheduler on uncoupled BBR", "bbr",

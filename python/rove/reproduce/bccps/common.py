@@ -50,15 +50,15 @@ BBR_LRF = Series("bbr-lrf", "uncoupled BBR + LRF", "bbr",
                  extra={"flows.0.scheduler": "minrtt", "flows.0.coupling": "uncoupled"})
 
 
-def single_path(key: str, label: str, path: Sequence[str], ack_path: Sequence[str],
-                size_key: str | None = None) -> Series:
-    """Single-path TCP-BBR in place of the MPTCP connection (flow 0), over one of its paths:
-    the "best single-path TCP-BBR" of Figs. 10 and 11. Flow 0 is replaced as a whole (a
-    single-path flow has ``path``, not ``paths``); the sweep's grid and fixed keys on flow 0
-    (``size``, ``start``) still apply."""
-    flow = {"name": "mptcp", "cc": "bbr", "path": list(path), "ack_path": list(ack_path),
-            "rcv_buffer": "fixed"}
-    return Series(key, label, "bbr", extra={"flows.0": flow})
+def single_path(key: str, label: str, path: Sequence[str] | None = None,
+                ack_path: Sequence[str] | None = None) -> Series:
+    """Single-path TCP-BBR in place of the MPTCP connection, over one of its paths (the
+    "best single-path TCP-BBR" of Figs. 10 and 11), for ``table1-shared-single.toml``, whose
+    flow 0 runs over path 0: ``path``/``ack_path`` move it to another."""
+    extra = {}
+    if path is not None:
+        extra = {"flows.0.path": list(path), "flows.0.ack_path": list(ack_path or [])}
+    return Series(key, label, "bbr", extra=extra)
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,8 +25,12 @@ SMALL_BYTES = 100_000            # the paper's mouse-flow threshold ("≤ 100 KB
 
 
 def _per_seed(ctx: Context, column: str, keys=("case",)) -> dict:
-    """{series key: {key tuple: [value of flow mptcp per seed]}}."""
+    """{series key: {key tuple: [value of flow mptcp per seed]}}; a part without cases is its
+    own case (the WiFi + LTE experiment's "bulk")."""
     df = runs_table(ctx)
+    if len(df) and "part" in df.columns:
+        plain = df["case"] == "default"
+        df.loc[plain, "case"] = df.loc[plain, "part"]
     out: dict = {}
     if not len(df) or column not in df.columns:
         return out
