@@ -27,7 +27,7 @@ from . import ablation, kernel
 from .common import (BALIA_LRF, BBR_LRF, BCCPS, BLEST_LIA, LIA_LRF, MPBBR_LRF, MPBBR_RR,
                      single_path)
 from .fairness import analyse_detection, analyse_disjoint, analyse_shared
-from .throughput import analyse_delay, analyse_loss, analyse_ofo
+from .throughput import analyse_delay, analyse_loss, analyse_ofo, analyse_window_limited
 from .transfers import analyse_file_size, analyse_mouse, analyse_wifi_lte
 
 SCENARIOS = repo_root() / "scenarios" / "bccps"
@@ -43,6 +43,7 @@ SP0 = single_path("sp0", "single-path BBR, path 0")
 SP1 = single_path("sp1", "single-path BBR, path 1", ["acc1", "btl"], ["ack1"])
 
 SCHEDULERS = (BCCPS, MPBBR_RR, MPBBR_LRF)
+FILE_SIZE_QUICK = Quick({"flows.0.size": ["30KB", "100KB", "1MB"]}, {"duration": "15s"}, (1, 2))
 Q60 = {"duration": "20s", "measure": ["5s", "20s"]}     # quick: 20-s runs measured over 5-20 s
 
 EXPERIMENTS: tuple[Experiment, ...] = (
@@ -88,10 +89,15 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("ablation-scheduler", "What the BCCPS scheduler's pieces earn (rove's ablation)",
                ablation.SCHEDULER_SERIES,
                (Part("mouse", "mouse.toml", Quick({}, {"duration": "10s"}, (1, 2))),
+                Part("file-size", "file-size.toml", FILE_SIZE_QUICK),
                 Part("ofo", "ofo.toml", Quick({}, Q60, (1,))),
                 Part("wifi-lte", "wifi-lte-bulk.toml",
                      Quick({}, {"flows.0.size": "10MB", "duration": "30s"}, (1,)))),
                ablation.analyse_scheduler, counted=False),
+    Experiment("window-limited", "H1 and H2 with a binding receive window (rove's check)",
+               (*SCHEDULERS, LIA_LRF),
+               (Part("main", "window-limited.toml", Quick({}, Q60, (1, 2))),),
+               analyse_window_limited, counted=False),
     Experiment("capacity-1mbps", "The shared bottleneck at the prose's 1 Mbit/s (rove's check)",
                (MPBBR_LRF, LIA_LRF, BALIA_LRF),
                # 1 BDP at 1 Mbit/s x 40 ms = 5 KB: 4 packets of 1500 B (BBR's floor)
@@ -101,9 +107,6 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("kernel", "The baseline row on upstream Linux MPTCP (rove's check)",
                analyse=kernel.analyse, run=kernel.run, counted=False),
 )
-
-
-FILE_SIZE_QUICK = Quick({"flows.0.size": ["30KB", "100KB", "1MB"]}, {"duration": "15s"}, (1, 2))
 
 
 def _run_file_size(exp, out, quick, jobs, log, options) -> Context:

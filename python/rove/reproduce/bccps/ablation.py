@@ -112,11 +112,14 @@ def analyse_scheduler(ctx: Context) -> Section:
         "BCCPS against itself without the redundant phase (the first 100 KB on every "
         "subflow), with RTprop in place of srtt in Eq. 8, and as a scheduler alone on "
         "uncoupled BBR subflows; MPTCP-BBR + LRF as the reference. Cases: the 100 KB mouse "
-        "downloads (completion time), the OFO experiment (mean OFO queue and goodput) and "
-        "the WiFi + LTE bulk download (time and OFO).")
+        "downloads on disjoint lossy paths (completion time), the file sizes at the shared "
+        "bottleneck (where the redundant copies cross the same bottleneck as the originals), "
+        "the OFO experiment (mean OFO queue and goodput) and the WiFi + LTE bulk download "
+        "(time and OFO).")
     labels = ctx.labels()
     m = df[df["flow"] == MP]
     tables = (("mouse", "fct_s", "100 KB completion time, s", 1.0, ".3f"),
+              ("file-size", "fct_s", "download time at the shared bottleneck, s", 1.0, ".3g"),
               ("ofo", "ofo_mean_bytes", "mean OFO queue, packets", 1 / 1500, ".1f"),
               ("ofo", "goodput_mbps", "goodput, Mbit/s", 1.0, ".2f"),
               ("wifi-lte", "fct_s", "WiFi + LTE download time, s", 1.0, ".3g"),
@@ -126,10 +129,13 @@ def analyse_scheduler(ctx: Context) -> Section:
         if not len(g) or col not in g.columns:
             continue
         rows, cols = {}, []
-        for (series, case), h in g.groupby(["series", "case"], sort=True):
-            if case not in cols:
-                cols.append(case)
-            rows.setdefault(labels.get(series, series), {})[case] = \
+        keys = ["series", "case"] + (["flows.0.size"] if "flows.0.size" in g.columns
+                                     and g["flows.0.size"].notna().any() else [])
+        for k, h in g.groupby(keys, sort=False):
+            name = " ".join(str(x) for x in k[1:])
+            if name not in cols:
+                cols.append(name)
+            rows.setdefault(labels.get(k[0], k[0]), {})[name] = \
                 [float(x) * scale for x in h[col] if is_number(x)]
         s.tables.append(scheme_table(rows, cols, f"{caption} (mean ± sd (seeds))", spec))
     mouse = m[m["part"] == "mouse"]
