@@ -253,7 +253,7 @@ fn scheduler_params_errors_name_the_key() {
     assert_eq!(
         err("scheduler = \"bccps\"\nscheduler_params = { cap = 2 }"),
         "t.toml: flows[0].scheduler_params.cap: unknown parameter; accepted: redundant_bytes, rtt, \
-         queue_cap_bdp, cap_rtt, at_cap, count_inflight, serialization, probe_rtt_available, fallback, \
+         queue_cap_bdp, cap_rtt, at_cap, count_inflight, serialization, probe_rtt_available, unsampled, fallback, \
          loss_rate_weight, receive_buffer_optimization"
     );
     assert_eq!(
