@@ -350,3 +350,91 @@ def test_bbr2plus_parameters_reach_the_port_in_the_replay(traces, tmp_path):
     bare.write_text("\n".join(lines) + "\n")
     result = _replay(HOST / "replay-bbr2plus", bare, [])
     assert result["mismatches"] > 0, result
+
+
+def _olia_exact(slots: list[tuple[int, int, int, int, int]], me: int, acked: int):
+    """olia.rs's α_r and counter increment for `acked` packets, in exact rationals (slots:
+    cwnd, ssthresh, in Recovery, srtt µs, l bytes; all count), and the increment as olia.rs
+    computes it in f64."""
+    from fractions import Fraction as F
+
+    crt = [s[1] if s[2] else s[0] for s in slots]
+    n, max_w = len(slots), max(crt)
+    best = (0, 1)
+    for s in slots:
+        if s[4] * best[1] >= best[0] * s[3] ** 2:
+            best = (s[4], s[3] ** 2)
+    in_b = [s[4] * best[1] == best[0] * s[3] ** 2 for s in slots]
+    in_m = [c == max_w for c in crt]
+    size_m = sum(in_m)
+    size_b_not_m = sum(b and not m for b, m in zip(in_b, in_m))
+    if not size_b_not_m:
+        alpha = F(0)
+    elif in_b[me] and not in_m[me]:
+        alpha = F(1, n * size_b_not_m)
+    elif in_m[me]:
+        alpha = F(-1, n * size_m)
+    else:
+        alpha = F(0)
+    w, rtt_r = max(slots[me][0], 1), slots[me][3]
+    s_exact = sum(F(c * rtt_r, s[3]) for c, s in zip(crt, slots))
+    inc = 1024 * acked * (F(w) / (s_exact * s_exact) + alpha / w)
+    s_float = sum(c * float(rtt_r) / s[3] for c, s in zip(crt, slots))
+    as_f64 = int((w / (s_float * s_float) + float(alpha) / w) * 1024.0 * acked)
+    return alpha, int(inc) if inc >= 0 else -int(-inc), as_f64
+
+
+def test_olia_fixed_point_is_the_exact_increase(built, tmp_path):
+    """olia.bpf.c's α_r and counter increment (crates/emu/bpf/host/olia_increment.c runs the
+    port's own functions) against exact rationals: olia.rs's hand-computed cases (inc_0 = 0.054
+    packet: trunc(55.3) = 55 per packet with α_0 = 1/2; -0.01046: -10 with α_0 = -1/2; three
+    paths with α = -1/6, 1/3) and 20,000 random connections of 2-8 subflows (Recovery, ties,
+    dyadic windows, equal RTTs): every one exact. Measured: olia.rs's f64 evaluation of the
+    same formula truncates an exact integer one below in about 1 case in 8,000 (2 of these
+    20,004; 26 of 200,000; e.g. 8/196 · 1024 · 49 = 2048 -> 2047.999...): the port follows the
+    exact value, so a replay could show such a line; the recorded run has none."""
+    import random
+    from fractions import Fraction as F
+
+    harness = tmp_path / "olia-increment"
+    subprocess.run([str(BUILD), "--harness", str(BUILD.parent / "olia_increment.c"),
+                    str(harness)], check=True, timeout=600)
+    # (slots, me, acked, α, increment): olia.rs's unit tests, l in bytes (packets × 1448).
+    # 1: inc_0 = (10/0.01)/500² + 0.5/10 = 0.054: 55.3 -> 55. 2: (40/0.04)/700² - 0.5/40 =
+    # -0.01046: -10.71 -> -10. 3 paths, equal RTTs, w (20, 20, 10), l (100, 100, 400): S = 50;
+    # path 2 (B∖M): 10/2500 + (1/3)/10 = 0.03733: 38.2 -> 38; path 0 (M): 20/2500 - (1/6)/20 =
+    # -0.000333: -0.34 -> 0.
+    three = [(20, 2, 0, 50_000, 144800), (20, 2, 0, 50_000, 144800), (10, 2, 0, 50_000, 579200)]
+    hand = [
+        ([(10, 2, 0, 100_000, 1000 * 1448), (20, 2, 0, 50_000, 100 * 1448)], 0, 1, F(1, 2), 55),
+        ([(40, 2, 0, 200_000, 100 * 1448), (10, 2, 0, 20_000, 5000 * 1448)], 0, 1, F(-1, 2), -10),
+        (three, 2, 1, F(1, 3), 38),
+        (three, 0, 1, F(-1, 6), 0),
+    ]
+    rng = random.Random(13)
+    cases = [(s, me, a) for s, me, a, _, _ in hand]
+    for _ in range(20_000):
+        n = rng.choice([2, 2, 2, 3, 4, 8])
+        slots = [(rng.choice([rng.randint(1, 40), rng.randint(1, 2000), 8, 16, 32]),
+                  rng.randint(2, 100), int(rng.random() < 0.2),
+                  rng.choice([rng.randint(1000, 200_000), 40_000, 50_000, 80_000]),
+                  rng.choice([0, rng.randint(0, 10**7), 144800, 72400])) for _ in range(n)]
+        cases.append((slots, rng.randrange(n), rng.choice([1, 1, 2, 3, rng.randint(1, 64)])))
+    text = "".join(f"{len(s)} {me} {a} " + " ".join(" ".join(map(str, x)) for x in s) + "\n"
+                   for s, me, a in cases)
+    out = subprocess.run([str(harness)], input=text, capture_output=True, text=True,
+                         check=True, timeout=600).stdout.split("\n")
+    differ_exact, differ_f64 = [], 0
+    for (slots, me, acked), line in zip(cases, out):
+        alpha_port, inc_port = map(int, line.split())
+        alpha, inc, as_f64 = _olia_exact(slots, me, acked)
+        port_alpha = F(0) if not alpha_port else F(1 if alpha_port > 0 else -1, abs(alpha_port))
+        if (port_alpha, inc_port) != (alpha, inc):
+            differ_exact.append((slots, me, acked, (port_alpha, inc_port), (alpha, inc)))
+        differ_f64 += inc_port != as_f64
+    for (slots, me, acked, alpha, inc), line in zip(hand, out):
+        alpha_port, inc_port = map(int, line.split())
+        assert (F(1 if alpha_port > 0 else -1, abs(alpha_port)), inc_port) == (alpha, inc), line
+    print(f"olia fixed point: {len(cases)} cases, {len(differ_exact)} differ from the exact "
+          f"value, {differ_f64} from olia.rs's f64 evaluation")
+    assert not differ_exact, differ_exact[:3]
