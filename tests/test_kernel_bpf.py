@@ -353,7 +353,7 @@ def _shared_bottleneck(tmp_path: Path, cc: str, coupling: str, seed: int) -> tup
 # runs gave 0.96, 0.80 and 0.73 (median 0.80, below 0.85), where 60-s runs here gave 1.05 and
 # 1.12 and the fidelity study's 4 clean 90-s runs a median of 1.04. Suspected: 30-s runs on a
 # loaded machine (the cause is not found). Not strict: it passes in some runs.
-@pytest.mark.parametrize("cc", ["lia", pytest.param("balia", marks=pytest.mark.xfail(
+@pytest.mark.parametrize("cc", ["lia", "olia", pytest.param("balia", marks=pytest.mark.xfail(
     strict=False, reason="measured median 0.80 (0.96, 0.80, 0.73) in a fresh-clone CI run; "
     "cause not found (docs/kernel-backend.md)"))])
 def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottleneck(cc,
