@@ -43,7 +43,7 @@
 //! same numbers. [GAP] The stream is the simulator's per-flow ChaCha8 one ([`RANDOM_STREAMS`]),
 //! [`PRANDOM_VALUES`] values of it: the high 32 bits of each u64 drawn, which is what a port's
 //! `(u64)r * n >> 32` needs to equal the simulator's `uniform() * n` (a uniform f64 is the top
-//! 53 bits of one u64; the two differ only when u·n is within n/2^32 below an integer).
+//! 53 bits of one u64; the two differ only when u·n is less than n/2^32 above an integer).
 //!
 //! A socket of an algorithm that takes per-flow parameters on the kernel (bbr2plus) and has
 //! `cc_params` gets a line `hook = "params"` with the values the kernel backend would write
