@@ -353,7 +353,7 @@ def _shared_bottleneck(tmp_path: Path, cc: str, coupling: str, seed: int) -> tup
 # runs gave 0.96, 0.80 and 0.73 (median 0.80, below 0.85), where 60-s runs here gave 1.05 and
 # 1.12 and the fidelity study's 4 clean 90-s runs a median of 1.04. Suspected: 30-s runs on a
 # loaded machine (the cause is not found). Not strict: it passes in some runs.
-@pytest.mark.parametrize("cc", ["lia", pytest.param("balia", marks=pytest.mark.xfail(
+@pytest.mark.parametrize("cc", ["lia", "olia", pytest.param("balia", marks=pytest.mark.xfail(
     strict=False, reason="measured median 0.80 (0.96, 0.80, 0.73) in a fresh-clone CI run; "
     "cause not found (docs/kernel-backend.md)"))])
 def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottleneck(cc,
@@ -373,8 +373,11 @@ def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottle
     # 1.15 about one time in three), so it asserts the median of three clean 30-s runs against
     # [0.85, 1.5]: about one share, not the ~2 of independent subflows. BALIA (the same
     # machinery, mptcp_coupled.h) measured 1.05 and 1.12 in 60-s kernel runs, the simulator's
-    # 90-s seeds 1.13 and 1.04. The band itself is judged over 90-s runs by the fidelity study's
-    # coupled experiment (docs/reproductions/fidelity/coupled.md).
+    # 90-s seeds 1.13 and 1.04. OLIA (olia.bpf.c, the same machinery): clean 30-s runs 0.787,
+    # 1.065, 0.923 (median 0.923; seeds 1 and 3 hit the kernel anomaly), load average 2.2-2.6;
+    # the simulator's 30-s seeds 1-6 0.88-1.31, median 1.01. The band itself is judged over 90-s
+    # runs by the fidelity study's coupled experiment (docs/reproductions/fidelity/coupled.md:
+    # OLIA 0.90 on the kernel, 0.95 on the simulator).
     if cc in _available():
         pytest.skip(f"this kernel has its own {cc}")
     clean, anomalous = [], []

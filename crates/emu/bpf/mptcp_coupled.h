@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What rove's coupled MPTCP congestion controls (lia.bpf.c, balia.bpf.c) share: how the
- * subflows of one MPTCP connection find each other and see each other's window and RTT.
+ * What rove's coupled MPTCP congestion controls (lia.bpf.c, olia.bpf.c, balia.bpf.c) share: how
+ * the subflows of one MPTCP connection find each other and see each other's window and RTT.
  *
  * A subflow finds its connection through its subflow context (icsk_ulp_data->conn, read with
  * bpf_rdonly_cast: the kfunc bpf_mptcp_sock_from_subflow is not allowed in struct_ops programs)
@@ -9,7 +9,10 @@
  * connection's address, with an atomic compare-and-swap at init; it frees the slot at release
  * (the entry goes with the last slot). It publishes its (cwnd, srtt) into its slot on its own
  * hooks; the slots of the others are read without a lock (aligned u32 reads). Each object has
- * its own map (the same name, a separate instance).
+ * its own map (the same name, a separate instance). An algorithm that needs more of the others
+ * than (cwnd, srtt) publishes it beside them with its own hooks, as the simulator's SlotState
+ * holds it (crates/tcp/src/cc/coupled/mod.rs): OLIA the ssthresh, whether the subflow is in
+ * Recovery, and its inter-loss distance.
  *
  * - At most COUPLED_SUBFLOWS subflows are coupled (upstream MPTCP's limit of 8); a ninth, a
  *   plain TCP socket, or a subflow whose connection has no entry runs as Reno (conn == 0).
@@ -30,6 +33,10 @@ struct coupled_conn {
 	__u64 sk[COUPLED_SUBFLOWS]; /* the subflow's address, 0 = a free slot */
 	__u32 cwnd[COUPLED_SUBFLOWS];
 	__u32 srtt_us[COUPLED_SUBFLOWS];
+	/* Written by OLIA only (olia.bpf.c); 0 for the others. */
+	__u32 ssthresh[COUPLED_SUBFLOWS];
+	__u32 in_recovery[COUPLED_SUBFLOWS];	/* icsk_ca_state == TCP_CA_Recovery */
+	__u32 inter_loss_bytes[COUPLED_SUBFLOWS]; /* OLIA's l_r, bytes */
 };
 
 struct {
@@ -64,7 +71,7 @@ static __always_inline void publish(struct sock *sk, struct coupled *ca, struct 
 }
 
 /* Whether slot i holds a subflow with a window and an RTT sample (one that counts). */
-static __always_inline bool counts(struct coupled_conn *c, __u32 i)
+static __always_inline bool counts(const struct coupled_conn *c, __u32 i)
 {
 	return c->sk[i] && c->srtt_us[i] && c->cwnd[i];
 }
@@ -111,6 +118,9 @@ static __always_inline void coupled_release(struct coupled *ca)
 		return;
 	c->cwnd[s] = 0;
 	c->srtt_us[s] = 0;
+	c->ssthresh[s] = 0;
+	c->in_recovery[s] = 0;
+	c->inter_loss_bytes[s] = 0;
 	c->sk[s] = 0;
 	for (i = 0; i < COUPLED_SUBFLOWS; i++)
 		used += c->sk[i] != 0;

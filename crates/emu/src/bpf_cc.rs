@@ -24,7 +24,7 @@ pub const LEASE_DIR: &str = "/run/rove-bpf";
 /// Prefix of every struct_ops map rove registers (`rove_NAME`).
 pub const MAP_PREFIX: &str = "rove_";
 /// The eBPF ports that couple the subflows of an MPTCP connection (upstream has none).
-pub const COUPLED: &[&str] = &["lia", "balia"];
+pub const COUPLED: &[&str] = &["lia", "olia", "balia"];
 
 /// The directory of the built objects: `$ROVE_BPF_DIR`, else `target/bpf` beside the
 /// executable's `target/release`.

@@ -226,7 +226,7 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             )));
         }
         // Upstream MPTCP has no coupled congestion control; rove's eBPF ports in
-        // bpf_cc::COUPLED couple every subflow of their connection (crates/emu/bpf/lia.bpf.c).
+        // bpf_cc::COUPLED couple every subflow of their connection (crates/emu/bpf/mptcp_coupled.h).
         // "auto" couples a coupled algorithm, so on the kernel it is "connection" for those and
         // "uncoupled" for the others.
         let coupled = crate::bpf_cc::COUPLED.contains(&f.cc.as_str());

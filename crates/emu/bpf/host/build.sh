@@ -3,6 +3,8 @@
 #
 #   build.sh                     target/bpf/host/replay-NAME for every crates/emu/bpf/NAME.bpf.c
 #   build.sh SRC.bpf.c OUT       one replay binary OUT from SRC (e.g. a modified port, in a test)
+#   build.sh --harness SRC.c OUT a test harness OUT that #includes a port (olia_increment.c),
+#                                linked with the kfuncs and the environment but not the replay
 #
 # Each port is compiled by the host's clang (x86_64, -O2) against target/bpf/vmlinux.h, with the
 # fake bpf/*.h of crates/emu/bpf/host/include first on the include path, and linked with the
@@ -39,6 +41,11 @@ link() {
 	rm -rf "$tmp"
 }
 common
+if [ $# -eq 3 ] && [ "$1" = --harness ]; then
+	clang $KCFLAGS "$2" "$O/kfuncs.o" "$O/cubic.o" "$O/env.o" -o "$3.tmp"
+	mv "$3.tmp" "$3"
+	exit 0
+fi
 if [ $# -eq 2 ]; then
 	link "$1" "$2"
 	exit 0

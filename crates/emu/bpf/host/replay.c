@@ -3,8 +3,10 @@
  * The host replay of an eBPF congestion control: reads a hook trace recorded from the
  * simulator (crates/tcp/src/cc/record.rs), and for each line loads the socket's tcp_sock from
  * the line's BEFORE snapshot, calls the port's hook through its struct_ops table, and compares
- * snd_cwnd, snd_ssthresh, snd_cwnd_cnt and the return value with the line's AFTER fields.
- * Prints one JSON object: lines, hooks compared, mismatches and the first one.
+ * snd_cwnd, snd_ssthresh, snd_cwnd_cnt, sk_pacing_rate and the return value with the line's
+ * AFTER fields. A socket's "params" line (bbr2plus with cc_params) is written into the port's
+ * parameter map first, as the kernel backend does. Prints one JSON object: lines, hooks
+ * compared, mismatches and the first one.
  *
  *     replay-NAME [--mptcp] TRACE.jsonl
  *
@@ -50,6 +52,9 @@ struct trace {
 	/* prandom values, per socket */
 	unsigned int *prandom[RV_MAX_SOCKS];
 	size_t prandom_count[RV_MAX_SOCKS];
+	/* per-flow parameters, per socket */
+	unsigned int *params[RV_MAX_SOCKS];
+	size_t params_count[RV_MAX_SOCKS];
 };
 
 static void die(const char *path, size_t line, const char *what)
@@ -59,7 +64,7 @@ static void die(const char *path, size_t line, const char *what)
 }
 
 /* Parses one flat JSON object of integer values, one string ("hook") and one integer array
- * ("values", the prandom line). */
+ * ("values", the prandom and params lines). */
 static void parse_line(const char *path, size_t lineno, char *s, struct rv_line *l,
 		       unsigned int **values, size_t *nvalues)
 {
@@ -140,6 +145,11 @@ static void read_trace(const char *path, struct trace *t)
 				t->prandom_count[t->lines[len].sk] = nvalues;
 				continue;
 			}
+			if (!strcmp(t->lines[len].hook, "params")) {
+				t->params[t->lines[len].sk] = values;
+				t->params_count[t->lines[len].sk] = nvalues;
+				continue;
+			}
 			free(values);
 			len++;
 		}
@@ -185,8 +195,11 @@ int main(int argc, char **argv)
 	}
 	read_trace(argv[argi], &t);
 	absorbed_line = calloc(t.count + 1, 1);
-	for (i = 0; i < RV_MAX_SOCKS; i++)
+	for (i = 0; i < RV_MAX_SOCKS; i++) {
 		rv_prandom_set(i, t.prandom[i], t.prandom_count[i]);
+		if (t.params[i] && rv_sock_params(i, t.params[i], t.params_count[i]))
+			die(argv[argi], 0, "a params line for a port without a parameter map");
+	}
 
 	for (i = 0; i < t.count; i++) {
 		const struct rv_line *l = &t.lines[i];
@@ -217,6 +230,7 @@ int main(int argc, char **argv)
 			check(ev, "snd_cwnd", l->snd_cwnd, o.cwnd);
 			check(ev, "snd_ssthresh", l->ssthresh, o.ssthresh);
 			check(ev, "snd_cwnd_cnt", l->cnt, o.cnt);
+			check(ev, "sk_pacing_rate", l->pacing_rate, o.pacing_rate);
 			compared += o.called;
 			pending[sk] = 0;
 		}
@@ -241,6 +255,7 @@ int main(int argc, char **argv)
 		check(l, "snd_cwnd", want_cwnd, o.cwnd);
 		check(l, "snd_ssthresh", want_ssthresh, o.ssthresh);
 		check(l, "snd_cwnd_cnt", l->out_cnt, o.cnt);
+		check(l, "sk_pacing_rate", l->out_pacing_rate, o.pacing_rate);
 		if (!strcmp(l->hook, "ssthresh") || !strcmp(l->hook, "undo_cwnd"))
 			check(l, "return", l->ret, o.ret);
 	}

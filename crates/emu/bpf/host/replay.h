@@ -16,7 +16,7 @@
 	X(clamp) X(snd_una) X(snd_nxt) X(high_seq) X(srtt_us) X(mdev_us) X(packets_out)       \
 	X(sacked_out) X(lost_out) X(retrans_out) X(delivered) X(lost) X(is_cwnd_limited)      \
 	X(max_packets_out) X(pacing_rate) X(pacing_needed) X(mss) X(ca_state) X(prior_cwnd) X(prior_ssthresh) X(app_limited) X(min_rtt_us) X(delivered_mstamp)  \
-	X(out_cwnd) X(out_ssthresh) X(out_cnt) X(ret) X(enter_cwr) X(rs_prior_delivered)      \
+	X(wstamp_ns) X(out_cwnd) X(out_ssthresh) X(out_cnt) X(out_pacing_rate) X(ret) X(enter_cwr) X(rs_prior_delivered)      \
 	X(rs_prior_mstamp) X(rs_delivered) X(rs_interval_us) X(rs_snd_interval_us)            \
 	X(rs_rcv_interval_us) X(rs_rtt_us) X(rs_acked_sacked) X(rs_losses)                    \
 	X(rs_prior_in_flight) X(rs_is_app_limited) X(rs_is_retrans) X(rs_tx_in_flight)        \
@@ -32,6 +32,7 @@ struct rv_line {
 /* What a hook call left in the socket. */
 struct rv_out {
 	unsigned int cwnd, ssthresh, cnt, ret;
+	unsigned long long pacing_rate;
 	int called; /* the ops has the hook (else the kernel would not call anything) */
 };
 
@@ -40,6 +41,8 @@ void rv_sock_load(int sk, const struct rv_line *l, int mptcp);
 void rv_call(int sk, const struct rv_line *l, struct rv_out *out);
 void rv_sock_read(int sk, struct rv_out *out);
 const char *rv_ops_name(void);
+/* Writes a socket's per-flow parameters into the port's map; 0, or -1 if it has none. */
+int rv_sock_params(int sk, const unsigned int *values, unsigned long count);
 
 /* The environment the helpers read (env.c). */
 extern unsigned long long rv_now_ns;

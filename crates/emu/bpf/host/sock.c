@@ -15,6 +15,25 @@ static struct tcp_sock socks[RV_MAX_SOCKS];
 /* The MPTCP connection every recorded subflow belongs to (the coupled ports read ->conn). */
 static struct mptcp_subflow_context subflow_ctx[RV_MAX_SOCKS];
 static char fake_conn;
+/* The network namespace of every socket, and each socket's destination address (socket i:
+ * i + 1): the key of a port's per-flow parameter map (bbr2plus.bpf.c rove_b2p_params). */
+static struct net fake_net = { .ns = { .inum = 4026531840U } };
+/* That map, in the ports that have it (the host build's maps are plain globals). */
+extern char rove_b2p_params __attribute__((weak));
+long rove_map_update(void *map, const void *key, const void *value, unsigned long key_size,
+		     unsigned long value_size, unsigned long long flags);
+
+int rv_sock_params(int i, const unsigned int *values, unsigned long count)
+{
+	struct {
+		__u32 netns_ino, daddr;
+	} key = { fake_net.ns.inum, (__u32)i + 1 };
+
+	if (!&rove_b2p_params)
+		return -1;
+	return rove_map_update(&rove_b2p_params, &key, values, sizeof(key),
+			       count * sizeof(*values), 0) ? -1 : 0;
+}
 
 const char *rv_ops_name(void)
 {
@@ -54,11 +73,19 @@ void rv_sock_load(int i, const struct rv_line *l, int mptcp)
 	tp->app_limited = l->app_limited;
 	tp->rtt_min.s[0].v = l->min_rtt_us; /* tcp_min_rtt() = minmax_get(&tp->rtt_min) */
 	tp->delivered_mstamp = l->delivered_mstamp;
+	tp->tcp_clock_cache = l->now_ns;
+	tp->tcp_wstamp_ns = l->wstamp_ns;
 	icsk->icsk_ca_state = l->ca_state;
 	tp->inet_conn.icsk_inet.sk.sk_pacing_rate = l->pacing_rate;
 	tp->inet_conn.icsk_inet.sk.sk_pacing_status = l->pacing_needed ? SK_PACING_NEEDED : SK_PACING_NONE;
 	/* The simulator's CUBIC models sk_gso_max_size as 65536 (cubic.rs gso_max_size default). */
 	tp->inet_conn.icsk_inet.sk.sk_gso_max_size = 65536;
+	/* The simulator's BBR family: sk_pacing_shift 10 (bbr.rs PACING_SHIFT, the kernel's
+	 * default), no SO_MAX_PACING_RATE. */
+	tp->inet_conn.icsk_inet.sk.sk_pacing_shift = 10;
+	tp->inet_conn.icsk_inet.sk.sk_max_pacing_rate = ~0UL;
+	tp->inet_conn.icsk_inet.sk.__sk_common.skc_net.net = &fake_net;
+	tp->inet_conn.icsk_inet.sk.__sk_common.skc_daddr = (__u32)i + 1;
 	if (mptcp) {
 		tp->is_mptcp = 1;
 		subflow_ctx[i].conn = (struct sock *)&fake_conn;
@@ -71,6 +98,7 @@ void rv_sock_read(int i, struct rv_out *out)
 	out->cwnd = socks[i].snd_cwnd;
 	out->ssthresh = socks[i].snd_ssthresh;
 	out->cnt = socks[i].snd_cwnd_cnt;
+	out->pacing_rate = socks[i].inet_conn.icsk_inet.sk.sk_pacing_rate;
 }
 
 void rv_call(int i, const struct rv_line *l, struct rv_out *out)

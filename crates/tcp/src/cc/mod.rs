@@ -211,7 +211,7 @@ pub fn build(
     REGISTRY
         .iter()
         .find(|(n, _)| *n == name)
-        .map(|(_, b)| b(config).map(|algo| record::wrap(name, config.seed, algo)))
+        .map(|(_, b)| b(config).map(|algo| record::wrap(name, config, algo)))
 }
 
 /// Rejects every key of `params` not in `known` (each algorithm calls this first).

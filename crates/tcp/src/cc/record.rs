@@ -27,9 +27,11 @@
 //!   `retrans_out`, `delivered`, `lost`, `is_cwnd_limited`, `max_packets_out`, `pacing_rate` (bytes/s, sk_pacing_rate),
 //!   `pacing_needed` (sk_pacing_status != SK_PACING_NONE), `mss`,
 //!   `ca_state`, `prior_cwnd`, `prior_ssthresh`, `app_limited`, `min_rtt_us` (tcp_min_rtt, ~0
-//!   before a sample), `delivered_mstamp` (µs).
-//! - After: `out_cwnd`, `out_ssthresh`, `out_cnt`, `ret` (ssthresh and undo_cwnd's return
-//!   value, else 0) and `enter_cwr` (the algorithm asked the sender for tcp_enter_cwr).
+//!   before a sample), `delivered_mstamp` (µs), `wstamp_ns` (tcp_wstamp_ns, the next
+//!   departure under pacing).
+//! - After: `out_cwnd`, `out_ssthresh`, `out_cnt`, `out_pacing_rate`, `ret` (ssthresh and
+//!   undo_cwnd's return value, else 0) and `enter_cwr` (the algorithm asked the sender for
+//!   tcp_enter_cwr).
 //!
 //! [GAP] Jiffies are recorded at the kernel profile's HZ (250, as the running kernel's and the
 //! replay's CONFIG_HZ); a run whose algorithm sets another `hz` in `cc_params` records jiffies
@@ -39,7 +41,14 @@
 //! random stream (`values`), for algorithms that draw (`get_random_u32`): the replay's
 //! bpf_get_prandom_u32 returns them in order, so a port that draws at the same moments draws the
 //! same numbers. [GAP] The stream is the simulator's per-flow ChaCha8 one ([`RANDOM_STREAMS`]),
-//! [`PRANDOM_VALUES`] values of it.
+//! [`PRANDOM_VALUES`] values of it: the high 32 bits of each u64 drawn, which is what a port's
+//! `(u64)r * n >> 32` needs to equal the simulator's `uniform() * n` (a uniform f64 is the top
+//! 53 bits of one u64; the two differ only when u·n is less than n/2^32 above an integer).
+//!
+//! A socket of an algorithm that takes per-flow parameters on the kernel (bbr2plus) and has
+//! `cc_params` gets a line `hook = "params"` with the values the kernel backend would write
+//! into the port's parameter map (`crate::cc::bbr2plus_kernel_params`), which the replay
+//! writes into the port's map for that socket.
 
 use super::CongestionControl;
 use crate::state::{AckSample, CaEvent, CaState, RateSample, TcpState, TxRecord};
@@ -51,8 +60,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Algorithms that draw random numbers, and the label of their stream (`rove_sim::rng::Stream`):
-/// CDG's backoff (cc/cdg.rs, `Stream::new(seed, "cdg")`).
-pub const RANDOM_STREAMS: &[(&str, &str)] = &[("cdg", "cdg")];
+/// CDG's backoff (cc/cdg.rs, `Stream::new(seed, "cdg")`), BBRv2's and BBRv2+'s probe waits
+/// (cc/bbr2/mod.rs, `Stream::new(seed, "bbr2")` for both).
+pub const RANDOM_STREAMS: &[(&str, &str)] =
+    &[("cdg", "cdg"), ("bbr2", "bbr2"), ("bbr2plus", "bbr2")];
 
 /// How many values of a random stream the `prandom` line lists (CDG draws at most once per RTT).
 pub const PRANDOM_VALUES: usize = 20_000;
@@ -98,9 +109,10 @@ pub fn stop_recording() {
 /// records algorithm `name`.
 pub(super) fn wrap(
     name: &str,
-    seed: u64,
+    config: &super::CcConfig,
     algo: Box<dyn CongestionControl>,
 ) -> Box<dyn CongestionControl> {
+    let seed = config.seed;
     SESSION.with(|s| {
         let mut guard = s.borrow_mut();
         let Some(session) = guard.as_mut() else {
@@ -143,8 +155,25 @@ pub(super) fn wrap(
             line.push_str("]}\n");
             let _ = recorder.out.lock().unwrap().write_all(line.as_bytes());
         }
+        if let Some(values) = kernel_params(name, config.params) {
+            let list: Vec<String> = values.iter().map(u32::to_string).collect();
+            let line = format!(
+                "{{\"hook\":\"params\",\"sk\":{sk},\"values\":[{}]}}\n",
+                list.join(",")
+            );
+            let _ = recorder.out.lock().unwrap().write_all(line.as_bytes());
+        }
         Box::new(recorder)
     })
+}
+
+/// The values the kernel backend writes into the eBPF port's parameter map for a flow of
+/// `name` with `params` (crates/emu/src/bpf_params.rs): bbr2plus with cc_params only.
+fn kernel_params(name: &str, params: &toml::Table) -> Option<Vec<u32>> {
+    if name != "bbr2plus" || params.is_empty() {
+        return None;
+    }
+    super::bbr2plus_kernel_params(params).ok()
 }
 
 /// enum tcp_ca_state (include/uapi/linux/tcp.h).
@@ -194,7 +223,8 @@ impl Recorder {
              \"mdev_us\":{},\"packets_out\":{},\"sacked_out\":{},\"lost_out\":{},\
              \"retrans_out\":{},\"delivered\":{},\"lost\":{},\"is_cwnd_limited\":{},\
              \"max_packets_out\":{},\"pacing_rate\":{},\"pacing_needed\":{},\"mss\":{mss},\"ca_state\":{},\"prior_cwnd\":{},\
-             \"prior_ssthresh\":{},\"app_limited\":{},\"min_rtt_us\":{},\"delivered_mstamp\":{},",
+             \"prior_ssthresh\":{},\"app_limited\":{},\"min_rtt_us\":{},\"delivered_mstamp\":{},\
+             \"wstamp_ns\":{},",
             self.lines,
             self.sk,
             tp.now,
@@ -226,6 +256,7 @@ impl Recorder {
             tp.app_limited as u32,
             tp.min_rtt_us.min(u32::MAX as u64),
             tp.delivered_mstamp / 1000,
+            tp.tcp_wstamp_ns,
         );
         self.lines += 1;
         s
@@ -235,8 +266,9 @@ impl Recorder {
     fn after(&self, mut line: String, tp: &TcpState, ret: u32) {
         let _ = writeln!(
             line,
-            "\"out_cwnd\":{},\"out_ssthresh\":{},\"out_cnt\":{},\"ret\":{ret},\"enter_cwr\":{}}}",
-            tp.snd_cwnd, tp.snd_ssthresh, tp.snd_cwnd_cnt, tp.enter_cwr as u32
+            "\"out_cwnd\":{},\"out_ssthresh\":{},\"out_cnt\":{},\"out_pacing_rate\":{},\
+             \"ret\":{ret},\"enter_cwr\":{}}}",
+            tp.snd_cwnd, tp.snd_ssthresh, tp.snd_cwnd_cnt, tp.pacing_rate, tp.enter_cwr as u32
         );
         let _ = self.out.lock().unwrap().write_all(line.as_bytes());
     }
@@ -442,11 +474,44 @@ mod tests {
             "\"snd_cwnd\":10,",
             "\"out_cwnd\":12,",
             "\"out_ssthresh\":2147483647,",
+            "\"wstamp_ns\":0,",
+            "\"out_pacing_rate\":0,",
         ] {
             assert!(line.contains(field), "{field} not in {line}");
         }
         // Not recording: build returns the algorithm itself.
         assert_eq!(text.lines().count(), 1);
+    }
+
+    /// A bbr2plus socket with cc_params starts with its random stream and the values the
+    /// kernel backend would write into the port's parameter map.
+    #[test]
+    fn a_bbr2plus_socket_with_cc_params_records_its_kernel_parameters() {
+        let dir = std::env::temp_dir().join(format!("rove-record-p-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        record_to(&dir, &["bbr2plus"]);
+        let params: toml::Table = toml::from_str("variant = \"code\"").unwrap();
+        let cc = crate::cc::build("bbr2plus", &crate::cc::CcConfig::new(&params, 1))
+            .unwrap()
+            .unwrap();
+        drop(cc);
+        stop_recording();
+        let text = std::fs::read_to_string(dir.join("bbr2plus.jsonl")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("{\"hook\":\"prandom\",\"sk\":0,\"values\":["));
+        let want: Vec<String> = crate::cc::bbr2plus_kernel_params(&params)
+            .unwrap()
+            .iter()
+            .map(u32::to_string)
+            .collect();
+        assert_eq!(
+            lines[1],
+            format!(
+                "{{\"hook\":\"params\",\"sk\":0,\"values\":[{}]}}",
+                want.join(",")
+            )
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@ Experiments (each a section of the report, with claims and verdicts):
 3. ``zoo`` (:mod:`.zoo`): every algorithm the kernel can run (its own and rove's eBPF ports,
    from ``rove-kernel algorithms``) on fixed links of 0.5-8 BDP, random loss and a deep-buffered
    trace, several kernel runs against several simulator seeds;
-4. ``coupled`` (:mod:`.coupled`): rove's eBPF LIA on upstream MPTCP at a shared bottleneck
-   against the simulator's, with uncoupled subflows as the contrast.
+4. ``coupled`` (:mod:`.coupled`): rove's eBPF LIA, OLIA and BALIA on upstream MPTCP at a shared
+   bottleneck against the simulator's, with uncoupled subflows as the contrast.
 
 The simulator runs in-process (:func:`rove.run`); the kernel backend through the command line,
 ``python -m rove run --backend kernel SCENARIO -o DIR``, one run at a time (real time, root).
@@ -44,7 +44,7 @@ EXPERIMENTS = (
                analyse=deep.analyse, run=deep.run),
     Experiment("zoo", "Every algorithm on both backends, runs against seeds",
                analyse=zoo.analyse, run=zoo.run),
-    Experiment("coupled", "Coupled LIA on upstream MPTCP at a shared bottleneck",
+    Experiment("coupled", "Coupled LIA, OLIA and BALIA on upstream MPTCP at a shared bottleneck",
                analyse=coupled.analyse, run=coupled.run),
 )
 

@@ -5,7 +5,7 @@ item 5 and its "Done when").
 flow through one 20 Mbit/s bottleneck (1-BDP DropTail, 40 ms RTT), with 0.1 % random loss at the
 bottleneck (as the simulator's own coupled-algorithm test: without it single runs swing with the
 phase of the overflows). Per run: the connection's goodput over the TCP flow's. The connection
-runs LIA or BALIA (on the kernel rove's eBPF ports, coupled through a map keyed by the
+runs LIA, OLIA or BALIA (on the kernel rove's eBPF ports, coupled through a map keyed by the
 connection), and, as the contrast, two uncoupled Reno subflows. A kernel run whose results carry
 ``kernel_anomalies`` (an impossible congestion state, docs/kernel-backend.md) measures no
 congestion control: it is left out and named.
@@ -45,7 +45,7 @@ QUICK_DURATION_S = 30.0
 ONE_SHARE = (0.85, 1.15)      # issue 13, "Done when"
 AGREEMENT = 0.10              # issue 13 item 5: within 10 %
 UNCOUPLED_AT_LEAST = 1.3      # [GAP] two independent Reno subflows: about two shares
-COUPLED = ("lia", "balia")     # rove's coupled eBPF ports (crates/emu/src/bpf_cc.rs COUPLED)
+COUPLED = ("lia", "olia", "balia")  # rove's coupled eBPF ports (crates/emu/src/bpf_cc.rs COUPLED)
 CONTRAST = "reno-uncoupled"
 RUNS = {  # variant: (kernel runs, simulator seeds), full and quick
     **{cc: ((4, tuple(range(1, 9))), (1, (1, 2))) for cc in COUPLED},
@@ -111,7 +111,7 @@ def analyse(ctx: Context) -> Section:
         f"Reno flow through one 20 Mbit/s, 1-BDP bottleneck, 40 ms RTT) with {LOSS:.1%} random "
         f"loss at the bottleneck, {fmt(ctx.data[0].case.duration_s if ctx.data else 0, 'g')} s "
         "per run; the measure is the connection's goodput over the TCP flow's. "
-        f"{' and '.join(c.upper() for c in COUPLED)} are rove's eBPF ports on the kernel "
+        f"{', '.join(c.upper() for c in COUPLED)} are rove's eBPF ports on the kernel "
         "(coupled through a map keyed by the connection) and the simulator's own; the contrast "
         f"is two uncoupled Reno subflows. Kernel: {ctx.options.get('kernel_status', '')}.")
     rows = []

@@ -3,7 +3,8 @@
 //! `struct bbr2_params` (crates/emu/bpf/bbr2_common.h), one u32 per field in its order.
 
 use super::plus::{RoundRtt, RttMargin, ThetaRef};
-use super::{ParamError, Params};
+use super::snapshots::TxRecords;
+use super::{bad, ParamError, Params};
 
 /// The fields of `struct bbr2_params`, in order (the eBPF port's layout).
 pub const BBR2_PARAM_FIELDS: &[&str] = &[
@@ -43,8 +44,18 @@ pub const BBR2_PARAM_FIELDS: &[&str] = &[
 ];
 
 /// "bbr2plus"'s `cc_params` as the eBPF port's `struct bbr2_params` (see [`BBR2_PARAM_FIELDS`]).
+/// `tx_records` is not a field: the port always estimates from snapshots, so only "snapshots"
+/// is accepted for it.
 pub fn bbr2plus_kernel_params(t: &toml::Table) -> Result<Vec<u32>, ParamError> {
     let p = Params::from_table_plus(t)?;
+    if t.contains_key("tx_records") && p.tx_records != TxRecords::Snapshots {
+        return Err(bad(
+            "tx_records",
+            "the eBPF port has no per-packet send records (a stock kernel keeps none); \
+             accepted on the kernel: \"snapshots\""
+                .to_string(),
+        ));
+    }
     let q = &p.plus;
     let v = vec![
         p.loss_thresh,
@@ -123,5 +134,16 @@ mod tests {
         assert_eq!(at("dual_mode"), 0);
         let e = resolve("delta = 1").unwrap_err();
         assert_eq!(e.key, "delta");
+    }
+
+    #[test]
+    fn only_snapshot_send_records_run_on_the_kernel() {
+        assert_eq!(
+            resolve("tx_records = \"snapshots\"").unwrap(),
+            resolve("").unwrap()
+        );
+        let e = resolve("tx_records = \"per_packet\"").unwrap_err();
+        assert_eq!(e.key, "tx_records");
+        assert!(e.message.contains("\"snapshots\""), "{}", e.message);
     }
 }

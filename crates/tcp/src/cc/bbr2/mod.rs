@@ -145,8 +145,10 @@ use rove_sim::rng::Stream;
 
 mod kernel;
 mod plus;
+mod snapshots;
 pub use kernel::{bbr2plus_kernel_params, BBR2_PARAM_FIELDS};
 use plus::{Plus, PlusState, PLUS_DOWN_SLIGHTLY_GAIN, PLUS_PRE_UP_GAIN};
+use snapshots::{SnapRing, TxRecords};
 
 mod v3;
 
@@ -267,6 +269,9 @@ struct Params {
     bw_probe_max_rounds: u32,
     bw_probe_rand_rounds: u32,
     extra_acked_gain: u32,
+    /// Where rs->tx_in_flight, rs->lost and the lost packets' records come from ("bbr2" and
+    /// "bbr2plus": `tx_records`, [`snapshots`]).
+    tx_records: TxRecords,
 }
 
 impl Default for Params {
@@ -291,6 +296,7 @@ impl Default for Params {
             bw_probe_max_rounds: BW_PROBE_MAX_ROUNDS,
             bw_probe_rand_rounds: BW_PROBE_RAND_ROUNDS,
             extra_acked_gain: EXTRA_ACKED_GAIN,
+            tx_records: TxRecords::PerPacket,
         }
     }
 }
@@ -311,11 +317,29 @@ const PARAM_KEYS: &[&str] = &[
     "extra_acked_gain",
 ];
 
+/// The keys of the algorithms with an eBPF port ("bbr2", "bbr2plus"), beside [`PARAM_KEYS`].
+const PORT_PARAM_KEYS: &[&str] = &["tx_records"];
+
 impl Params {
     /// BBRv2's parameters ("bbr2").
     fn from_table(t: &toml::Table) -> Result<Self, ParamError> {
-        reject_unknown(t, PARAM_KEYS)?;
+        let keys: Vec<&str> = PARAM_KEYS.iter().chain(PORT_PARAM_KEYS).copied().collect();
+        reject_unknown(t, &keys)?;
         Self::parse(t, Params::default())
+    }
+
+    /// `tx_records`: "per_packet" (default) or "snapshots" ([`snapshots`]).
+    fn parse_tx_records(&mut self, t: &toml::Table) -> Result<(), ParamError> {
+        self.tx_records = match crate::cc::params::choice(
+            t,
+            "tx_records",
+            "per_packet",
+            &["per_packet", "snapshots"],
+        )? {
+            "snapshots" => TxRecords::Snapshots,
+            _ => TxRecords::PerPacket,
+        };
+        Ok(())
     }
 
     fn parse(t: &toml::Table, mut p: Params) -> Result<Self, ParamError> {
@@ -351,6 +375,7 @@ impl Params {
         if let Some(v) = gain(t, "extra_acked_gain")? {
             p.extra_acked_gain = v;
         }
+        p.parse_tx_records(t)?;
         // tcp_bbr2.c: bbr_probe_rtt_win_ms must be <= bbr_min_rtt_win_sec * MSEC_PER_SEC.
         if p.probe_rtt_win_ms > p.min_rtt_win_sec * 1000 {
             return Err(bad(
@@ -482,6 +507,9 @@ pub struct Bbr2 {
 
     /// BBRv2+ state (Table 4.1, seed 000); unused by "bbr2".
     ps: PlusState,
+
+    /// The eBPF port's send-time snapshots (`tx_records = "snapshots"`), else None.
+    snaps: Option<Box<SnapRing>>,
 }
 
 impl Bbr2 {
@@ -500,6 +528,7 @@ impl Bbr2 {
 
     fn new(p: Params, seed: u64) -> Self {
         let (pacing_gain, cwnd_gain) = (p.startup_pacing_gain, p.startup_cwnd_gain);
+        let snaps = (p.tx_records == TxRecords::Snapshots).then(Box::default);
         Bbr2 {
             name: "bbr2",
             p,
@@ -549,6 +578,7 @@ impl Bbr2 {
             undo_inflight_lo: 0,
             undo_inflight_hi: 0,
             ps: PlusState::default(),
+            snaps,
         }
     }
 
@@ -912,6 +942,32 @@ impl Bbr2 {
             }
         }
         false
+    }
+
+    /// bbr2_skb_marked_lost for a lost skb of `pcount` packets whose send-time records are
+    /// `rs.tx_in_flight`, `rs.lost` (packets lost since it was sent) and `rs.is_app_limited`:
+    /// the loss round starts at the first loss; while probing, a loss rate above loss_thresh
+    /// cuts inflight_hi to where the rate crossed it (bbr2_inflight_hi_from_lost_skb) and ends
+    /// the probe. v2alpha calls it per lost skb (pcount 1 here: rove's segments are one
+    /// packet); the eBPF port once per ACK for the ACK's losses ([`snapshots`]).
+    fn losses_marked(&mut self, tp: &TcpState, rs: &RateSample, pcount: u32) {
+        if !self.loss_in_round {
+            self.loss_round_delivered = tp.delivered; // first loss in this round trip
+        }
+        self.loss_in_round = true;
+        if !self.bw_probe_samples {
+            return; // not a packet sent while probing for bandwidth
+        }
+        if self.is_inflight_too_high(rs) {
+            let mut cut = *rs;
+            cut.tx_in_flight = inflight_hi_from_lost(
+                rs.tx_in_flight,
+                sat_u32(rs.lost),
+                self.p.loss_thresh,
+                pcount,
+            );
+            self.handle_inflight_too_high(tp, &cut);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1279,10 +1335,10 @@ fn loss_too_high(lost: u32, tx_in_flight: u32, loss_thresh: u32) -> bool {
     lost as u64 > thresh
 }
 
-/// bbr2_inflight_hi_from_lost_skb for a 1-packet skb: the inflight at which the loss rate
-/// crossed loss_thresh, solving (lost_prev + prefix) / (inflight_prev + prefix) = loss_thresh.
-fn inflight_hi_from_lost(tx_in_flight: u32, lost: u32, loss_thresh: u32) -> u32 {
-    let pcount = 1u32;
+/// bbr2_inflight_hi_from_lost_skb for a lost skb of `pcount` packets: the inflight at which the
+/// loss rate crossed loss_thresh, solving (lost_prev + prefix) / (inflight_prev + prefix) =
+/// loss_thresh.
+fn inflight_hi_from_lost(tx_in_flight: u32, lost: u32, loss_thresh: u32, pcount: u32) -> u32 {
     let (Some(inflight_prev), Some(lost_prev)) =
         (tx_in_flight.checked_sub(pcount), lost.checked_sub(pcount))
     else {
@@ -1389,6 +1445,9 @@ impl CongestionControl for Bbr2 {
         self.ack_phase = AckPhase::Init;
         self.pick_probe_wait();
         self.v3_init(tp);
+        if let Some(snaps) = &mut self.snaps {
+            snaps.clear(); // bbr2_init: the ring is empty
+        }
         tp.pacing_needed = true;
     }
 
@@ -1410,28 +1469,33 @@ impl CongestionControl for Bbr2 {
     /// rate above loss_thresh over the flight up to this packet cuts inflight_hi to where the
     /// rate crossed it (bbr2_inflight_hi_from_lost_skb) and ends the probe.
     fn skb_marked_lost(&mut self, tp: &mut TcpState, tx: &TxRecord) {
-        if !self.loss_in_round {
-            self.loss_round_delivered = tp.delivered; // first loss in this round trip
+        if self.snaps.is_some() {
+            return; // the port has no such hook: its cong_control does this once per ACK
         }
-        self.loss_in_round = true;
-        if !self.bw_probe_samples {
-            return; // not a packet sent while probing for bandwidth
-        }
-        let mut rs = RateSample {
+        let rs = RateSample {
             tx_in_flight: tx.in_flight,
             lost: tp.lost.saturating_sub(tx.lost),
             is_app_limited: tx.is_app_limited,
             ..Default::default()
         };
-        if self.is_inflight_too_high(&rs) {
-            rs.tx_in_flight =
-                inflight_hi_from_lost(rs.tx_in_flight, sat_u32(rs.lost), self.p.loss_thresh);
-            self.handle_inflight_too_high(tp, &rs);
-        }
+        self.losses_marked(tp, &rs, 1);
     }
 
-    /// bbr2_main.
+    /// bbr2_main. With `tx_records = "snapshots"`, as the eBPF port: the sample's send-time
+    /// records are estimated from the snapshot ring, the ACK's losses marked first, and a
+    /// snapshot taken at the end ([`snapshots`]).
     fn cong_control(&mut self, tp: &mut TcpState, rs: &RateSample) {
+        let estimated;
+        let rs = match &self.snaps {
+            Some(snaps) => {
+                estimated = snaps.estimate(tp, rs);
+                if rs.losses > 0 {
+                    self.losses_marked(tp, &estimated, rs.losses);
+                }
+                &estimated
+            }
+            None => rs,
+        };
         self.update_round_start(tp, rs);
         self.plus_update_rtt_rounds(tp, rs);
         self.sample_bw = match interval_us(rs) {
@@ -1461,6 +1525,9 @@ impl CongestionControl for Bbr2 {
             self.advance_latest_delivery_signals(rs, sample_bw);
         }
         self.prev_ca_state = tp.ca_state;
+        if let Some(snaps) = &mut self.snaps {
+            snaps.record(tp, rs.acked_sacked);
+        }
     }
 
     /// bbr2_set_state: an RTO restarts full-pipe detection; outside probes, inflight_lo starts
@@ -1635,6 +1702,18 @@ mod tests {
                 .unwrap_or_else(|| panic!("{src} accepted"));
             assert_eq!(e.key, key);
         }
+        let t: toml::Table = toml::from_str("tx_records = \"estimated\"").unwrap();
+        let e = Params::from_table(&t).unwrap_err();
+        assert_eq!(e.key, "tx_records");
+        assert!(
+            e.message.contains("\"per_packet\", \"snapshots\""),
+            "{}",
+            e.message
+        );
+        // Only the algorithms with an eBPF port take it.
+        let t: toml::Table = toml::from_str("tx_records = \"snapshots\"").unwrap();
+        assert!(Params::from_table(&t).is_ok() && Params::from_table_plus(&t).is_ok());
+        assert!(Params::from_table_v3(&t).is_err());
     }
 
     #[test]
@@ -1665,11 +1744,15 @@ mod tests {
     fn inflight_hi_from_a_lost_packet_is_where_the_loss_rate_crossed_alpha() {
         // 100 in flight before the packet, 5 lost before it, alpha 5/256:
         // budget = ceil(99 · 5 / 256) = 2 <= lost_prev 4: the rate had crossed already: 99.
-        assert_eq!(inflight_hi_from_lost(100, 5, LOSS_THRESH), 99);
+        assert_eq!(inflight_hi_from_lost(100, 5, LOSS_THRESH, 1), 99);
         // 1 lost before it at alpha 51/256 (0.2): budget = ceil(199 · 51 / 256) = 40;
         // prefix = (40 - 0) · 256 / (256 - 51) = 49: 199 + 49 = 248.
-        assert_eq!(inflight_hi_from_lost(200, 1, 51), 248);
-        assert_eq!(inflight_hi_from_lost(0, 1, 51), u32::MAX);
+        assert_eq!(inflight_hi_from_lost(200, 1, 51, 1), 248);
+        assert_eq!(inflight_hi_from_lost(0, 1, 51, 1), u32::MAX);
+        // The eBPF port's one skb of an ACK's 3 losses: inflight_prev 197, lost_prev 2;
+        // budget = ceil(197 · 51 / 256) = 40; prefix = (40 - 2) · 256 / 205 = 47: 244.
+        assert_eq!(inflight_hi_from_lost(200, 5, 51, 3), 244);
+        assert_eq!(inflight_hi_from_lost(200, 2, 51, 3), u32::MAX);
     }
 
     #[test]
@@ -1784,6 +1867,71 @@ mod tests {
             },
         );
         assert_eq!((b.inflight_hi, b.cycle_idx), (80, Phase::Down));
+    }
+
+    /// `tx_records = "snapshots"` (the eBPF port's estimator): skb_marked_lost does nothing; an
+    /// ACK's losses are marked once in cong_control, as one skb of `rs.losses` packets, with the
+    /// send-time state estimated from the snapshot taken after an earlier ACK.
+    #[test]
+    fn with_snapshots_an_acks_losses_are_marked_once_from_the_rings_estimates() {
+        let mut b = bbr2("tx_records = \"snapshots\"");
+        let mut tp = in_probe_bw(&mut b, Phase::Up);
+        tp.snd_cwnd = 80;
+        b.inflight_hi = 80;
+        b.bw_probe_samples = true;
+        b.loss_in_round = false;
+        tp.lost = 10;
+        let tx = TxRecord {
+            delivered: 900,
+            lost: 0,
+            in_flight: 60,
+            is_app_limited: false,
+            end_seq: 950,
+        };
+        b.skb_marked_lost(&mut tp, &tx);
+        assert!(!b.loss_in_round, "not the port's hook");
+        assert_eq!(b.inflight_hi, 80);
+        // A snapshot after an ACK at delivered 900, lost 0: 59 in flight, 1 acked, cwnd 80:
+        // max(min(80, 60), 60) = 60.
+        let snap = TcpState {
+            delivered: 900,
+            lost: 0,
+            packets_out: 59,
+            ..tp
+        };
+        b.snaps.as_mut().unwrap().record(&snap, 1);
+        // An ACK sampling a packet sent then (prior_delivered 950) that marks 3 packets lost,
+        // 10 lost since: 10 > 60 · 5 >> 8 = 1, too high. inflight_hi_from_lost_skb with
+        // pcount 3: inflight_prev 57, lost_prev 7 >= ceil(57 · 5 / 256) = 2, so 57 (above
+        // 0.7 · target 36 = 25); the probe ends.
+        tp.delivered = 1010;
+        let rs = RateSample {
+            prior_delivered: 950,
+            delivered: 10,
+            interval_ns: 40_000_000,
+            acked_sacked: 10,
+            losses: 3,
+            ..Default::default()
+        };
+        b.cong_control(&mut tp, &rs);
+        assert!(b.loss_in_round);
+        assert_eq!(
+            b.loss_round_delivered, 1010,
+            "the loss round starts at this ACK"
+        );
+        assert_eq!(b.inflight_hi, 57);
+        assert!(b.prev_probe_too_high && !b.bw_probe_samples);
+        assert_ne!(b.cycle_idx, Phase::Up);
+        // The ACK left its own snapshot (delivered 1010, lost 10; nothing in flight, 10 acked:
+        // max(min(cwnd, 10), 1) = 10).
+        let e = b.snaps.as_ref().unwrap().estimate(
+            &tp,
+            &RateSample {
+                prior_delivered: 1010,
+                ..Default::default()
+            },
+        );
+        assert_eq!((e.tx_in_flight, e.lost), (10, 0));
     }
 
     #[test]

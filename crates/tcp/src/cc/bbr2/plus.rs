@@ -45,7 +45,7 @@
 
 use super::{
     bad, bdp, factor_at_least_one, gain, integer, reject_unknown, AckPhase, Bbr2, Mode, ParamError,
-    Params, Phase, BBR_SCALE, BBR_UNIT, PARAM_KEYS,
+    Params, Phase, BBR_SCALE, BBR_UNIT, PARAM_KEYS, PORT_PARAM_KEYS,
 };
 use crate::state::{RateSample, TcpState};
 
@@ -260,7 +260,12 @@ impl Params {
     /// BBRv2+'s ("bbr2plus"): BBRv2's keys with loss_thresh 20 %, plus the pieces above, their
     /// defaults taken from `variant`.
     pub(super) fn from_table_plus(t: &toml::Table) -> Result<Self, ParamError> {
-        let keys: Vec<&str> = PARAM_KEYS.iter().chain(PLUS_PARAM_KEYS).copied().collect();
+        let keys: Vec<&str> = PARAM_KEYS
+            .iter()
+            .chain(PLUS_PARAM_KEYS)
+            .chain(PORT_PARAM_KEYS)
+            .copied()
+            .collect();
         reject_unknown(t, &keys)?;
         let plus = match choice(t, "variant", &[("thesis", false), ("code", true)])? {
             Some(true) => Plus::code(),
