@@ -185,10 +185,11 @@ pub trait Scheduler: Send + Sync {
         None
     }
 
-    /// The scenario's cost of each path (`paths[].cost`, seed 003's a_s per Mbit/s; `None`
-    /// where a path has none), one per subflow, given once when the world is built. A scheduler
-    /// that needs them rejects what it cannot use, naming its parameter.
-    fn set_path_costs(&mut self, _costs: &[Option<f64>]) -> Result<(), ParamError> {
+    /// The connection's `paths` (the subflows it is built with) and their costs
+    /// (`paths[].cost`, seed 003's a_s per Mbit/s; `None` when the scenario gives none), once,
+    /// when the world is built. A scheduler that needs them rejects what it cannot use, naming
+    /// its parameter.
+    fn set_path_costs(&mut self, _paths: usize, _costs: Option<&[f64]>) -> Result<(), ParamError> {
         Ok(())
     }
 }

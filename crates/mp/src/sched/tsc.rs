@@ -66,12 +66,15 @@
 //! | `slot_ms` | 10 | Δt: "a short interval (≪ RTT)" (§2.4.1), not given; a quarter of the 40-ms LTE RTT of §2.5 |
 //! | `costs` | the paths' `cost` | a_s per subflow (cost per Mbit/s; WiFi 1, LTE 10 in §2.5): one number ≥ 0 per path; by default the scenario's `cost` of each `paths` entry. Ties go to the lower subflow index; a subflow added at run time without a cost is the most expensive |
 //! | `hops` | 5 | M_s: the dissertation's model check used M_s = 5 (§2.3); its simulations do not say. A number for every path, or one per path |
-//! | `x_min_pps` | 0 | x_s^min, the probing rate of (2.14), packets/s: "unspecified" |
+//! | `x_min_pps` | 10 | x_s^min, packets/s: "we add a lower bound x_s^min of the transmission rate to periodically measure the RTT_s and c_s" (§2.4.2), its value not given: one packet per d_thr^send (100 ms), so every path's srtt is refreshed several times a second. With 0 a path whose x̄ fell to 0 carries nothing, and (2.13) (evaluated only for a path that carried data, `capacity_update`) never raises it again |
 //! | `min_rate_for_unassigned` | true | the subflows left once T ≤ 0 get x^min, as (2.14) bounds every subflow; `false`: 0, as the printed step 4 says (the same when x^min = 0) |
 //! | `min_queue_delay_ms` | 0 | (2.13) is undefined without a queue: while srtt − RTT^min ≤ this, c̃_s keeps its previous value (+∞, "c large", before the first), as the model library does |
+//! | `estimate_rate` | `"allocated"` | x_{s,k} in (2.12) and (2.13) is "the traffic allocation (from the send buffer) to subflow s at time slot k" (§2.4.1), the allocation; so when a subflow takes less than its allocation (its window or its data ran short) (2.12) counts the shortfall as demand, and the next slot asks for it again. `"carried"`: what the subflow took from the send buffer in slot k (then (2.12) is the send buffer's conservation and f̃ the true arrival rate) |
 //! | `capacity_update` | `"carried"` | (2.13) is evaluated only for a subflow that carried data in the slot (its RTT says nothing about a rate it did not carry); `"every_slot"`: every slot, with x_{s,k} = 0 when it carried nothing |
 //! | `delay_check` | true | a DSN goes only to a subflow whose srtt/2 is within d_thr^net (outside slow start): the allocation bounds the *expected* delay, this keeps a path whose queue is already past the threshold from getting more; `false`: the budgets alone |
 //! | `rate_slots` | 1 | (2.12) over the last n slots: (b_{k+1} − b_{k+1−n})/(nΔt) + the mean Σ_s x_s of those slots. Not in the dissertation, which takes one slot (n = 1); larger n smooths a bursty source's f̃ |
+//! | `slow_start_exemption` | true | (2.14) as printed: a subflow in slow start (cwnd < ssthresh) has no delay bound, "to help new subflow to rapidly enlarge its congestion window"; `false`: the bound applies in slow start too. A rate-limited subflow that never loses a packet never leaves slow start, so with `true` its delay bound never applies (see `crates/world/tests/tsc.rs`) |
+//! | `backlog_term` | false | not in the dissertation: (2.16) with the backlog b, T = f̃ + (1 + b)/d_thr^send, the rate that also empties what waits within d_thr^send (Little's law). (2.16) as printed (`false`) has no such term, so a backlog left when the subflows could not take a burst drains at 1/d_thr^send = 10 packets/s (see `crates/world/tests/tsc.rs`) |
 //! | `receive_buffer_optimization` | false | TSC replaces the default scheduler, so the kernel's opportunistic retransmission and penalisation (mptcp_rcv_buf_optimization) do not run; `true` runs them when the connection window blocks new data |
 //!
 //! Choices that are not parameters: a subflow that is not usable (joining, potentially
@@ -91,11 +94,23 @@ pub const D_SEND_THR_S: f64 = 0.100;
 pub const D_NET_THR_S: f64 = 0.100;
 /// Δt, seconds: "≪ RTT" (§2.4.1); [GAP] a quarter of the 40-ms LTE RTT of §2.5.
 pub const SLOT_S: f64 = 0.010;
+/// x_s^min, packets/s: "to periodically measure the RTT_s and c_s" (§2.4.2), value not given;
+/// [GAP] one packet per d_thr^send.
+pub const X_MIN_PPS: f64 = 10.0;
 /// M_s: the hops of the dissertation's model check (§2.3, "M_s = 5"); [GAP] in its simulations.
 pub const HOPS: f64 = 5.0;
 
 /// The most subflows a connection has (`Pick` masks are 8 bits).
 const MAX_SUBFLOWS: usize = 8;
+
+/// What x_{s,k} is in (2.12) and (2.13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EstimateRate {
+    /// The allocation of slot k (the symbol's meaning in §2.4).
+    Allocated,
+    /// What the subflow took from the send buffer in slot k.
+    Carried,
+}
 
 /// When (2.13) is evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,9 +134,12 @@ pub struct TscParams {
     pub x_min_pps: f64,
     pub min_rate_for_unassigned: bool,
     pub min_queue_delay_s: f64,
+    pub estimate_rate: EstimateRate,
     pub capacity_update: CapacityUpdate,
     pub delay_check: bool,
     pub rate_slots: u32,
+    pub slow_start_exemption: bool,
+    pub backlog_term: bool,
     pub receive_buffer_optimization: bool,
 }
 
@@ -134,12 +152,15 @@ impl Default for TscParams {
             slot_s: SLOT_S,
             costs: None,
             hops: vec![HOPS],
-            x_min_pps: 0.0,
+            x_min_pps: X_MIN_PPS,
             min_rate_for_unassigned: true,
             min_queue_delay_s: 0.0,
+            estimate_rate: EstimateRate::Allocated,
             capacity_update: CapacityUpdate::Carried,
             delay_check: true,
             rate_slots: 1,
+            slow_start_exemption: true,
+            backlog_term: false,
             receive_buffer_optimization: false,
         }
     }
@@ -156,9 +177,12 @@ pub const PARAM_KEYS: &[&str] = &[
     "x_min_pps",
     "min_rate_for_unassigned",
     "min_queue_delay_ms",
+    "estimate_rate",
     "capacity_update",
     "delay_check",
     "rate_slots",
+    "slow_start_exemption",
+    "backlog_term",
     "receive_buffer_optimization",
 ];
 
@@ -254,6 +278,15 @@ impl TscParams {
                 d.min_rate_for_unassigned,
             )?,
             min_queue_delay_s: ms("min_queue_delay_ms", d.min_queue_delay_s, 0.0, false)?,
+            estimate_rate: match params::choice(
+                t,
+                "estimate_rate",
+                "allocated",
+                &["allocated", "carried"],
+            )? {
+                "carried" => EstimateRate::Carried,
+                _ => EstimateRate::Allocated,
+            },
             capacity_update: match params::choice(
                 t,
                 "capacity_update",
@@ -265,6 +298,12 @@ impl TscParams {
             },
             delay_check: params::boolean(t, "delay_check", d.delay_check)?,
             rate_slots: params::integer(t, "rate_slots", d.rate_slots, 1, MAX_RATE_SLOTS, "slots")?,
+            slow_start_exemption: params::boolean(
+                t,
+                "slow_start_exemption",
+                d.slow_start_exemption,
+            )?,
+            backlog_term: params::boolean(t, "backlog_term", d.backlog_term)?,
             receive_buffer_optimization: params::boolean(
                 t,
                 "receive_buffer_optimization",
@@ -517,7 +556,7 @@ impl Tsc {
             rtt_min_s: rtt_min_us as f64 / 1e6,
             cost: self.costs[s],
             cwnd: info.cwnd as f64,
-            slow_start: info.cwnd < info.ssthresh,
+            slow_start: self.params.slow_start_exemption && info.cwnd < info.ssthresh,
             x_min_pps: self.params.x_min_pps,
             hops: self.hops(s),
         }
@@ -535,12 +574,15 @@ impl Tsc {
             Some((start, _)) => (now - start) as f64 / 1e9,
             None => self.params.slot_s, // the first: b = 0 one slot ago
         };
-        // (2.13) per subflow, x_{s,k} being what it carried.
+        // (2.13) per subflow, x_{s,k} being its allocation in the slot (or what it carried).
         let mut drained = 0.0;
         for s in 0..n {
             let info = &cx.subflows[s];
-            let carried_pkts = self.carried_bytes[s] as f64 / mss(s);
-            drained += carried_pkts;
+            let x_pps = match self.params.estimate_rate {
+                EstimateRate::Allocated => self.x_pps[s],
+                EstimateRate::Carried => self.carried_bytes[s] as f64 / mss(s) / length_s,
+            };
+            drained += x_pps * length_s;
             let update = match self.params.capacity_update {
                 CapacityUpdate::Carried => self.carried_bytes[s] > 0,
                 CapacityUpdate::EverySlot => info.usable,
@@ -548,7 +590,7 @@ impl Tsc {
             if update && info.srtt_us > 0 {
                 let p = self.path_state(s, info);
                 self.c_pps[s] = estimate_capacity(
-                    carried_pkts / length_s,
+                    x_pps,
                     p.rtt_s,
                     p.rtt_min_s,
                     p.hops,
@@ -598,8 +640,14 @@ impl Tsc {
             }
         }
         let mut x = [0.0; MAX_SUBFLOWS];
+        // `backlog_term`: T = f̃ + b/d + 1/d (the allocator adds the 1/d).
+        let demand = if self.params.backlog_term {
+            self.f_pps + backlog / self.params.d_send_thr_s
+        } else {
+            self.f_pps
+        };
         allocate(
-            self.f_pps,
+            demand,
             &paths[..m],
             Thresholds {
                 d_net_s: self.params.d_net_thr_s,
@@ -642,7 +690,7 @@ impl Tsc {
             if !info.available() || self.budget_bytes[s] <= 0.0 {
                 continue;
             }
-            let slow_start = info.cwnd < info.ssthresh;
+            let slow_start = self.params.slow_start_exemption && info.cwnd < info.ssthresh;
             if self.params.delay_check
                 && !slow_start
                 && info.srtt_us as f64 / 2e6 > self.params.d_net_thr_s
@@ -692,8 +740,7 @@ impl Scheduler for Tsc {
         self.slot.map(|(_, end)| end)
     }
 
-    fn set_path_costs(&mut self, costs: &[Option<f64>]) -> Result<(), ParamError> {
-        let n = costs.len();
+    fn set_path_costs(&mut self, n: usize, costs: Option<&[f64]>) -> Result<(), ParamError> {
         if self.params.hops.len() > 1 && self.params.hops.len() != n {
             return Err(bad(
                 "hops",
@@ -708,29 +755,26 @@ impl Scheduler for Tsc {
                 return Err(bad(
                     "costs",
                     format!(
-                        "{} costs for {n} paths; accepted: one number >= 0 per path (cost per Mbit/s)",
+                        "{} costs for {n} paths; accepted: one number >= 0 per path (cost per \
+                         Mbit/s)",
                         given.len()
                     ),
                 ));
             }
-            return Ok(());
+            return Ok(()); // the parameter wins over the paths' costs
         }
-        for (s, c) in costs.iter().enumerate() {
-            match c {
-                Some(c) => self.costs[s] = *c,
-                None => {
-                    return Err(bad(
-                        "costs",
-                        format!(
-                            "tsc needs each path's cost: paths[{s}] has no `cost`; accepted: \
-                             `cost` on every paths entry, or scheduler_params.costs with one \
-                             number >= 0 per path"
-                        ),
-                    ))
-                }
+        match costs {
+            Some(c) => {
+                self.costs[..c.len()].copy_from_slice(c);
+                Ok(())
             }
+            None => Err(bad(
+                "costs",
+                "tsc needs each path's cost; accepted: `cost` on every paths entry, or \
+                 scheduler_params.costs with one number >= 0 per path"
+                    .into(),
+            )),
         }
-        Ok(())
     }
 }
 
@@ -913,7 +957,7 @@ mod tests {
 
     fn tsc(t: &str) -> Tsc {
         let mut s = Tsc::new(TscParams::from_table(&t.parse().unwrap()).unwrap());
-        s.set_path_costs(&[Some(10.0), Some(1.0)]).unwrap();
+        s.set_path_costs(2, Some(&[10.0, 1.0])).unwrap();
         s
     }
 
@@ -949,7 +993,7 @@ mod tests {
         // Slot 2 at 10 ms, nothing left: f̃ = (0 − 40)/10 ms + 40/10 ms = 0, T = 10 pkt/s.
         // (2.13) with what each carried (2000 pkt/s): WiFi (2000·0.05 + 4)/0.03 = 3466.67,
         // LTE (100 + 4)/0.01 = 10400; WiFi's x̄ = 3466.67 − (4 + 69.33)/0.2 = 3100, so WiFi
-        // takes T = 10 and LTE 0.
+        // takes T = 10, and LTE, unassigned, its probing rate x^min = 10.
         let mut c = cx(&subs);
         c.now = 10_000_000;
         c.queued_bytes = 0;
@@ -958,12 +1002,13 @@ mod tests {
         let est = s.capacity_estimates();
         assert!((est[1] - 104.0 / 0.03).abs() < 1e-9 && (est[0] - 10_400.0).abs() < 1e-9);
         assert_eq!(s.app_rate_estimate(), 0.0);
-        assert_eq!(&s.allocation()[..2], &[0.0, 10.0]);
-        // WiFi's budget is 10 pkt/s · 10 ms = 0.1 packet: one segment goes, the deficit
-        // (0.9 segment) is carried, and LTE (budget 0) gets nothing.
+        assert_eq!(&s.allocation()[..2], &[10.0, 10.0]);
+        // Each budget is 10 pkt/s · 10 ms = 0.1 packet: one segment goes on each, cheapest
+        // first, and the deficit (0.9 segment) is carried into the next slot.
         assert!((s.budget_bytes(1) - 144.8).abs() < 1e-9);
-        assert_eq!(drain(&mut s, &subs, 10_000_000, 3), [1]);
+        assert_eq!(drain(&mut s, &subs, 10_000_000, 3), [1, 0]);
         assert!((s.budget_bytes(1) - (144.8 - 1448.0)).abs() < 1e-9);
+        assert!((s.budget_bytes(0) - (144.8 - 1448.0)).abs() < 1e-9);
         assert_eq!(s.wake_at(), Some(20_000_000));
     }
 
@@ -975,8 +1020,10 @@ mod tests {
         let mut full = subs;
         full[1].in_flight = 100;
         assert_eq!(drain(&mut tsc(""), &full, 0, 40), [0; 20]);
-        // With 1 packet written, T = 110 is all WiFi's: LTE has no budget, the packet waits.
-        assert_eq!(drain(&mut tsc(""), &full, 0, 1), []);
+        // With 1 packet written, T = 110 is all WiFi's; LTE has its probing rate x^min = 10
+        // pkt/s (0.1 packet), which lets the packet go; without x^min, the packet waits.
+        assert_eq!(drain(&mut tsc(""), &full, 0, 1), [0]);
+        assert_eq!(drain(&mut tsc("x_min_pps = 0"), &full, 0, 1), []);
         // WiFi's srtt/2 = 125 ms is past d_thr^net = 100 ms (out of slow start): its budget
         // (x^cw = 100/0.25 s = 400 pkt/s: 4 packets) is not used; LTE's (2000 pkt/s) is...
         let mut slow = subs;
@@ -988,14 +1035,14 @@ mod tests {
         let both = [vec![1; 4], vec![0; 20]].concat();
         assert_eq!(drain(&mut tsc(""), &starting, 0, 40), both);
         assert_eq!(drain(&mut tsc("delay_check = false"), &slow, 0, 40), both);
-        // Nothing written at the slot's start: f̃ = 0, T = 10 pkt/s, WiFi's 0.1 packet of
-        // budget lets one segment go, then the rest waits for the next slot.
+        // Nothing written at the slot's start: f̃ = 0, T = 10 pkt/s for WiFi and x^min for
+        // LTE, 0.1 packet each: one segment goes on each, the rest waits for the next slot.
         let mut s = tsc("");
         let mut c = cx(&subs);
         c.queued_bytes = 0;
         c.can_send_new = false;
         assert_eq!(s.pick(&c), Pick::Wait);
-        assert_eq!(drain(&mut s, &subs, 1_000_000, 5), [1]);
+        assert_eq!(drain(&mut s, &subs, 1_000_000, 5), [1, 0]);
     }
 
     #[test]
@@ -1015,6 +1062,50 @@ mod tests {
     }
 
     #[test]
+    fn the_ablation_switches_change_what_they_say() {
+        // backlog_term: with windows that do not bind (cwnd 1000: x^cw = 20 000 pkt/s), the
+        // first slot's 40 packets give f̃ = 4000 and T = 4010 (2.16), all WiFi's; with the
+        // backlog term T = 4000 + 41/0.1 = 4410. LTE, unassigned, gets x^min = 10 either way.
+        let mut subs = subflows();
+        for s in &mut subs {
+            s.cwnd = 1000;
+            s.ssthresh = 500;
+        }
+        let mut c = cx(&subs);
+        c.queued_bytes = 40 * MSS as u64;
+        let mut plain = tsc("");
+        plain.pick(&c);
+        assert_eq!(&plain.allocation()[..2], &[10.0, 4010.0]);
+        let mut drained = tsc("backlog_term = true");
+        drained.pick(&c);
+        assert!((drained.allocation()[1] - 4410.0).abs() < 1e-9);
+        // slow_start_exemption: a subflow in slow start keeps (2.15)'s bound when it is off.
+        let mut starting = subs[1];
+        starting.ssthresh = rove_tcp::state::INFINITE_SSTHRESH;
+        assert!(tsc("").path_state(1, &starting).slow_start);
+        assert!(
+            !tsc("slow_start_exemption = false")
+                .path_state(1, &starting)
+                .slow_start
+        );
+        // estimate_rate: (2.12) counts the allocation (4010 + 10 pkt/s for 10 ms = 40.2
+        // packets) or what was carried (nothing here): f̃ = −40/0.01 + 4020 = 20, or 0.
+        c.now = 10_000_000;
+        c.queued_bytes = 0;
+        c.can_send_new = false;
+        plain.pick(&c);
+        assert!((plain.app_rate_estimate() - 20.0).abs() < 1e-6);
+        let mut carried = tsc("estimate_rate = \"carried\"");
+        c.now = 0;
+        c.queued_bytes = 40 * MSS as u64;
+        carried.pick(&c);
+        c.now = 10_000_000;
+        c.queued_bytes = 0;
+        carried.pick(&c);
+        assert_eq!(carried.app_rate_estimate(), 0.0);
+    }
+
+    #[test]
     fn parameters_are_validated_naming_the_key() {
         let err = |t: &str| TscParams::from_table(&t.parse().unwrap()).unwrap_err();
         let e = err("d_net = 100");
@@ -1022,8 +1113,10 @@ mod tests {
         assert_eq!(
             e.message,
             "unknown parameter; accepted: d_net_thr_ms, d_send_thr_ms, d_req_ms, slot_ms, costs, \
-             hops, x_min_pps, min_rate_for_unassigned, min_queue_delay_ms, capacity_update, \
-             delay_check, rate_slots, receive_buffer_optimization"
+             hops, x_min_pps, min_rate_for_unassigned, min_queue_delay_ms, estimate_rate, \
+             capacity_update, \
+             delay_check, rate_slots, slow_start_exemption, backlog_term, \
+             receive_buffer_optimization"
         );
         let e = err("d_net_thr_ms = 0");
         assert_eq!(
@@ -1065,33 +1158,35 @@ mod tests {
     #[test]
     fn costs_come_from_the_paths_unless_given() {
         let mut s = Tsc::new(TscParams::default());
-        s.set_path_costs(&[Some(10.0), Some(1.0)]).unwrap();
+        s.set_path_costs(2, Some(&[10.0, 1.0])).unwrap();
         assert_eq!(&s.costs()[..2], &[10.0, 1.0]);
         let e = Tsc::new(TscParams::default())
-            .set_path_costs(&[Some(10.0), None])
+            .set_path_costs(2, None)
             .unwrap_err();
         assert_eq!(e.key, "costs");
-        assert!(e
-            .message
-            .starts_with("tsc needs each path's cost: paths[1] has no `cost`"));
+        assert_eq!(
+            e.message,
+            "tsc needs each path's cost; accepted: `cost` on every paths entry, or \
+             scheduler_params.costs with one number >= 0 per path"
+        );
         // Given as a parameter: they win, and must be one per path.
         let given = |t: &str| Tsc::new(TscParams::from_table(&t.parse().unwrap()).unwrap());
         let mut s = given("costs = [2, 3]");
-        s.set_path_costs(&[None, None]).unwrap();
+        s.set_path_costs(2, Some(&[10.0, 1.0])).unwrap();
         assert_eq!(&s.costs()[..2], &[2.0, 3.0]);
-        let e = given("costs = [2]")
-            .set_path_costs(&[None, None])
-            .unwrap_err();
+        let e = given("costs = [2]").set_path_costs(2, None).unwrap_err();
         assert_eq!(
             e.message,
             "1 costs for 2 paths; accepted: one number >= 0 per path (cost per Mbit/s)"
         );
         assert_eq!(
             given("hops = [5, 3, 4]")
-                .set_path_costs(&[Some(1.0), Some(2.0)])
+                .set_path_costs(2, Some(&[1.0, 2.0]))
                 .unwrap_err()
                 .key,
             "hops"
         );
+        // A subflow beyond the costs (added at run time) is the most expensive.
+        assert_eq!(s.costs()[2], f64::INFINITY);
     }
 }
