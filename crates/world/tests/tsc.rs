@@ -221,7 +221,10 @@ paths = [{ path = ["a"], ack_path = ["a_up"], cost = 2 }, { path = ["b"], ack_pa
     let (a, b) = (&mp.subflows[0], &mp.subflows[1]);
     assert_eq!((a.cost, b.cost), (Some(2.0), Some(3.0)));
     // Every frame (k = 0 .. 124, from 20 ms) arrives over path a: 625 000 B in 5 s, 1 Mbit/s.
-    assert!((a.throughput_mbps - 1.0).abs() < 1e-9 && b.throughput_mbps == 0.0, "{a:?}");
+    assert!(
+        (a.throughput_mbps - 1.0).abs() < 1e-9 && b.throughput_mbps == 0.0,
+        "{a:?}"
+    );
     // Σ a_s·x_s = 2·1 + 3·0.
     assert!((mp.path_cost.unwrap() - 2.0).abs() < 1e-9);
     // Windows of 100 ms open at the first sample (10 ms): [10, 110) ms holds the frames written

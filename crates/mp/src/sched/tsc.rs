@@ -31,8 +31,8 @@
 //! (2.13) inverts (2.4): the capacity that explains the RTT the path showed at the rate it
 //! carried; (2.15) is the rate whose (2.4) delay is exactly d_thr^net; (2.16) the total whose
 //! (2.1) delay is exactly d_thr^send. b is the send-buffer backlog (bytes written and not
-//! handed to a subflow, in packets of the subflow MSS), x_{s,k} what subflow s took from it in
-//! slot k, RTT_{s,k} its smoothed RTT (srtt), RTT_s^min its minimum RTT (the path model's, else
+//! handed to a subflow, in packets of the subflow MSS), x_{s,k} subflow s's allocation in slot
+//! k (`estimate_rate`), RTT_{s,k} its smoothed RTT (srtt), RTT_s^min its minimum RTT (the path model's, else
 //! the sender's windowed minimum), x_s^cw = cwnd_s / srtt_s, slow start cwnd < ssthresh. Rates
 //! are in packets (of the subflow's MSS) per second and times in seconds, as the formulas mix
 //! them (summary §1). The allocator is [`allocate`], the same function as the model library's
@@ -40,7 +40,8 @@
 //! `tsc_python_cases.toml`, here and in `tests/test_mptcp_delay_models.py`).
 //!
 //! **The rate limiter.** Each subflow has a byte budget, refilled at every slot boundary with
-//! x_s·Δt·MSS ("the scheduler releases packets from the send buffer to subflow s at rate x_s").
+//! x_s·Δt·MSS: the dissertation allocates "the transmission rate from the send buffer to each
+//! subflow" without saying how it is enforced (seed-003 §2.4 reads it as a token bucket).
 //! A new DSN goes to the cheapest subflow that has budget left, cwnd space and (outside slow
 //! start, `delay_check`) a current one-way delay srtt/2 within d_thr^net; when there is none, the
 //! data waits in the send buffer. A DSN may take a budget below zero (a segment is not split);
@@ -70,7 +71,7 @@
 //! | `min_rate_for_unassigned` | true | the subflows left once T ≤ 0 get x^min, as (2.14) bounds every subflow; `false`: 0, as the printed step 4 says (the same when x^min = 0) |
 //! | `min_queue_delay_ms` | 0 | (2.13) is undefined without a queue: while srtt − RTT^min ≤ this, c̃_s keeps its previous value (+∞, "c large", before the first), as the model library does |
 //! | `estimate_rate` | `"allocated"` | x_{s,k} in (2.12) and (2.13) is "the traffic allocation (from the send buffer) to subflow s at time slot k" (§2.4.1), the allocation; so when a subflow takes less than its allocation (its window or its data ran short) (2.12) counts the shortfall as demand, and the next slot asks for it again. `"carried"`: what the subflow took from the send buffer in slot k (then (2.12) is the send buffer's conservation and f̃ the true arrival rate) |
-//! | `capacity_update` | `"carried"` | (2.13) is evaluated only for a subflow that carried data in the slot (its RTT says nothing about a rate it did not carry); `"every_slot"`: every slot, with x_{s,k} = 0 when it carried nothing |
+//! | `capacity_update` | `"carried"` | (2.13) is evaluated only for a subflow that carried data in the slot (its RTT says nothing about a rate it did not carry); `"every_slot"`: for every usable subflow every slot |
 //! | `delay_check` | true | a DSN goes only to a subflow whose srtt/2 is within d_thr^net (outside slow start): the allocation bounds the *expected* delay, this keeps a path whose queue is already past the threshold from getting more; `false`: the budgets alone |
 //! | `rate_slots` | 1 | (2.12) over the last n slots: (b_{k+1} − b_{k+1−n})/(nΔt) + the mean Σ_s x_s of those slots. Not in the dissertation, which takes one slot (n = 1); larger n smooths a bursty source's f̃ |
 //! | `slow_start_exemption` | true | (2.14) as printed: a subflow in slow start (cwnd < ssthresh) has no delay bound, "to help new subflow to rapidly enlarge its congestion window"; `false`: the bound applies in slow start too. A rate-limited subflow that never loses a packet never leaves slow start, so with `true` its delay bound never applies (see `crates/world/tests/tsc.rs`) |
@@ -78,11 +79,21 @@
 //! | `receive_buffer_optimization` | false | TSC replaces the default scheduler, so the kernel's opportunistic retransmission and penalisation (mptcp_rcv_buf_optimization) do not run; `true` runs them when the connection window blocks new data |
 //!
 //! Choices that are not parameters: a subflow that is not usable (joining, potentially
-//! failed, paused, closed) gets rate 0 and takes no part in the slot; x_{s,k} counts the new
-//! data the scheduler handed the subflow (reinjections do not come from the send buffer); the
-//! first slot closes at the first scheduling step with b_k = 0 one slot earlier, so f̃ is the
-//! first write's backlog over Δt; the reordering and loss-recovery delays (2.5)–(2.7) enter
-//! only through the thresholds, as in (2.11).
+//! failed, paused, closed) or has no RTT sample gets rate 0 and takes no part in the slot; with
+//! `estimate_rate = "carried"` x_{s,k} counts the new data the scheduler handed the subflow
+//! (reinjections do not come from the send buffer); the first slot closes at the first
+//! scheduling step with b_k = 0 one slot earlier, so f̃ is the first write's backlog over Δt;
+//! the reordering and loss-recovery delays (2.5)–(2.7) enter only through the thresholds, as
+//! in (2.11); the scheduler waits when the connection window or the application has no new
+//! data, and the connection serves reinjections before asking it.
+//!
+//! **Measured** (`crates/world/tests/tsc.rs`, the Ch. 2 setting: WiFi 3 Mbit/s at cost 1, LTE
+//! 15 Mbit/s at cost 10, a 4-Mbit/s VBR video, d_thr^net = 100 ms): as printed, TSC keeps every
+//! WiFi RTT under 2·d_thr^net and costs 8.3 where minRTT costs 39.5, but its send buffer grows
+//! all run (0.5 % of the packets within d_req = 200 ms): a burst the windows cannot take in one
+//! slot leaves a backlog that (2.16) has no term for, and the subflows never leave slow start,
+//! so d_thr^net never binds. With `backlog_term = true` and `slow_start_exemption = false`
+//! 99.6 % arrive within 200 ms, at a cost of 19.7.
 
 use super::{Pick, SchedContext, Scheduler, SubflowInfo};
 use rove_sim::Nanos;
