@@ -89,7 +89,9 @@ use crate::state::{CaState, TcpState};
 
 /// The coupled algorithms (their registry names): built with a [`CouplingSlot`] they couple
 /// the subflows of a connection.
-pub const NAMES: &[&str] = &["lia", "olia", "balia", "wvegas", "mpbbr", "olia_sbd", "sscc"];
+pub const NAMES: &[&str] = &[
+    "lia", "olia", "balia", "wvegas", "mpbbr", "olia_sbd", "sscc",
+];
 
 /// Whether `cc` is one of the coupled algorithms.
 pub fn is_coupled(cc: &str) -> bool {

@@ -621,7 +621,9 @@ mod tests {
     fn sscc_builds_olia_star_and_both_are_coupled() {
         let p = toml::Table::new();
         for name in ["olia_sbd", "sscc"] {
-            let cc = crate::cc::build(name, &CcConfig::new(&p, 1)).unwrap().unwrap();
+            let cc = crate::cc::build(name, &CcConfig::new(&p, 1))
+                .unwrap()
+                .unwrap();
             assert_eq!(cc.name(), "olia_sbd");
             assert!(super::super::is_coupled(name));
         }
