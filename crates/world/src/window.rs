@@ -116,8 +116,7 @@ impl Marks {
                         m.app_delay = c.app_delay.clone();
                         m.ofo_area = c.reorder.ofo_area_at(world.now());
                         if let Some(d) = &c.detection {
-                            (m.detection_samples, m.detection_matches) =
-                                d.counts_at(world.now());
+                            (m.detection_samples, m.detection_matches) = d.counts_at(world.now());
                         }
                     }
                     Transport::Datagram { source, sink } => {
