@@ -8,7 +8,8 @@
 //!   `sojourn_mean_ms`, `sojourn_max_ms` (null when none), the packets that left the queue since
 //!   the previous sample and their mean and largest queueing delay.
 //! - `drops.csv`: one line per dropped packet: `time_s,link,cause,bytes` with cause `loss`
-//!   (random loss on entry), `queue` (tail drop) or `aqm` (CoDel).
+//!   (random loss on entry), `queue` (tail drop), `aqm` (CoDel), `mac` (a radio MAC's retry
+//!   limit) or `offline` (a drive-by WiFi station without connectivity).
 //! - `rtt.csv`: one line per RTT sample: `flow,time_s,rtt_ms` (flow index; see rtt.rs).
 //! - `emu_summary.json`, written when the emulator stops: per link the totals and the capacity
 //!   over the scenario's duration (for `utilization`) and the queueing delays of the packets
@@ -78,6 +79,7 @@ fn cause(reason: DropReason) -> &'static str {
         DropReason::QueueFull => "queue",
         DropReason::Aqm => "aqm",
         DropReason::MacRetryLimit => "mac",
+        DropReason::Offline => "offline",
     }
 }
 
