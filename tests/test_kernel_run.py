@@ -493,6 +493,30 @@ def test_a_wifi_cell_carries_linux_tcp_as_the_simulator_does(tmp_path):
     totals = _radio_totals(tmp_path, "wifi-3sta.toml", flows=3)
     assert totals["kernel"] <= 30.5, totals
     assert abs(totals["kernel"] - totals["sim"]) <= 0.2 * totals["sim"], totals
+    _check_radio_results(tmp_path / "kernel", tmp_path / "sim", duration_s=6.0)
+
+
+def _check_radio_results(kernel: Path, sim: Path, duration_s: float) -> None:
+    """The kernel run's radio.parquet has the simulator's schema and sampling (every 10 ms to
+    the end), and its last rows hold the totals of its summary's ``radio`` (as the
+    simulator's); MAC drops are reported as the simulator reports them."""
+    import pyarrow.parquet as pq
+
+    k, s = pq.read_table(kernel / "radio.parquet"), pq.read_table(sim / "radio.parquet")
+    assert k.schema.equals(s.schema), (k.schema, s.schema)
+    assert k.num_rows == s.num_rows, (k.num_rows, s.num_rows)
+    df = k.to_pandas()
+    assert df.time_s.max() == duration_s
+    summary = json.loads((kernel / "summary.json").read_text())
+    air = next(l for l in summary["links"] if l.get("radio"))
+    sim_air = next(l for l in json.loads((sim / "summary.json").read_text())["links"]
+                   if l.get("radio"))
+    assert list(air) == list(sim_air), (list(air), list(sim_air))
+    last = df[df.time_s == duration_s].set_index("port")
+    for p in air["radio"]["ports"]:
+        for key in ("tx_packets", "tx_bytes", "tx_retries", "mac_drops", "collisions"):
+            assert last.loc[p["port"], key] == p[key], (p["port"], key)
+    assert air["mac_drops"] == air["radio"]["mac_drops"]
 
 
 def test_an_lte_cell_carries_linux_tcp_as_the_simulator_does(tmp_path):
@@ -517,10 +541,11 @@ DRIVEBY_DATA_S = [(1.0, 6.0), (10.0, 15.0), (19.0, 24.0)]
 
 def test_a_drive_by_station_carries_linux_tcp_only_in_its_data_periods(tmp_path):
     """Issue 14 item 3: drive-by WiFi (seed-000 chapter 3) runs in the kernel backend's
-    emulator: Linux CUBIC's bytes acknowledged grow only in the car's data periods (and for
-    the ACKs still on the 20-ms wired uplink when one ends: 0.1 s allowed), its packets
-    meeting no connectivity are dropped with cause "offline", and the run carries about what
-    the simulator's does. Its retransmission timer backs off through each 4-s gap, so it
+    emulator: both backends draw the same associations (summary.json's
+    ``links[].radio.driveby``), Linux CUBIC's bytes acknowledged grow only in the car's data
+    periods (and for the ACKs still on the 20-ms wired uplink when one ends: 0.1 s allowed),
+    its packets meeting no connectivity are dropped with cause "offline", and the run carries
+    about what the simulator's does. Its retransmission timer backs off through each 4-s gap, so it
     resumes seconds into the next period on both backends (measured over 20 s: kernel 7.39,
     simulator 7.13 Mbit/s; first ACK of the second period at 13.59 and 13.91 s)."""
     import pyarrow.parquet as pq
@@ -534,6 +559,12 @@ def test_a_drive_by_station_carries_linux_tcp_only_in_its_data_periods(tmp_path)
         assert r.returncode == 0, r.stderr
         flow = json.loads((out / "summary.json").read_text())["flows"][0]
         goodput[backend] = flow["goodput_mbps"]
+        summary = json.loads((out / "summary.json").read_text())
+        air = next(l for l in summary["links"] if l["name"] == "air")
+        car = air["radio"]["driveby"][0]
+        assert [(a["start_s"], a["data_from_s"], a["end_s"]) for a in car["associations"]] == [
+            (0.0, 1.0, 6.0), (9.0, 10.0, 15.0), (18.0, 19.0, 24.0)], (backend, car)
+        assert air["offline_drops"] == car["offline_drops"] > 0, (backend, air)
         ts = pq.read_table(out / "timeseries.parquet").to_pandas()
         ts = ts[ts.subflow == -1]
         grew = ts.time_s[ts.bytes_acked.diff() > 0]

@@ -118,6 +118,11 @@ impl RadioSeries {
         self.ac.iter().map(|&a| Ac::from_index(a).name())
     }
 
+    /// Removes every row.
+    pub fn clear(&mut self) {
+        self.truncate_from(f64::NEG_INFINITY);
+    }
+
     /// Removes the rows sampled at `time_s` or later (a final sample replaces them).
     pub fn truncate_from(&mut self, time_s: f64) {
         let keep = self.time_s.partition_point(|&t| t < time_s);
