@@ -619,7 +619,11 @@ mod tests {
             let median_ratio = p.hole_mean_ns as f64 / holes[holes.len() / 2];
             let want_ratio = (1.0 + p.hole_cv * p.hole_cv).sqrt();
             let dead = assoc.iter().filter(|a| a.data_from == a.end).count() as f64 / n as f64;
-            eprintln!("{name}: association mean x{w:.4}, hole mean x{h:.4}, hole mean/median {median_ratio:.3} (want {want_ratio:.3}), no data {dead:.4} (failures {:.4})", p.setup_failure);
+            eprintln!(
+                "{name}: association mean x{w:.4}, hole mean x{h:.4}, hole mean/median \
+                 {median_ratio:.3} (want {want_ratio:.3}), no data {dead:.4} (failures {:.4})",
+                p.setup_failure
+            );
             assert!((w - 1.0).abs() < 0.04, "{name}: association mean x{w}");
             assert!((h - 1.0).abs() < 0.08, "{name}: hole mean x{h}");
             assert!(
