@@ -544,21 +544,26 @@ def test_a_drive_by_station_carries_linux_tcp_only_in_its_data_periods(tmp_path)
     emulator: both backends draw the same associations (summary.json's
     ``links[].radio.driveby``), Linux CUBIC's bytes acknowledged grow only in the car's data
     periods (and for the ACKs still on the 20-ms wired uplink when one ends: 0.1 s allowed),
-    its packets meeting no connectivity are dropped with cause "offline", and the run carries
-    about what the simulator's does. Its retransmission timer backs off through each 4-s gap, so it
-    resumes seconds into the next period on both backends (measured over 20 s: kernel 7.39,
-    simulator 7.13 Mbit/s; first ACK of the second period at 13.59 and 13.91 s)."""
+    its packets meeting no connectivity are dropped with cause "offline", it resumes after the
+    first hole, and in the first data period (1-6 s, before any hole) it carries what the
+    simulator's CUBIC does (within 10 %; measured 14.70-14.80 MB acknowledged by 6.1 s in four
+    kernel runs, simulator 14.95).
+
+    The whole run's goodput is not compared: after a hole each side resumes at its next
+    backed-off retransmission timer, and with a 4-s gap the fourth one falls within
+    milliseconds of the next data period's start (timers at RTO·(2^k − 1) s after the loss,
+    RTO ≈ 0.26 s). The simulator's falls at 9.83 s, in the set-up, so it resumes at 13.91 s
+    (7.13 Mbit/s over 20 s); the kernel's fell at 10.05-10.38 s in three runs (11.2-12.2
+    Mbit/s) and before 10 s in one (13.59 s, 7.39 Mbit/s)."""
     import pyarrow.parquet as pq
 
-    goodput = {}
+    first_period = {}
     for backend in ("kernel", "sim"):
         out = tmp_path / backend
         sets = [a for kv in ["duration=20s", *DRIVEBY_FIXED] for a in ("--set", kv)]
         r = _rove("run", "--backend", backend, REPO / "scenarios" / "radio" / "driveby.toml",
                   "-o", out, *sets, "--quiet", env=_env(TRAFFIC))
         assert r.returncode == 0, r.stderr
-        flow = json.loads((out / "summary.json").read_text())["flows"][0]
-        goodput[backend] = flow["goodput_mbps"]
         summary = json.loads((out / "summary.json").read_text())
         air = next(l for l in summary["links"] if l["name"] == "air")
         car = air["radio"]["driveby"][0]
@@ -572,7 +577,8 @@ def test_a_drive_by_station_carries_linux_tcp_only_in_its_data_periods(tmp_path)
                    if not any(a <= t <= b + 0.1 for a, b in DRIVEBY_DATA_S)]
         assert not outside, (backend, outside[:5])
         assert (grew >= 10.0).any(), backend  # it resumed after the first hole
+        first_period[backend] = int(ts.bytes_acked[ts.time_s <= 6.1].max())
     causes = (tmp_path / "kernel" / "raw" / "emu" / "drops.csv").read_text().splitlines()[1:]
     assert sum(1 for line in causes if line.split(",")[2] == "offline") > 0
-    assert goodput["kernel"] > 1.0, goodput
-    assert abs(goodput["kernel"] - goodput["sim"]) <= 0.25 * goodput["sim"], goodput
+    k, s = first_period["kernel"], first_period["sim"]
+    assert abs(k - s) <= 0.1 * s, first_period
