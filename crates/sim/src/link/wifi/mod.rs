@@ -12,7 +12,9 @@
 //! `aqm = "codel"`, CoDel at mac80211's per-station target 20 ms and interval 100 ms
 //! ([`params::CODEL_TARGET_NS`]); the frame a transmitter is sending (or retrying) has left its
 //! queue. The cell's counters (seed-004 Table 1) are sampled into `radio.parquet`
-//! ([`counters`]).
+//! ([`counters`]). A drive-by station (`stations.NAME.driveby`, [`driveby`]) passes roadside
+//! APs: its frames go only in its associations' data periods; the AP's scheduler skips it
+//! otherwise, and its packets are dropped (cause "offline") or held until the next period.
 //!
 //! Channel access, per channel-access function with a frame: without `edca`, one DCF per
 //! transmitter (the AP and every station); with `edca = true` one EDCAF per access category
