@@ -33,7 +33,7 @@ pub fn write_parquet(
         } else {
             concat_promoted(parsed)?
         };
-        write(Path::new(path), &columns)
+        write(Path::new(path), columns)
     })
     .map_err(|e| match e {
         Error::Io(e) => e.into(),

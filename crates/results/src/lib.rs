@@ -1,8 +1,9 @@
-//! rove's results files written from Rust: the engine's columns as deterministic Parquet.
+//! rove's results files written from Rust: the engine's columns as deterministic Parquet, and
+//! `summary.json`'s text.
 //!
-//! `rove run` writes `timeseries.parquet`, `queue.parquet` and (when feature recorders ran)
-//! `features.parquet` (python/rove/results.py documents the schema and the atomic write around
-//! these files). This crate turns named columns into one Arrow record batch and writes it with
+//! `rove run` writes `summary.json`, `timeseries.parquet`, `queue.parquet` and, when present,
+//! `features.parquet` and `radio.parquet` (python/rove/results.py documents the schema and the
+//! atomic write around these files). This crate turns named columns into one Arrow record batch and writes it with
 //! the arrow-rs Parquet writer, so the run path needs no numpy or pyarrow.
 //!
 //! The file layout follows what the previous pyarrow writer (`pq.write_table` with
@@ -32,7 +33,20 @@
 //! - the stored Arrow schema is arrow-rs's IPC encoding of the same fields.
 //!
 //! Same columns -> same bytes: nothing in the file depends on time, machine or run.
+//!
+//! `summary.json`'s text is made here too ([`summary_text`], summary.rs): the engine's summary
+//! laid out byte for byte as Python's `json.dumps` lays it out.
+//!
+//! A string column is given either as strings ([`Values::Str`]) or already as dictionary keys
+//! and entries ([`Values::Dict`], built with [`DictBuilder`]: what the engine's columns of
+//! flow, link and state names become without a `String` per row). Both give the same bytes
+//! for the same strings.
 
+mod summary;
+
+pub use summary::{python_float, summary_text};
+
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -61,6 +75,9 @@ pub enum Values {
     I64(Vec<i64>),
     /// Written dictionary-encoded.
     Str(Vec<String>),
+    /// Strings as keys into `entries`, the entries in order of first appearance (of a row
+    /// that is not null); written exactly as [`Values::Str`] of the same strings.
+    Dict { keys: Vec<i32>, entries: Vec<String> },
 }
 
 impl Values {
@@ -72,6 +89,7 @@ impl Values {
             Values::I32(v) => v.len(),
             Values::I64(v) => v.len(),
             Values::Str(v) => v.len(),
+            Values::Dict { keys, .. } => keys.len(),
         }
     }
 
@@ -87,7 +105,19 @@ impl Values {
             Values::U32(_) => "uint32",
             Values::I32(_) => "int32",
             Values::I64(_) => "int64",
-            Values::Str(_) => "string",
+            Values::Str(_) | Values::Dict { .. } => "string",
+        }
+    }
+
+    /// The strings of a [`Values::Dict`] one per row (other values unchanged).
+    fn into_plain(self) -> Values {
+        match self {
+            Values::Dict { keys, entries } => Values::Str(
+                keys.iter()
+                    .map(|&k| entries.get(k as usize).cloned().unwrap_or_default())
+                    .collect(),
+            ),
+            v => v,
         }
     }
 
@@ -99,7 +129,7 @@ impl Values {
             Values::U32(_) => Values::U32(vec![0; n]),
             Values::I32(_) => Values::I32(vec![0; n]),
             Values::I64(_) => Values::I64(vec![0; n]),
-            Values::Str(_) => Values::Str(vec![String::new(); n]),
+            Values::Str(_) | Values::Dict { .. } => Values::Str(vec![String::new(); n]),
         }
     }
 
@@ -134,51 +164,117 @@ impl Column {
         }
     }
 
-    /// The Arrow array of the column (strings dictionary-encoded in order of first appearance).
-    fn to_array(&self) -> ArrayRef {
-        let valid = self.valid.as_deref();
-        fn with_nulls<T: Copy>(v: &[T], valid: &[bool]) -> Vec<Option<T>> {
-            v.iter()
+    /// The Arrow array of the column (strings dictionary-encoded in order of first appearance),
+    /// taking its values without copying them.
+    fn into_array(self) -> ArrayRef {
+        fn with_nulls<T: Copy>(v: Vec<T>, valid: &[bool]) -> Vec<Option<T>> {
+            v.into_iter()
                 .zip(valid)
-                .map(|(&x, &ok)| ok.then_some(x))
+                .map(|(x, &ok)| ok.then_some(x))
                 .collect()
         }
-        match (&self.values, valid) {
-            (Values::F64(v), None) => Arc::new(Float64Array::from(v.clone())),
+        match (self.values, self.valid.as_deref()) {
+            (Values::F64(v), None) => Arc::new(Float64Array::from(v)),
             (Values::F64(v), Some(m)) => Arc::new(Float64Array::from(with_nulls(v, m))),
-            (Values::U64(v), None) => Arc::new(UInt64Array::from(v.clone())),
+            (Values::U64(v), None) => Arc::new(UInt64Array::from(v)),
             (Values::U64(v), Some(m)) => Arc::new(UInt64Array::from(with_nulls(v, m))),
-            (Values::U32(v), None) => Arc::new(UInt32Array::from(v.clone())),
+            (Values::U32(v), None) => Arc::new(UInt32Array::from(v)),
             (Values::U32(v), Some(m)) => Arc::new(UInt32Array::from(with_nulls(v, m))),
-            (Values::I32(v), None) => Arc::new(Int32Array::from(v.clone())),
+            (Values::I32(v), None) => Arc::new(Int32Array::from(v)),
             (Values::I32(v), Some(m)) => Arc::new(Int32Array::from(with_nulls(v, m))),
-            (Values::I64(v), None) => Arc::new(Int64Array::from(v.clone())),
+            (Values::I64(v), None) => Arc::new(Int64Array::from(v)),
             (Values::I64(v), Some(m)) => Arc::new(Int64Array::from(with_nulls(v, m))),
-            (Values::Str(v), m) => Arc::new(dictionary(v, m)),
+            (Values::Str(v), m) => {
+                let mut dict = DictBuilder::with_capacity(v.len());
+                for (i, s) in v.iter().enumerate() {
+                    match m {
+                        Some(m) if !m[i] => dict.push_null(),
+                        _ => dict.push(s),
+                    }
+                }
+                let (keys, entries) = dict.finish();
+                Arc::new(dictionary_array(keys, &entries, m))
+            }
+            (Values::Dict { keys, entries }, m) => {
+                Arc::new(dictionary_array(keys, &entries, m))
+            }
         }
     }
 }
 
-/// Dictionary-encoded strings, the dictionary in order of first appearance (null rows are not
-/// entered into it).
-fn dictionary(values: &[String], valid: Option<&[bool]>) -> DictionaryArray<Int32Type> {
-    let mut index: std::collections::HashMap<&str, i32> = std::collections::HashMap::new();
-    let mut entries: Vec<&str> = Vec::new();
-    let keys: Vec<Option<i32>> = values
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            if valid.is_some_and(|m| !m[i]) {
-                return None;
+/// Builds a dictionary-encoded string column row by row: each row's key, and the distinct
+/// strings in order of first appearance (null rows are not entered). A row equal to the one
+/// before costs a pointer comparison (the engine's state columns repeat the same `&'static
+/// str` row after row); others one hash lookup.
+#[derive(Default)]
+pub struct DictBuilder<'a> {
+    keys: Vec<i32>,
+    entries: Vec<&'a str>,
+    index: HashMap<&'a str, i32>,
+    last: Option<(&'a str, i32)>,
+}
+
+impl<'a> DictBuilder<'a> {
+    pub fn with_capacity(rows: usize) -> Self {
+        DictBuilder {
+            keys: Vec::with_capacity(rows),
+            ..Default::default()
+        }
+    }
+
+    /// Appends a row holding `s`.
+    pub fn push(&mut self, s: &'a str) {
+        let key = match self.last {
+            Some((prev, key)) if std::ptr::eq(prev, s) => key,
+            _ => {
+                let next = self.entries.len() as i32;
+                let key = *self.index.entry(s).or_insert(next);
+                if key == next {
+                    self.entries.push(s);
+                }
+                self.last = Some((s, key));
+                key
             }
-            Some(*index.entry(s.as_str()).or_insert_with(|| {
-                entries.push(s.as_str());
-                (entries.len() - 1) as i32
-            }))
-        })
-        .collect();
-    let dict: ArrayRef = Arc::new(StringArray::from(entries));
-    DictionaryArray::try_new(Int32Array::from(keys), dict).expect("keys index the dictionary")
+        };
+        self.keys.push(key);
+    }
+
+    /// Appends a null row (its key, 0, is never read).
+    pub fn push_null(&mut self) {
+        self.keys.push(0);
+    }
+
+    /// The keys and the entries.
+    pub fn finish(self) -> (Vec<i32>, Vec<&'a str>) {
+        (self.keys, self.entries)
+    }
+
+    /// The column as [`Values::Dict`].
+    pub fn into_values(self) -> Values {
+        Values::Dict {
+            keys: self.keys,
+            entries: self.entries.into_iter().map(str::to_string).collect(),
+        }
+    }
+}
+
+/// The dictionary array of `keys` into `entries` (`valid[i] == false`: row `i` is null).
+fn dictionary_array<S: AsRef<str>>(
+    keys: Vec<i32>,
+    entries: &[S],
+    valid: Option<&[bool]>,
+) -> DictionaryArray<Int32Type> {
+    let keys = match valid {
+        None => Int32Array::from(keys),
+        Some(m) => Int32Array::from(
+            keys.into_iter()
+                .zip(m)
+                .map(|(k, &ok)| ok.then_some(k))
+                .collect::<Vec<_>>(),
+        ),
+    };
+    let dict: ArrayRef = Arc::new(StringArray::from_iter_values(entries.iter()));
+    DictionaryArray::try_new(keys, dict).expect("keys index the dictionary")
 }
 
 /// Why columns could not be written.
@@ -236,6 +332,17 @@ pub fn num_rows(columns: &[Column]) -> Result<usize, Error> {
 /// appearance, a column missing from a table null on its rows (pyarrow's
 /// `concat_tables(promote_options="default")`). A column of two types is an error.
 pub fn concat_promoted(tables: Vec<Vec<Column>>) -> Result<Vec<Column>, Error> {
+    let tables: Vec<Vec<Column>> = tables
+        .into_iter()
+        .map(|t| {
+            t.into_iter()
+                .map(|c| Column {
+                    values: c.values.into_plain(),
+                    ..c
+                })
+                .collect()
+        })
+        .collect();
     let mut rows = Vec::with_capacity(tables.len());
     for t in &tables {
         rows.push(num_rows(t)?);
@@ -310,7 +417,12 @@ fn properties() -> WriterProperties {
 
 /// The Parquet file of `columns`, in memory.
 pub fn parquet_bytes(columns: &[Column]) -> Result<Vec<u8>, Error> {
-    let rows = num_rows(columns)?;
+    parquet_bytes_of(columns.to_vec())
+}
+
+/// The Parquet file of `columns`, in memory, taking the columns (no copy of their values).
+pub fn parquet_bytes_of(columns: Vec<Column>) -> Result<Vec<u8>, Error> {
+    let rows = num_rows(&columns)?;
     let fields: Vec<Field> = columns
         .iter()
         .map(|c| {
@@ -320,7 +432,7 @@ pub fn parquet_bytes(columns: &[Column]) -> Result<Vec<u8>, Error> {
                 Values::U32(_) => DataType::UInt32,
                 Values::I32(_) => DataType::Int32,
                 Values::I64(_) => DataType::Int64,
-                Values::Str(_) => {
+                Values::Str(_) | Values::Dict { .. } => {
                     DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
                 }
             };
@@ -328,7 +440,7 @@ pub fn parquet_bytes(columns: &[Column]) -> Result<Vec<u8>, Error> {
         })
         .collect();
     let schema = Arc::new(Schema::new(fields));
-    let arrays: Vec<ArrayRef> = columns.iter().map(Column::to_array).collect();
+    let arrays: Vec<ArrayRef> = columns.into_iter().map(Column::into_array).collect();
     let batch = RecordBatch::try_new_with_options(
         schema.clone(),
         arrays,
@@ -349,8 +461,8 @@ pub fn parquet_bytes(columns: &[Column]) -> Result<Vec<u8>, Error> {
 
 /// Writes `columns` to a Parquet file at `path` (created or truncated; the caller makes the
 /// write atomic and durable: results.py writes into a staging directory and fsyncs).
-pub fn write_parquet(path: &Path, columns: &[Column]) -> Result<(), Error> {
-    let bytes = parquet_bytes(columns)?;
+pub fn write_parquet(path: &Path, columns: Vec<Column>) -> Result<(), Error> {
+    let bytes = parquet_bytes_of(columns)?;
     std::fs::write(path, bytes).map_err(Error::Io)
 }
 
@@ -437,6 +549,69 @@ mod tests {
             parquet_bytes(&sample()).unwrap(),
             parquet_bytes(&sample()).unwrap()
         );
+    }
+
+    #[test]
+    fn dictionary_keys_give_the_bytes_of_the_strings() {
+        let rows = ["cubic", "bbr", "cubic", "reno", "bbr"];
+        let mut dict = DictBuilder::with_capacity(rows.len());
+        for r in rows {
+            dict.push(r);
+        }
+        let as_dict = dict.into_values();
+        assert_eq!(
+            as_dict,
+            Values::Dict {
+                keys: vec![0, 1, 0, 2, 1],
+                entries: vec!["cubic".into(), "bbr".into(), "reno".into()],
+            }
+        );
+        let a = parquet_bytes(&[Column::new("cc", strings(&rows))]).unwrap();
+        let b = parquet_bytes(&[Column::new("cc", as_dict)]).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn equal_strings_at_different_addresses_share_an_entry() {
+        let owned = String::from("open");
+        let mut dict = DictBuilder::default();
+        dict.push("open");
+        dict.push(owned.as_str());
+        dict.push("loss");
+        dict.push(owned.as_str());
+        let (keys, entries) = dict.finish();
+        assert_eq!(keys, [0, 0, 1, 0]);
+        assert_eq!(entries, ["open", "loss"]);
+    }
+
+    #[test]
+    fn null_rows_stay_out_of_the_dictionary() {
+        let mut with_nulls = Column::new("mode", strings(&["x", "skip", "y"]));
+        with_nulls.valid = Some(vec![true, false, true]);
+        let mut dict = DictBuilder::default();
+        dict.push("x");
+        dict.push_null();
+        dict.push("y");
+        let mut as_dict = Column::new("mode", dict.into_values());
+        as_dict.valid = Some(vec![true, false, true]);
+        let a = parquet_bytes(&[with_nulls]).unwrap();
+        assert_eq!(a, parquet_bytes(&[as_dict]).unwrap());
+        let batch = read(a);
+        let mode = batch.column(0).as_dictionary::<Int32Type>();
+        let dict: Vec<&str> = mode.values().as_string::<i32>().iter().flatten().collect();
+        assert_eq!(dict, ["x", "y"]);
+        assert!(mode.is_null(1));
+    }
+
+    #[test]
+    fn concat_takes_dictionary_columns_as_strings() {
+        let mut d = DictBuilder::default();
+        d.push("b");
+        d.push("a");
+        let a = vec![Column::new("mode", d.into_values())];
+        let b = vec![Column::new("mode", strings(&["a", "c"]))];
+        let t = concat_promoted(vec![a, b]).unwrap();
+        assert_eq!(t[0].values, strings(&["b", "a", "a", "c"]));
     }
 
     #[test]
