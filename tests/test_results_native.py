@@ -9,6 +9,7 @@ engine's own tables must give the bytes the Python-side columns give.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rove
 from rove import _core, results
@@ -319,3 +322,47 @@ def test_cli_run_imports_no_numpy_pandas_or_pyarrow(tmp_path):
     assert done.stdout.split() == ["status", "0", "heavy", "-"], done.stdout + done.stderr
     for f in ("summary.json", "timeseries.parquet", "queue.parquet", "features.parquet"):
         assert (tmp_path / "out" / f).is_file(), f
+
+
+# --------------------------------------------------------------------------------------------
+# summary.json's text, made in Rust (crates/results summary.rs) as Python's json.dumps makes it
+
+def _committed_scenarios() -> list[Path]:
+    return sorted(p for p in (ROOT / "scenarios").rglob("*.toml") if "sweeps" not in p.parts)
+
+
+@pytest.mark.parametrize("scenario", _committed_scenarios(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_summary_text_from_rust_is_pythons(scenario):
+    sim = _core.Simulation(scenario.read_text(), str(scenario), str(scenario.parent),
+                           [("duration", '"5s"')], None)
+    engine = sim.finish_run()["summary_json"]
+    for wall_s in (0.0, 0.1234565, 3.000000499, 1234.5678901):
+        python = results.summary_text(results.summary_with_wall(engine, wall_s))
+        assert _core.summary_text(engine, wall_s) == python
+
+
+def test_summary_text_keeps_names_with_quotes_escapes_and_unicode(tmp_path):
+    text = SCENARIO.replace('"single"', '"a \\"q\\" \\\\ é\\u0001\\t"')
+    sim = _core.Simulation(text, "<s>", str(tmp_path), [], None)
+    engine = sim.finish_run()["summary_json"]
+    rust = _core.summary_text(engine, 0.5)
+    assert rust == results.summary_text(results.summary_with_wall(engine, 0.5))
+    assert '"a \\"q\\" \\\\ é\\u0001\\t"' in rust
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner,
+                                                                 max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.dictionaries(st.sampled_from(["scenario", "seed", "flows", "x", "wall_s"]),
+                            _json_values, max_size=5),
+       wall_s=st.floats(0, 1e6))
+def test_summary_text_lays_out_any_summary_as_json_dumps(body, wall_s):
+    engine = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    python = results.summary_text(results.summary_with_wall(engine, wall_s))
+    assert _core.summary_text(engine, wall_s) == python

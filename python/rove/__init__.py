@@ -37,7 +37,6 @@ from .results import (
     ResultsError,
     RunResult,
     read_results,
-    summary_with_wall,
     write_results,
 )
 
@@ -282,14 +281,16 @@ def _scenario_name(source: str) -> str:
 
 def _result_from_sim(sim, ended: Mapping[str, Any], wall_s: float, out, files=None) -> RunResult:
     """The :class:`RunResult` of the finished run ``sim`` (``ended``: its ``finish_run()``), its
-    results directory written first when ``out`` is given. The tables stay in the engine
-    (:class:`rove.results.NativeTable`): Rust writes their files, and they reach Python only
-    when the result's tables are asked for, so neither writing nor returning them imports numpy
-    or pyarrow."""
-    summary = summary_with_wall(ended["summary_json"], wall_s)
+    results directory written first when ``out`` is given. Every file's contents are made in
+    Rust: ``summary.json``'s text (``_core.summary_text``, which the summary dict is read back
+    from) and the tables, which stay in the engine (:class:`rove.results.NativeTable`) and
+    reach Python only when the result's tables are asked for, so neither writing nor returning
+    them imports numpy or pyarrow."""
+    text = _core.summary_text(ended["summary_json"], wall_s)   # summary.json, made in Rust
+    summary = _json.loads(text)
     tables = NativeTable.of_run(sim)
     ts, q = tables.pop(TIMESERIES_FILE), tables.pop(QUEUE_FILE)
-    written = (write_results(out, summary, ts, q, extra=tables, files=files)
+    written = (write_results(out, text, ts, q, extra=tables, files=files)
                if out is not None else None)
     return RunResult(summary, ts, q, out=written, features_table=tables.get(FEATURES_FILE),
                      radio_table=tables.get(RADIO_FILE))

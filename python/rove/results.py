@@ -456,8 +456,14 @@ def summary_with_wall(summary_json: str, wall_s: float) -> dict:
     return out
 
 
-def summary_text(summary: dict) -> str:
-    """``summary.json``'s exact text: the given key order, 2-space indent, trailing newline."""
+def summary_text(summary: dict | str) -> str:
+    """``summary.json``'s exact text: the given key order, 2-space indent, trailing newline.
+
+    A simulator run's text comes from Rust (``rove._core.summary_text(summary_json, wall_s)``,
+    crates/results summary.rs), byte for byte what this function writes for
+    ``summary_with_wall(summary_json, wall_s)``; given as a string, it is taken as it is."""
+    if isinstance(summary, str):
+        return summary
     return json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -529,7 +535,7 @@ def _as_raw(table: "pa.Table | RawTable | NativeTable") -> "RawTable | NativeTab
     return table if isinstance(table, _LAZY_TABLES) else table_to_raw(table)
 
 
-def write_results(out: str | os.PathLike, summary: dict,
+def write_results(out: str | os.PathLike, summary: dict | str,
                   timeseries: "pa.Table | RawTable | NativeTable",
                   queue: "pa.Table | RawTable | NativeTable",
                   extra: Mapping[str, "pa.Table | RawTable | NativeTable"] | None = None,
@@ -542,7 +548,9 @@ def write_results(out: str | os.PathLike, summary: dict,
     the machine itself could leave a directory whose files are not on disk yet. Sweeps write
     their points so and check each point's files when they resume (:func:`is_whole`).
 
-    The tables are :class:`NativeTable` (a simulator run's, still in the engine),
+    ``summary`` is the summary (a dict), or ``summary.json``'s text as Rust made it for a
+    simulator run (:func:`summary_text`). The tables are :class:`NativeTable` (a simulator
+    run's, still in the engine),
     :class:`RawTable` (columns) or Arrow tables of the results schema (:func:`table_to_raw`);
     either way the Parquet files are written from Rust.
     ``extra`` maps further Parquet file names to tables (``features.parquet``, written when a
@@ -578,7 +586,7 @@ def write_results(out: str | os.PathLike, summary: dict,
     return out
 
 
-def _write_into(tmp: Path, out: Path, parent: Path, summary: dict,
+def _write_into(tmp: Path, out: Path, parent: Path, summary: dict | str,
                 tables: Mapping[str, "RawTable | NativeTable"], files: Mapping[str, Path],
                 durable: bool = True) -> None:
     """Fill the staging directory ``tmp`` and rename it to ``out`` (the previous ``out``, if

@@ -404,21 +404,21 @@ def _one_line(e: BaseException) -> str:
 
 
 def _simulate(text: str, source: str, base_dir: str, overrides, seed: int):
-    """Run a scenario given as text; return ``(summary, tables)``, the tables by file name as
-    :class:`rove.results.NativeTable` (still in the engine, written from Rust; every file
-    ``rove run`` writes for the scenario)."""
+    """Run a scenario given as text; return ``(summary, tables)``: ``summary.json``'s text and
+    the tables by file name as :class:`rove.results.NativeTable` (still in the engine), every
+    file ``rove run`` writes for the scenario, all made in Rust."""
     from . import _core, _overrides, drive
-    from .results import NativeTable, summary_with_wall
+    from .results import NativeTable
 
     t0 = time.perf_counter()
     sim = _core.Simulation(text, source, base_dir, _overrides(overrides), seed)
     drive(sim)
     ended = sim.finish_run()
-    summary = summary_with_wall(ended["summary_json"], time.perf_counter() - t0)
+    summary = _core.summary_text(ended["summary_json"], time.perf_counter() - t0)
     return summary, NativeTable.of_run(sim)
 
 
-def _write_point(out, summary: dict, tables: Mapping[str, Any]) -> None:
+def _write_point(out, summary: str, tables: Mapping[str, Any]) -> None:
     """A point's results directory (atomic, without fsync: see :func:`_is_done`)."""
     from .results import QUEUE_FILE, TIMESERIES_FILE, write_results
 

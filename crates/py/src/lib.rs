@@ -191,7 +191,10 @@ impl Simulation {
         let d = self.finish_run(py)?;
         let world = &self.world;
         for table in [Table::Timeseries, Table::Queue] {
-            d.set_item(table.name(), tables::to_python(py, tables::columns(world, table).map_err(results_err)?)?)?;
+            d.set_item(
+                table.name(),
+                tables::to_python(py, tables::columns(world, table).map_err(results_err)?)?,
+            )?;
         }
         let features = PyList::empty(py);
         for mut part in tables::parts(world, Table::Features) {
@@ -251,7 +254,7 @@ impl Simulation {
         let table = self.table(name)?;
         let columns = tables::columns(&self.world, table).map_err(results_err)?;
         let rows = rove_results::num_rows(&columns).map_err(results_err)?;
-        py.allow_threads(|| rove_results::write_parquet(Path::new(path), columns))
+        py.allow_threads(|| rove_results::write_parquet(Path::new(path), &columns))
             .map_err(|e| match e {
                 rove_results::Error::Io(e) => e.into(),
                 e => results_err(e),

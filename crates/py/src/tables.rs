@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use rove_results::{concat_promoted, Column, DictBuilder, Values};
 use rove_world::World;
+use std::borrow::Cow;
 
 /// One of the run's tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +30,12 @@ pub enum Table {
 }
 
 impl Table {
-    pub const ALL: [Table; 4] = [Table::Timeseries, Table::Queue, Table::Features, Table::Radio];
+    pub const ALL: [Table; 4] = [
+        Table::Timeseries,
+        Table::Queue,
+        Table::Features,
+        Table::Radio,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -49,14 +55,19 @@ impl Table {
     pub fn present(self, world: &World) -> bool {
         match self {
             Table::Timeseries | Table::Queue => true,
-            Table::Features => world.controllers.iter().flatten().any(|c| c.features().is_some()),
+            Table::Features => world
+                .controllers
+                .iter()
+                .flatten()
+                .any(|c| c.features().is_some()),
             Table::Radio => world.links.iter().any(|l| l.radio().is_some()),
         }
     }
 }
 
-/// The table's columns in file order (several parts for the features: one per recorder).
-pub fn parts(world: &World, table: Table) -> Vec<Vec<Column>> {
+/// The table's columns in file order (several parts for the features: one per recorder); the
+/// numeric ones borrow the recorder's.
+pub fn parts(world: &World, table: Table) -> Vec<Vec<Column<'_>>> {
     match table {
         Table::Timeseries => vec![timeseries(world)],
         Table::Queue => vec![queue(world)],
@@ -67,7 +78,7 @@ pub fn parts(world: &World, table: Table) -> Vec<Vec<Column>> {
 
 /// The table as one list of columns (the features' parts concatenated, a column missing from
 /// a part null on its rows, as pyarrow's `concat_tables(promote_options="default")`).
-pub fn columns(world: &World, table: Table) -> Result<Vec<Column>, rove_results::Error> {
+pub fn columns(world: &World, table: Table) -> Result<Vec<Column<'_>>, rove_results::Error> {
     let mut parts = parts(world, table);
     if parts.len() == 1 {
         return Ok(parts.pop().unwrap_or_default());
@@ -75,21 +86,24 @@ pub fn columns(world: &World, table: Table) -> Result<Vec<Column>, rove_results:
     concat_promoted(parts)
 }
 
-fn col(name: &str, values: Values) -> Column {
+fn col<'a>(name: &str, values: Values<'a>) -> Column<'a> {
     Column::new(name, values)
 }
 
-/// Names by index: row `i` holds `names[index[i]]`. Several indices may name the same string
-/// (the radio's station of two links); they share one dictionary entry.
-fn names_by_index<'a>(index: impl ExactSizeIterator<Item = usize>, names: &[&'a str]) -> Values {
-    let mut dict = DictBuilder::with_capacity(index.len());
-    for i in index {
-        dict.push(names[i]);
+/// Names by index: row `i` holds `names[index[i]]`, written as dictionary keys (the file's
+/// dictionary is built from the rows, so names that never appear cost nothing).
+fn names_by_index(index: impl ExactSizeIterator<Item = usize>, names: &[&str]) -> Values<'static> {
+    Values::Dict {
+        keys: index.map(|i| i as i32).collect::<Vec<_>>().into(),
+        entries: names
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .into(),
     }
-    dict.into_values()
 }
 
-fn strs<'a>(rows: impl ExactSizeIterator<Item = &'a str>) -> Values {
+fn strs<'a>(rows: impl ExactSizeIterator<Item = &'a str>) -> Values<'static> {
     let mut dict = DictBuilder::with_capacity(rows.len());
     for s in rows {
         dict.push(s);
@@ -97,113 +111,177 @@ fn strs<'a>(rows: impl ExactSizeIterator<Item = &'a str>) -> Values {
     dict.into_values()
 }
 
-fn timeseries(world: &World) -> Vec<Column> {
+fn timeseries(world: &World) -> Vec<Column<'_>> {
     let s = &world.recorder.flows;
     // `flow` indexes the scenario's flows (single-path and multipath alike).
-    let flow_names: Vec<&str> = world.scenario.flows.iter().map(|f| f.name.as_str()).collect();
+    let flow_names: Vec<&str> = world
+        .scenario
+        .flows
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
     let mut out = vec![
-        col("time_s", Values::F64(s.time_s.clone())),
+        col("time_s", Values::F64(Cow::Borrowed(&s.time_s))),
         col(
             "flow",
             names_by_index(s.flow.iter().map(|&i| i as usize), &flow_names),
         ),
         // The algorithm live at each sample (an action or a controller may switch it).
         col("cc", strs(s.cc.iter().copied())),
-        col("cwnd_pkts", Values::U32(s.cwnd_pkts.clone())),
-        col("ssthresh_pkts", Values::U32(s.ssthresh_pkts.clone())),
-        col("inflight_pkts", Values::U32(s.inflight_pkts.clone())),
-        col("pacing_rate_bps", Values::F64(s.pacing_rate_bps.clone())),
-        col("srtt_ms", Values::F64(s.srtt_ms.clone())),
-        col("min_rtt_ms", Values::F64(s.min_rtt_ms.clone())),
-        col("delivery_rate_bps", Values::F64(s.delivery_rate_bps.clone())),
-        col("bytes_acked", Values::U64(s.bytes_acked.clone())),
-        col("bytes_delivered", Values::U64(s.bytes_delivered.clone())),
-        col("bytes_received", Values::U64(s.bytes_received.clone())),
-        col("retrans_segs", Values::U64(s.retrans_segs.clone())),
+        col("cwnd_pkts", Values::U32(Cow::Borrowed(&s.cwnd_pkts))),
+        col(
+            "ssthresh_pkts",
+            Values::U32(Cow::Borrowed(&s.ssthresh_pkts)),
+        ),
+        col(
+            "inflight_pkts",
+            Values::U32(Cow::Borrowed(&s.inflight_pkts)),
+        ),
+        col(
+            "pacing_rate_bps",
+            Values::F64(Cow::Borrowed(&s.pacing_rate_bps)),
+        ),
+        col("srtt_ms", Values::F64(Cow::Borrowed(&s.srtt_ms))),
+        col("min_rtt_ms", Values::F64(Cow::Borrowed(&s.min_rtt_ms))),
+        col(
+            "delivery_rate_bps",
+            Values::F64(Cow::Borrowed(&s.delivery_rate_bps)),
+        ),
+        col("bytes_acked", Values::U64(Cow::Borrowed(&s.bytes_acked))),
+        col(
+            "bytes_delivered",
+            Values::U64(Cow::Borrowed(&s.bytes_delivered)),
+        ),
+        col(
+            "bytes_received",
+            Values::U64(Cow::Borrowed(&s.bytes_received)),
+        ),
+        col("retrans_segs", Values::U64(Cow::Borrowed(&s.retrans_segs))),
         col("ca_state", strs(s.ca_state.iter().copied())),
         col("cc_state", strs(s.cc_state.iter().copied())),
-        col("subflow", Values::I32(s.subflow.clone())),
-        col("ofo_bytes", Values::U64(s.ofo_bytes.clone())),
+        col("subflow", Values::I32(Cow::Borrowed(&s.subflow))),
+        col("ofo_bytes", Values::U64(Cow::Borrowed(&s.ofo_bytes))),
     ];
     // Algorithm-specific columns (a multipath flow's coupling, ...) follow the schema's.
     for (name, values) in &s.extra {
-        out.push(col(name, Values::F64(values.clone())));
+        out.push(col(name, Values::F64(Cow::Borrowed(values))));
     }
     out
 }
 
-fn queue(world: &World) -> Vec<Column> {
+fn queue(world: &World) -> Vec<Column<'_>> {
     let s = &world.recorder.links;
     let link_names: Vec<&str> = world.links.iter().map(|l| l.name()).collect();
     vec![
-        col("time_s", Values::F64(s.time_s.clone())),
+        col("time_s", Values::F64(Cow::Borrowed(&s.time_s))),
         col(
             "link",
             names_by_index(s.link.iter().map(|&i| i as usize), &link_names),
         ),
-        col("backlog_bytes", Values::U64(s.backlog_bytes.clone())),
-        col("backlog_pkts", Values::U32(s.backlog_pkts.clone())),
-        col("drops", Values::U64(s.drops.clone())),
-        col("queue_drops", Values::U64(s.queue_drops.clone())),
-        col("loss_drops", Values::U64(s.loss_drops.clone())),
-        col("departed_bytes", Values::U64(s.departed_bytes.clone())),
-        col("capacity_bytes", Values::F64(s.capacity_bytes.clone())),
+        col(
+            "backlog_bytes",
+            Values::U64(Cow::Borrowed(&s.backlog_bytes)),
+        ),
+        col("backlog_pkts", Values::U32(Cow::Borrowed(&s.backlog_pkts))),
+        col("drops", Values::U64(Cow::Borrowed(&s.drops))),
+        col("queue_drops", Values::U64(Cow::Borrowed(&s.queue_drops))),
+        col("loss_drops", Values::U64(Cow::Borrowed(&s.loss_drops))),
+        col(
+            "departed_bytes",
+            Values::U64(Cow::Borrowed(&s.departed_bytes)),
+        ),
+        col(
+            "capacity_bytes",
+            Values::F64(Cow::Borrowed(&s.capacity_bytes)),
+        ),
         // The packets that left the queue between samples i-1 and i.
-        col("sojourn_count", Values::U64(s.sojourn_count.clone())),
-        col("sojourn_mean_ms", Values::F64(s.sojourn_mean_ms.clone())),
-        col("sojourn_max_ms", Values::F64(s.sojourn_max_ms.clone())),
+        col(
+            "sojourn_count",
+            Values::U64(Cow::Borrowed(&s.sojourn_count)),
+        ),
+        col(
+            "sojourn_mean_ms",
+            Values::F64(Cow::Borrowed(&s.sojourn_mean_ms)),
+        ),
+        col(
+            "sojourn_max_ms",
+            Values::F64(Cow::Borrowed(&s.sojourn_max_ms)),
+        ),
     ]
 }
 
 /// One part per feature-recording controller, each with a `controller` column last (the
 /// recorder's index among them).
-fn features(world: &World) -> Vec<Vec<Column>> {
-    let flow_names: Vec<&str> = world.scenario.flows.iter().map(|f| f.name.as_str()).collect();
-    let logs = world.controllers.iter().flatten().filter_map(|c| c.features());
+fn features(world: &World) -> Vec<Vec<Column<'_>>> {
+    let flow_names: Vec<&str> = world
+        .scenario
+        .flows
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    let logs = world
+        .controllers
+        .iter()
+        .flatten()
+        .filter_map(|c| c.features());
     logs.enumerate()
         .map(|(k, log)| {
             let mut part = vec![
-                col("time_s", Values::F64(log.time_s.clone())),
+                col("time_s", Values::F64(Cow::Borrowed(&log.time_s))),
                 col(
                     "flow",
                     names_by_index(log.flow.iter().map(|&i| i as usize), &flow_names),
                 ),
-                col("subflow", Values::I32(log.subflow.clone())),
+                col("subflow", Values::I32(Cow::Borrowed(&log.subflow))),
                 col("cc", strs(log.cc.iter().copied())),
                 col("mode", strs(log.mode.iter().copied())),
             ];
             for (name, values) in log.names.iter().zip(&log.values) {
-                part.push(col(name, Values::F64(values.clone())));
+                part.push(col(name, Values::F64(Cow::Borrowed(values))));
             }
-            part.push(col("controller", Values::I32(vec![k as i32; log.time_s.len()])));
+            part.push(col(
+                "controller",
+                Values::I32(vec![k as i32; log.time_s.len()].into()),
+            ));
             part
         })
         .collect()
 }
 
 /// The radio cells' counters (crates/sim link/wifi/counters.rs `RadioSeries`).
-fn radio(world: &World) -> Vec<Column> {
+fn radio(world: &World) -> Vec<Column<'_>> {
     let s = &world.recorder.radio;
     // Names from indices: the link's ports, the station of a port pair its even port, "down"
     // for an even port and "up" for an odd one.
     let ports: Vec<Vec<String>> = world.links.iter().map(|l| l.port_names()).collect();
-    let rows = || s.link.iter().zip(&s.port).map(|(&l, &p)| (l as usize, usize::from(p)));
+    let rows = || {
+        s.link
+            .iter()
+            .zip(&s.port)
+            .map(|(&l, &p)| (l as usize, usize::from(p)))
+    };
     let link_names: Vec<&str> = world.links.iter().map(|l| l.name()).collect();
     let mut out = vec![
-        col("time_s", Values::F64(s.time_s.clone())),
+        col("time_s", Values::F64(Cow::Borrowed(&s.time_s))),
         col(
             "link",
             names_by_index(s.link.iter().map(|&l| l as usize), &link_names),
         ),
         col("port", strs(rows().map(|(l, p)| ports[l][p].as_str()))),
-        col("station", strs(rows().map(|(l, p)| ports[l][p & !1].as_str()))),
+        col(
+            "station",
+            strs(rows().map(|(l, p)| ports[l][p & !1].as_str())),
+        ),
         col(
             "direction",
             strs(rows().map(|(_, p)| if p % 2 == 1 { "up" } else { "down" })),
         ),
         col("ac", strs(s.ac_names().collect::<Vec<_>>().into_iter())),
-        col("backlog_bytes", Values::U64(s.backlog_bytes.clone())),
-        col("qlen", Values::U32(s.qlen.clone())),
+        col(
+            "backlog_bytes",
+            Values::U64(Cow::Borrowed(&s.backlog_bytes)),
+        ),
+        col("qlen", Values::U32(Cow::Borrowed(&s.qlen))),
     ];
     for (name, values) in [
         ("overflow_drops", &s.overflow_drops),
@@ -217,7 +295,7 @@ fn radio(world: &World) -> Vec<Column> {
         ("phy_errors", &s.phy_errors),
         ("internal_collisions", &s.internal_collisions),
     ] {
-        out.push(col(name, Values::U64(values.clone())));
+        out.push(col(name, Values::U64(Cow::Borrowed(values))));
     }
     for (name, values) in [
         ("tx_bitrate_bps", &s.tx_bitrate_bps),
@@ -226,23 +304,23 @@ fn radio(world: &World) -> Vec<Column> {
         ("survey_tx_ms", &s.survey_tx_ms),
         ("survey_rx_ms", &s.survey_rx_ms),
     ] {
-        out.push(col(name, Values::F64(values.clone())));
+        out.push(col(name, Values::F64(Cow::Borrowed(values))));
     }
     out
 }
 
 /// Columns as the Python contract has them: a dict of name -> `list[str]` or
 /// `(dtype, bytes)` (little-endian values).
-pub fn to_python<'py>(py: Python<'py>, columns: Vec<Column>) -> PyResult<Bound<'py, PyDict>> {
+pub fn to_python<'py>(py: Python<'py>, columns: Vec<Column<'_>>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for c in columns {
-        match c.values {
-            Values::F64(v) => d.set_item(c.name, numeric(py, "<f8", &v, f64::to_le_bytes))?,
-            Values::U64(v) => d.set_item(c.name, numeric(py, "<u8", &v, u64::to_le_bytes))?,
-            Values::U32(v) => d.set_item(c.name, numeric(py, "<u4", &v, u32::to_le_bytes))?,
-            Values::I32(v) => d.set_item(c.name, numeric(py, "<i4", &v, i32::to_le_bytes))?,
-            Values::I64(v) => d.set_item(c.name, numeric(py, "<i8", &v, i64::to_le_bytes))?,
-            Values::Str(v) => d.set_item(c.name, PyList::new(py, v)?)?,
+        match &c.values {
+            Values::F64(v) => d.set_item(c.name, numeric(py, "<f8", v, f64::to_le_bytes))?,
+            Values::U64(v) => d.set_item(c.name, numeric(py, "<u8", v, u64::to_le_bytes))?,
+            Values::U32(v) => d.set_item(c.name, numeric(py, "<u4", v, u32::to_le_bytes))?,
+            Values::I32(v) => d.set_item(c.name, numeric(py, "<i4", v, i32::to_le_bytes))?,
+            Values::I64(v) => d.set_item(c.name, numeric(py, "<i8", v, i64::to_le_bytes))?,
+            Values::Str(v) => d.set_item(c.name, PyList::new(py, v.iter())?)?,
             Values::Dict { keys, entries } => {
                 let rows = keys.iter().map(|&k| entries[k as usize].as_str());
                 d.set_item(c.name, PyList::new(py, rows)?)?

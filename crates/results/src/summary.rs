@@ -40,7 +40,9 @@ pub fn summary_text(engine_json: &str, wall_s: f64) -> Result<String, Error> {
         return Err(parser.error("text after the summary"));
     }
     let Json::Object(entries) = value else {
-        return Err(Error::Columns("the engine's summary is not a JSON object".into()));
+        return Err(Error::Columns(
+            "the engine's summary is not a JSON object".into(),
+        ));
     };
     let wall = Json::Atom(python_float(round6(wall_s)).into());
     let mut top: Vec<(&str, Json)> = Vec::with_capacity(entries.len() + 1);
@@ -202,7 +204,10 @@ impl<'a> Parser<'a> {
     fn number(&mut self) -> Result<Json<'a>, Error> {
         let from = self.at;
         while self.at < self.text.len()
-            && matches!(self.text[self.at], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+            && matches!(
+                self.text[self.at],
+                b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+            )
         {
             self.at += 1;
         }
@@ -235,7 +240,11 @@ pub fn python_float(x: f64) -> String {
             out.push('.');
             out.push_str(&digits[1..]);
         }
-        out.push_str(&format!("e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()));
+        out.push_str(&format!(
+            "e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        ));
     } else if decpt <= 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-decpt) as usize));
@@ -350,7 +359,14 @@ mod tests {
 
     #[test]
     fn bad_json_is_an_error_not_a_panic() {
-        for bad in ["", "[1]", "{\"a\":}", "{\"a\":1", "{\"a\":1} x", "{\"a\":tru}"] {
+        for bad in [
+            "",
+            "[1]",
+            "{\"a\":}",
+            "{\"a\":1",
+            "{\"a\":1} x",
+            "{\"a\":tru}",
+        ] {
             assert!(summary_text(bad, 0.0).is_err(), "{bad:?}");
         }
     }
