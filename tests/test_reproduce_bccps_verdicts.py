@@ -15,7 +15,7 @@ from rove.reproduce.bccps.throughput import analyse_delay, analyse_loss, analyse
 from rove.reproduce.bccps.transfers import analyse_file_size, analyse_mouse, analyse_wifi_lte
 from rove.reproduce.runner import DEFAULT_SETTING, SeriesRun
 from rove.reproduce.study import Context
-from rove.reproduce.verdicts import FAILS, HOLDS, NOT_AVAILABLE, NOT_MEASURED, PARTLY
+from rove.reproduce.verdicts import FAILS, HOLDS, NOT_AVAILABLE, PARTLY
 
 SERIES = {s.key: s for s in (common.BCCPS, common.MPBBR_LRF, common.MPBBR_RR, common.LIA_LRF,
                              common.BALIA_LRF, common.BLEST_LIA, common.BBR_LRF, study.DET_S1S2,

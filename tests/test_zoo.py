@@ -8,7 +8,7 @@ from rove.sweeps import check_points, expand_points, load_sweep
 
 # On one path the coupled multipath algorithms are Reno-like (MPTCP-BBR: BBR) by construction
 # (their coupling needs subflows); the zoo compares the single-path ones.
-COUPLED = {"lia", "olia", "balia", "wvegas", "mpbbr"}
+COUPLED = {"lia", "olia", "balia", "wvegas", "mpbbr", "olia_sbd", "sscc"}
 
 
 def _zoo(repo):

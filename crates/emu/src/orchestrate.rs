@@ -218,7 +218,10 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             let key = if m.detector != "auto" {
                 "detector".to_string()
             } else {
-                format!("detector_params.{}", m.detector_params.keys().next().unwrap())
+                format!(
+                    "detector_params.{}",
+                    m.detector_params.keys().next().unwrap()
+                )
             };
             return Err(RunError::Usage(format!(
                 "{source}: flows[{i}] ({}).{key}: the kernel backend runs no shared-bottleneck detector; remove the key or run on the simulator",
@@ -961,7 +964,8 @@ mod tests {
         );
         let e = load(&format!("{MP}detector = \"dwc\"\n")).unwrap_err();
         assert!(
-            e.message().contains("flows[1] (mp).detector: the kernel backend runs no"),
+            e.message()
+                .contains("flows[1] (mp).detector: the kernel backend runs no"),
             "{}",
             e.message()
         );

@@ -3,7 +3,7 @@
 //! documentation).
 
 use crate::data_sender::DataSender;
-use crate::detect::AckObservation;
+use crate::detect::{AckObservation, SegmentObservation};
 use crate::detection::Detection;
 use crate::reorder::ReorderBuffer;
 use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo, MAX_QUEUED_SEGS};
@@ -138,20 +138,22 @@ impl Connection {
     }
 
     /// Detection's part of an event of subflow `sub`: the ACK's observation (`rtt_samples`
-    /// before the event, to tell whether it carried an RTT sample), a loss event if one began
-    /// (`loss_events` before), then the periodic consultation and regrouping.
-    fn detect(&mut self, sub: usize, ack: Option<u64>, loss_events: u64, now: Nanos) {
+    /// before the event, to tell whether it carried an RTT sample, and when the ACK left the
+    /// receiver), a loss event if one began (`loss_events` before), then the periodic
+    /// consultation and regrouping.
+    fn detect(&mut self, sub: usize, ack: Option<(u64, Nanos)>, loss_events: u64, now: Nanos) {
         let Some(d) = &mut self.detection else {
             return;
         };
         let sf = &self.subflows[sub];
-        if let Some(samples_before) = ack {
+        if let Some((samples_before, sent_at)) = ack {
             let tp = &sf.sender.tp;
             let rtt_us = (sf.sender.stats.rtt.count() > samples_before)
                 .then(|| sf.sender.stats.last_rtt_sample.map(|(_, rtt)| rtt / 1000))
                 .flatten();
             let obs = AckObservation {
                 now,
+                sent_at,
                 rtt_us,
                 srtt_us: tp.srtt_us,
                 model: sf.sender.cc.path_model(tp),
@@ -226,6 +228,16 @@ impl Connection {
         match direction {
             Direction::Data => {
                 if p.kind == Kind::Segment {
+                    if let Some(d) = &mut self.detection {
+                        // A receiver-side detector's sample: the segment's send time is the
+                        // sender's timestamp (MPTCP-SSCC's timestamp option).
+                        let obs = SegmentObservation {
+                            now,
+                            owd_ns: now as i64 - p.sent_at as i64,
+                            sender_lost_pkts: self.subflows[sub].sender.tp.lost,
+                        };
+                        d.detector_mut().on_segment(sub, &obs);
+                    }
                     let delivered = self.reorder.on_segment(p.dsn, p.payload_bytes, now);
                     for dsn in delivered {
                         if let Some(t) = self.data.first_tx(dsn) {
@@ -275,7 +287,7 @@ impl Connection {
                 if sf.potentially_failed && sf.sender.rto_expirations() == 0 {
                     sf.potentially_failed = false; // new data acknowledged: the path works again
                 }
-                self.detect(sub, Some(rtt_samples), loss_events, now);
+                self.detect(sub, Some((rtt_samples, p.sent_at)), loss_events, now);
                 if sub == 0 && !self.joined && self.subflows[0].sender.is_established() {
                     // MP_JOIN: the other subflows open once the first is established.
                     self.joined = true;

@@ -199,7 +199,11 @@ mod tests {
         assert_eq!(d.next_eval, 130 * MS);
         d.detector = Box::new(Scripted(vec![2, 2]));
         assert!(d.advance(345 * MS));
-        assert_eq!(d.next_eval, 430 * MS, "the next multiple of 100 ms after the start");
+        assert_eq!(
+            d.next_eval,
+            430 * MS,
+            "the next multiple of 100 ms after the start"
+        );
         assert_eq!(d.accuracy_at(400 * MS), None, "no truth, no accuracy");
     }
 
@@ -209,7 +213,11 @@ mod tests {
         let mut d = Detection::new(det, Some(vec![4, 4, 9]), 3, 0);
         assert!(d.advance(100 * MS));
         assert_eq!(d.groups(), [0, 0, 2]);
-        assert_eq!(d.counts_at(1_000 * MS), (10, 9), "the sample at 100 ms saw the start's");
+        assert_eq!(
+            d.counts_at(1_000 * MS),
+            (10, 9),
+            "the sample at 100 ms saw the start's"
+        );
         d.add_subflow();
         assert_eq!(d.groups(), [0, 0, 2, 3]);
     }

@@ -208,7 +208,7 @@ pub const DEFAULT_SCHEDULER: &str = "minrtt";
 /// connection when `cc` is a coupled algorithm, else uncoupled; rove-mp `coupling::COUPLINGS`).
 pub const DEFAULT_COUPLING: &str = "auto";
 /// The default `detector` of a multipath flow: the flow's algorithm's own (MPTCP-BBR's S1 + S2
-/// for `mpbbr`), none for the others.
+/// for `mpbbr`, RFC 8382 for `sscc`), none for the others.
 pub const DEFAULT_DETECTOR: &str = "auto";
 /// Most subflows of one multipath flow. [GAP] A choice: the multipath-tcp.org kernel allows 8
 /// addresses per host (MPTCP_MAX_ADDR); upstream Linux's default subflow limit is lower (2).

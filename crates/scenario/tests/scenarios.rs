@@ -45,6 +45,7 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         known_cc: KNOWN_CC,
         known_schedulers: &["minrtt", "blest"],
         known_couplings: &["auto", "uncoupled", "connection"],
+        known_detectors: &["auto", "truth", "none", "bccps", "dwc"],
         known_link_kinds: LINK_KINDS,
         known_elements: &[],
         known_controllers: &[],

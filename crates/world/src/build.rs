@@ -265,8 +265,8 @@ fn build_connection(
 }
 
 /// The `detector` names a multipath flow accepts: the registry's, `"truth"` (the topology's own
-/// grouping, `crate::bottleneck`) and `"auto"` (the algorithm's own: `bccps` for `mpbbr` with
-/// `coupling = "auto"`, no detection otherwise).
+/// grouping, `crate::bottleneck`) and `"auto"` (the algorithm's own with `coupling = "auto"`:
+/// `bccps` for `mpbbr`, `rfc8382` for `sscc`; no detection otherwise).
 pub fn detector_names() -> Vec<&'static str> {
     let mut names = vec!["auto", "truth"];
     names.extend(detect::names());
@@ -284,6 +284,8 @@ fn build_detection(
         // MPTCP-BBR couples what its own detection finds (seed-001 Algorithm 1), unless the
         // scenario fixes the coupling itself ("connection": one set; "uncoupled": none).
         "auto" if spec.cc == "mpbbr" && mp.coupling == "auto" => "bccps",
+        // MPTCP-SSCC couples what the receiver's RFC 8382 detection groups (seed-000 §4.3).
+        "auto" if spec.cc == "sscc" && mp.coupling == "auto" => "rfc8382",
         "auto" => {
             if let Some(key) = mp.detector_params.keys().next() {
                 return Err((

@@ -313,7 +313,7 @@ fn unknown_coupling_and_scheduler_are_errors_naming_the_key() {
     // two_paths runs reno: "connection" needs a coupled algorithm.
     assert_eq!(
         err("coupling = \"connection\""),
-        "t.toml: flows[0].coupling: \"connection\" needs a coupled algorithm as cc, got \"reno\"; coupled: lia, olia, balia, wvegas, mpbbr"
+        "t.toml: flows[0].coupling: \"connection\" needs a coupled algorithm as cc, got \"reno\"; coupled: lia, olia, balia, wvegas, mpbbr, olia_sbd, sscc"
     );
     assert_eq!(
         err("scheduler = \"fastest\""),

@@ -898,6 +898,7 @@ mod tests {
             let rtt = RTPROP_MS + queue;
             AckObservation {
                 now: (t * 1e6) as Nanos,
+                sent_at: (t * 1e6) as Nanos,
                 rtt_us: Some((rtt * 1e3).round() as u64),
                 srtt_us: (rtt * 1e3) as u64,
                 model: Some(PathModel {

@@ -312,6 +312,7 @@ mod tests {
             sub,
             &AckObservation {
                 now: (now_ms * 1e6) as Nanos,
+                sent_at: (now_ms * 1e6) as Nanos,
                 rtt_us: Some((rtt_ms * 1e3) as u64),
                 srtt_us: (srtt_ms * 1e3) as u64,
                 model: None,

@@ -257,6 +257,7 @@ pub fn run(cfg: &FluidConfig, det: &mut dyn Detector) -> Vec<Sample> {
                 }
                 let obs = AckObservation {
                     now,
+                    sent_at: now,
                     rtt_us: Some((rtt * 1e3) as u64),
                     srtt_us: (f.srtt * 1e3) as u64,
                     model: Some(PathModel {

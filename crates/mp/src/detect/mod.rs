@@ -13,7 +13,13 @@
 //! ```text
 //!   connection ── on_ack(sub, AckObservation) ──▶ Detector ── partition(now, groups) ──▶ coupling
 //!              ── on_loss_event(sub, now)     ──▶          (groups[i] = set id of subflow i)
+//!   receiver   ── on_segment(sub, SegmentObservation) ──▶   (receiver-side detectors only)
 //! ```
+//!
+//! Most detectors watch the sender's ACKs. A receiver-side detector (`rfc8382`) watches the data
+//! segments as they arrive ([`Detector::on_segment`]: the one-way delay from the sender's
+//! timestamp, and the sender's loss count that the segment signals) and sends its grouping back
+//! on the ACKs ([`AckObservation::sent_at`] tells when an ACK left the receiver).
 //!
 //! A partition is a `&[u32]` of set ids, one per subflow: equal ids share a bottleneck, the values
 //! mean nothing else. [`canonical`] rewrites ids as the index of each set's first member, so that
@@ -27,6 +33,7 @@
 //! |---|---|---|---|
 //! | `bccps` | [`bccps`] | RTT rises in PROBE_BW, PROBE_RTT entries | BCCPS's S1 + S2 (seed-001 §2.3) |
 //! | `dwc` | [`dwc`] | loss events + srtt above a delay threshold | the DWC baseline (seed-001 §3) |
+//! | `rfc8382` | [`rfc8382`] | one-way delays and loss signals at the receiver | RFC 8382 SBD as MPTCP-SSCC uses it (seed-000 §4.3) |
 //! | `none` | [`fixed`] | — | every subflow independent |
 //! | (`truth`) | [`fixed`] | — | a fixed partition supplied by the caller ([`Fixed::new`]) |
 //!
@@ -45,6 +52,13 @@
 //!   minRTT + 0.5·(maxRTT − minRTT)) within one srtt of it is grouped with it; otherwise the
 //!   pair is separated. The DWC paper itself was not available; the threshold and window are
 //!   the summary's [GAP] choices, see [`dwc`].
+//! * **rfc8382** (RFC 8382; MPTCP-SBD; MPTCP-SSCC's Dynamic Coupling Module, thesis §5.4.2).
+//!   At the receiver, per subflow and per 350-ms interval, the one-way delays' mean, skewness,
+//!   variability (mean absolute deviation) and the frequency of mean crossings over the last 50
+//!   intervals (Eqs. 5.1–5.7), plus the loss rate; subflows are split into non-congested and
+//!   congested ones, and the congested ones grouped by similar statistics (Fig. 5.6); ten
+//!   decisions are merged pairwise (together in ≥ 5) into the grouping the receiver sends back.
+//!   Non-congested subflows and groups of one are uncoupled. See [`rfc8382`].
 //! * **none** / **truth**: fixed partitions, the baselines of "no coupling" and "perfect
 //!   detection". The caller builds `truth` from the topology with [`Fixed::new`].
 //!
@@ -67,10 +81,12 @@ pub mod dwc;
 pub mod fixed;
 #[cfg(test)]
 pub(crate) mod fluid;
+pub mod rfc8382;
 
 pub use bccps::Bccps;
 pub use dwc::Dwc;
 pub use fixed::Fixed;
+pub use rfc8382::Rfc8382;
 
 use rove_sim::{Nanos, NS_PER_MS};
 use rove_tcp::cc::params;
@@ -86,6 +102,22 @@ pub struct AckObservation {
     pub srtt_us: u64,
     /// The subflow's path model when its congestion control has one (BBR family).
     pub model: Option<PathModel>,
+    /// When the ACK left the receiver (a receiver-side detector's grouping rides on ACKs).
+    pub sent_at: Nanos,
+}
+
+/// What the receiver tells a detector about one data segment of one subflow (receiver-side
+/// detectors; [`Detector::on_segment`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SegmentObservation {
+    /// Arrival time at the receiver.
+    pub now: Nanos,
+    /// One-way delay: the receiver's clock minus the sender's timestamp on the segment, ns. Only
+    /// differences and statistics of it may be used: the two clocks need not agree.
+    pub owd_ns: i64,
+    /// Packets the sender has marked lost on this subflow, ever: what MPTCP-SSCC's timestamp
+    /// option signals to the receiver, one loss per segment (its L bit).
+    pub sender_lost_pkts: u64,
 }
 
 pub trait Detector: Send + Sync {
@@ -94,6 +126,9 @@ pub trait Detector: Send + Sync {
     fn on_ack(&mut self, sub: usize, obs: &AckObservation);
     /// Subflow `sub` entered a loss event (fast recovery or an RTO) at `now`.
     fn on_loss_event(&mut self, sub: usize, now: Nanos);
+    /// A data segment of subflow `sub` reached the receiver. The connection calls it only when
+    /// a detection runs; sender-side detectors ignore it.
+    fn on_segment(&mut self, _sub: usize, _obs: &SegmentObservation) {}
     /// The grouping at `now`: `groups[i]` is subflow i's shared-bottleneck set id (equal ids share
     /// a bottleneck, distinct ids are independent; the values carry no other meaning). Called
     /// periodically by the connection (every [`Detector::interval`]); periodic work may happen
@@ -135,6 +170,7 @@ pub const REGISTRY: &[(&str, &[&str], Builder)] = &[
     ("none", &[], fixed::build_none),
     ("bccps", bccps::PARAM_KEYS, bccps::build),
     ("dwc", dwc::PARAM_KEYS, dwc::build),
+    ("rfc8382", rfc8382::PARAM_KEYS, rfc8382::build),
 ];
 
 pub fn names() -> Vec<&'static str> {
@@ -320,7 +356,7 @@ mod tests {
         assert_eq!(e.key, "detector");
         assert_eq!(
             e.message,
-            "unknown detector \"nope\"; accepted: none, bccps, dwc"
+            "unknown detector \"nope\"; accepted: none, bccps, dwc, rfc8382"
         );
         let e = build("none", &table("r2_min = 0.5"), 2).err().unwrap();
         assert_eq!(

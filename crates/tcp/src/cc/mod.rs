@@ -138,8 +138,7 @@ pub enum ModelPhase {
 /// What an algorithm is built from: its `cc_params` and a seed for its own random choices
 /// (e.g. BBR's random ProbeBW start phase), derived from the run's seed and the flow's name;
 /// and, for a subflow of a multipath connection, its slot in the connection's coupling
-/// ([`coupled`]), which the coupled algorithms (`lia`, `olia`, `balia`, `wvegas`, `mpbbr`) read
-/// and the others ignore.
+/// ([`coupled`]), which the coupled algorithms ([`coupled::NAMES`]) read and the others ignore.
 #[derive(Clone)]
 pub struct CcConfig<'a> {
     pub params: &'a toml::Table,
@@ -180,9 +179,12 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("veno", veno::Veno::build),
     ("lia", coupled::lia::Lia::build),
     ("olia", coupled::olia::Olia::build),
+    ("olia_sbd", coupled::olia::Olia::build_sbd),
     ("balia", coupled::balia::Balia::build),
     ("wvegas", coupled::wvegas::WVegas::build),
     ("mpbbr", coupled::mpbbr::build),
+    // MPTCP-SSCC (seed 000 §4): OLIA* on every subflow; a multipath flow adds its detection.
+    ("sscc", coupled::olia::Olia::build_sbd),
     ("highspeed", highspeed::HighSpeed::build),
     ("htcp", htcp::Htcp::build),
     ("yeah", yeah::Yeah::build),

@@ -14,11 +14,11 @@ variant's change against it; its claims are rove's questions, judged like the pa
 
 from __future__ import annotations
 
-from ..document import Section, Table, fmt
+from ..document import Section
 from ..runner import Series
 from ..study import Context
 from ..verdicts import combine, is_number
-from .common import (BBR_LRF, BCCPS, MPBBR_LRF, bar_figure, less_claim, mean, pm, runs_table,
+from .common import (BBR_LRF, BCCPS, MPBBR_LRF, bar_figure, less_claim, mean, runs_table,
                      scheme_table, unavailable_notes)
 from .fairness import _ratios
 

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from ..document import Section, Table, fmt
+from ..document import Section
 from ..study import Context
 from ..verdicts import combine
 from .common import (BALIA_LRF, FAIR_BAND, LIA_LRF, MPBBR_LRF, band_claim, bar_figure,

@@ -61,17 +61,26 @@ def _every(quote: str, where: str, ctx: Context, values: dict, settings: list[st
                  f"holds at every setting, partly at half of them or more", verdict)
 
 
-def _h2(ctx: Context, values: dict, settings: list[str], where: str, which: str
-        ) -> tuple[Claim, object]:
-    pairs = {}
+def _against(ctx: Context, values: dict, settings: list[str], others) -> dict:
+    """{"SETTING vs SCHEME": (BCCPS's values, the scheme's)} for every setting and every scheme
+    of ``others`` that ran: the pairs of an H1 or H2 claim."""
     labels = ctx.labels()
-    for st in settings:
-        for k in (LIA_LRF, BALIA_LRF, MPBBR_RR, MPBBR_LRF):
-            if k.key in values:
-                pairs[f"{st} vs {labels.get(k.key, k.key)}"] = (values.get(BCCPS.key, {}).get(st, []),
-                                                                 values[k.key].get(st, []))
-    return ratio_claim(f"(H2) increase the goodput by >30% than the comparison schemes ({which})",
-                       where, pairs, H2_FACTOR, "goodput, BCCPS over the other", True)
+    return {f"{st} vs {labels.get(k.key, k.key)}": (values.get(BCCPS.key, {}).get(st, []),
+                                                    values[k.key].get(st, []))
+            for st in settings for k in others if k.key in values}
+
+
+def _h1(ctx: Context, ofo: dict, settings: list[str], others, quote: str):
+    return ratio_claim(quote, "Abstract; contribution 3", _against(ctx, ofo, settings, others),
+                       H1_FACTOR, "mean OFO queue, BCCPS over the other", False)
+
+
+def _h2(ctx: Context, values: dict, settings: list[str], where: str, which: str, others=None,
+        quote: str | None = None) -> tuple[Claim, object]:
+    others = others or (LIA_LRF, BALIA_LRF, MPBBR_RR, MPBBR_LRF)
+    quote = quote or f"(H2) increase the goodput by >30% than the comparison schemes ({which})"
+    return ratio_claim(quote, where, _against(ctx, values, settings, others), H2_FACTOR,
+                       "goodput, BCCPS over the other", True)
 
 
 def analyse_loss(ctx: Context) -> Section:
@@ -206,12 +215,9 @@ def analyse_ofo(ctx: Context) -> Section:
                                where, {labels.get(BLEST_LIA.key, "BLEST"): v(BLEST_LIA)},
                                {labels.get(k.key, k.key): v(k) for k in (MPBBR_RR, MPBBR_LRF)},
                                "mean OFO queue"))
-    c, t = ratio_claim("(H1) reduce the out-of-order packets in the receiver's buffer by >50% "
-                       "(the comparison schemes RR, LRF, BLEST)", "Abstract; contribution 3",
-                       {f"{x} vs {labels.get(k.key, k.key)}": (ofo.get(BCCPS.key, {}).get(x, []),
-                                                               ofo.get(k.key, {}).get(x, []))
-                        for x in settings for k in (MPBBR_RR, MPBBR_LRF, BLEST_LIA)},
-                       H1_FACTOR, "mean OFO queue, BCCPS over the other", False)
+    c, t = _h1(ctx, ofo, settings, (MPBBR_RR, MPBBR_LRF, BLEST_LIA),
+               "(H1) reduce the out-of-order packets in the receiver's buffer by >50% (the "
+               "comparison schemes RR, LRF, BLEST)")
     s.claims.append(c)
     s.tables.append(t)
     s.verdict = combine(c.verdict for c in s.claims)
@@ -241,23 +247,13 @@ def analyse_window_limited(ctx: Context) -> Section:
                                  "goodput, Mbit/s (mean ± sd (seeds))", ".2f"))
     s.tables.append(scheme_table(_rows(ctx, ofo, settings, 1 / 1500), settings,
                                  "mean OFO queue, packets (mean ± sd)", ".1f"))
-    labels = ctx.labels()
-    others = [k for k in (MPBBR_RR, MPBBR_LRF, LIA_LRF) if k.key in gp]
-    c, t = ratio_claim("(rove, H1 with a binding window) BCCPS's OFO queue at most half the "
-                       "other schemes'", "Abstract; contribution 3",
-                       {f"{x} vs {labels.get(k.key, k.key)}": (ofo.get(BCCPS.key, {}).get(x, []),
-                                                               ofo.get(k.key, {}).get(x, []))
-                        for x in settings for k in others},
-                       H1_FACTOR, "mean OFO queue, BCCPS over the other", False)
-    s.claims.append(c)
-    s.tables.append(t)
-    c, t = ratio_claim("(rove, H2 with a binding window) BCCPS's goodput at least 1.3 times the "
-                       "other schemes'", "Abstract; contribution 3",
-                       {f"{x} vs {labels.get(k.key, k.key)}": (gp.get(BCCPS.key, {}).get(x, []),
-                                                               gp.get(k.key, {}).get(x, []))
-                        for x in settings for k in others},
-                       H2_FACTOR, "goodput, BCCPS over the other", True)
-    s.claims.append(c)
-    s.tables.append(t)
+    others = (MPBBR_RR, MPBBR_LRF, LIA_LRF)
+    for c, t in (_h1(ctx, ofo, settings, others, "(rove, H1 with a binding window) BCCPS's OFO "
+                     "queue at most half the other schemes'"),
+                 _h2(ctx, gp, settings, "Abstract; contribution 3", "", others,
+                     "(rove, H2 with a binding window) BCCPS's goodput at least 1.3 times the "
+                     "other schemes'")):
+        s.claims.append(c)
+        s.tables.append(t)
     s.verdict = combine(c.verdict for c in s.claims)
     return s

@@ -14,7 +14,7 @@ import numpy as np
 from ..document import Section, Table, fmt
 from ..measures import size_bytes
 from ..study import Context
-from ..verdicts import HOLDS, NOT_MEASURED, Claim, combine, is_number, judge_fraction, judge_less
+from ..verdicts import HOLDS, NOT_MEASURED, Claim, combine, is_number, judge_fraction
 from .common import (BCCPS, H1_FACTOR, H2_FACTOR, LIA_LRF, MPBBR_LRF, MPBBR_RR, bar_figure,
                      less_claim, mean, pm, pyplot, ratio_claim, runs_table, save_figure,
                      scheme_table, unavailable_notes)

@@ -74,6 +74,8 @@
 //! | `balia` | [`balia`] | Peng, Walid, Hwang, Low, ToN 24(1) 2016; `mptcp_balia.c` |
 //! | `wvegas` | [`wvegas`] | Cao, Xu, Fu, ICNP 2012; `mptcp_wvegas.c` |
 //! | `mpbbr` | [`mpbbr`] | Wei et al., IEEE TVT 2021 (BCCPS), seed 001 §2.4: BBR v1 per subflow, coupled by Eqs. 1–6 |
+//! | `olia_sbd` | [`olia`] | OLIA*, MPTCP-SSCC's OLIA over a shared-bottleneck group (seed 000 §4.3; `mptcp_oliasbdx.c`) |
+//! | `sscc` | [`olia`] | MPTCP-SSCC (seed 000 §4): OLIA* per subflow; on a multipath flow with RFC 8382 detection |
 
 pub mod balia;
 pub mod lia;
@@ -87,7 +89,9 @@ use crate::state::{CaState, TcpState};
 
 /// The coupled algorithms (their registry names): built with a [`CouplingSlot`] they couple
 /// the subflows of a connection.
-pub const NAMES: &[&str] = &["lia", "olia", "balia", "wvegas", "mpbbr"];
+pub const NAMES: &[&str] = &[
+    "lia", "olia", "balia", "wvegas", "mpbbr", "olia_sbd", "sscc",
+];
 
 /// Whether `cc` is one of the coupled algorithms.
 pub fn is_coupled(cc: &str) -> bool {

@@ -56,6 +56,36 @@
 //! - Alone in its group (one counting path), OLIA's formula is Reno's (α = 0, increase 1/w);
 //!   the subflow then runs `tcp_reno_cong_avoid` exactly, as `mptcp_oliasbdx.c` does for a lone
 //!   subflow (seed 000 §4.3).
+//!
+//! # OLIA* (`cc = "olia_sbd"`, and MPTCP-SSCC's coupled algorithm, `cc = "sscc"`)
+//!
+//! MPTCP-SSCC couples the subflows that its shared-bottleneck detection groups and runs OLIA
+//! over each group: "OLIA*" (Yang's thesis, footnote 1 of ch. 5; seed 000 §4.3), whose code is
+//! `mptcp_oliasbdx.c` of the SSCC kernel fork (Ferlin's MPTCP-SBD OLIA, ported to 4.19). Read
+//! against the fork's and multipath-tcp.org's `mptcp_olia.c`, it differs from `olia` above in:
+//!
+//! 1. **ssthresh = max(cwnd/2, 1)** (`mptcp_olia_ssthresh`, "let it go down to 1"), where
+//!    `olia` uses `tcp_reno_ssthresh`, max(cwnd/2, 2). (The fork's own `mptcp_olia.c` carries the
+//!    same change; multipath-tcp.org's does not.)
+//! 2. **Slow start drops the leftover for a lone subflow too**: `mptcp_oliasbdx` returns after
+//!    `tcp_slow_start` before it checks whether the subflow is alone, so the packets an ACK
+//!    acknowledges beyond ssthresh are not carried into Reno's congestion avoidance, as `olia`
+//!    (Reno exactly, when alone) carries them.
+//! 3. **Who is coupled.** `mptcp_oliasbdx` couples a grouped subflow with its group *and* with
+//!    every non-congested or not-yet-grouped subflow ("they might appear in the group at any
+//!    moment"), and a non-congested subflow with all. MPTCP-SSCC's sender instead puts
+//!    non-congested subflows and groups of one in its *uncoupled* group, which runs other
+//!    algorithms (thesis §5.4.2), so OLIA* there is OLIA over the coupled group only. rove
+//!    follows the thesis: the coupling is the detector's partition (`detect::rfc8382` puts
+//!    non-congested subflows alone), and OLIA* couples within its group exactly as `olia` does.
+//! 4. **Slow-start test.** `mptcp_oliasbdx` enters slow start while `cwnd <= ssthresh` (the 3.x
+//!    kernels' test) but calls 4.19's `tcp_slow_start`, which caps cwnd at ssthresh: read
+//!    literally, a subflow at cwnd = ssthresh, where every fast recovery ends, would never grow
+//!    again. [GAP] rove takes it for a porting slip and uses `tcp_in_slow_start`
+//!    (cwnd < ssthresh), as the fork's `mptcp_olia.c` does.
+//!
+//! Everything else (the increase, α, l_r, the 2^-10 counter, undo as Reno) is `olia`'s, and so
+//! are the parameters.
 
 use super::super::{reject_unknown, CcConfig, CongestionControl, ParamError};
 use super::{members, reno_ai, CouplingSlot, SlotState, KERNEL_ACK_COUNTING};
@@ -78,7 +108,17 @@ pub enum BestPathMetric {
 
 const PARAM_KEYS: &[&str] = &[KERNEL_ACK_COUNTING, "best_path_metric"];
 
+/// Which OLIA (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// `olia`: mptcp_olia.c.
+    Olia,
+    /// `olia_sbd`, OLIA*: mptcp_oliasbdx.c.
+    Sbd,
+}
+
 pub struct Olia {
+    variant: Variant,
     cpl: CouplingSlot,
     kernel_ack_counting: bool,
     metric: BestPathMetric,
@@ -92,6 +132,18 @@ pub struct Olia {
 
 impl Olia {
     pub fn build(config: &CcConfig) -> Result<Box<dyn CongestionControl>, ParamError> {
+        Self::build_variant(config, Variant::Olia)
+    }
+
+    /// OLIA* (`olia_sbd`, MPTCP-SSCC's coupled algorithm).
+    pub fn build_sbd(config: &CcConfig) -> Result<Box<dyn CongestionControl>, ParamError> {
+        Self::build_variant(config, Variant::Sbd)
+    }
+
+    fn build_variant(
+        config: &CcConfig,
+        variant: Variant,
+    ) -> Result<Box<dyn CongestionControl>, ParamError> {
         reject_unknown(config.params, PARAM_KEYS)?;
         let metric = match params::choice(
             config.params,
@@ -103,6 +155,7 @@ impl Olia {
             _ => BestPathMetric::LPerRtt2,
         };
         Ok(Box::new(Olia {
+            variant,
             cpl: config.coupling.clone().unwrap_or_else(CouplingSlot::alone),
             kernel_ack_counting: params::boolean(config.params, KERNEL_ACK_COUNTING, false)?,
             metric,
@@ -203,7 +256,10 @@ pub fn increase_per_packet(slots: &[SlotState], me: usize, metric: BestPathMetri
 
 impl CongestionControl for Olia {
     fn name(&self) -> &'static str {
-        "olia"
+        match self.variant {
+            Variant::Olia => "olia",
+            Variant::Sbd => "olia_sbd",
+        }
     }
 
     /// mptcp_olia_init.
@@ -217,7 +273,11 @@ impl CongestionControl for Olia {
 
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         self.publish(tp);
-        crate::cc::tcp_reno_ssthresh(tp)
+        match self.variant {
+            Variant::Olia => crate::cc::tcp_reno_ssthresh(tp),
+            // mptcp_oliasbdx.c mptcp_olia_ssthresh: max(snd_cwnd >> 1, 1).
+            Variant::Sbd => (tp.snd_cwnd >> 1).max(1),
+        }
     }
 
     fn pkts_acked(&mut self, tp: &mut TcpState, _sample: &AckSample) {
@@ -257,8 +317,9 @@ impl CongestionControl for Olia {
         let mut acked = acked;
         if tp.in_slow_start() {
             acked = tp.slow_start(acked);
-            // The kernel drops the leftover when coupled; Reno (a lone subflow) keeps it.
-            if acked == 0 || !alone {
+            // The kernel drops the leftover when coupled; Reno (a lone subflow) keeps it, except
+            // in OLIA*, whose slow start returns before the lone test (mptcp_oliasbdx.c).
+            if acked == 0 || !alone || self.variant == Variant::Sbd {
                 self.publish(tp);
                 return;
             }
@@ -477,6 +538,95 @@ mod tests {
     fn lone_olia_is_reno() {
         let p = toml::Table::new();
         super::super::lia::tests::assert_same_as_reno(Olia::build(&CcConfig::new(&p, 1)).unwrap());
+    }
+
+    #[test]
+    fn olia_star_halves_to_one_and_drops_the_slow_start_leftover_when_alone() {
+        let p = toml::Table::new();
+        let mut olia = Olia::build(&CcConfig::new(&p, 1)).unwrap();
+        let mut star = Olia::build_sbd(&CcConfig::new(&p, 1)).unwrap();
+        assert_eq!((olia.name(), star.name()), ("olia", "olia_sbd"));
+        for (cwnd, reno, sbd) in [(3, 2, 1), (2, 2, 1), (1, 2, 1), (40, 20, 20)] {
+            let tp = TcpState {
+                snd_cwnd: cwnd,
+                ..Default::default()
+            };
+            assert_eq!((olia.ssthresh(&tp), star.ssthresh(&tp)), (reno, sbd));
+        }
+        // Alone, cwnd 10, ssthresh 12, an ACK of 5 packets: slow start to 12 uses 2; Reno (olia)
+        // counts the other 3 toward its next increase, OLIA* drops them.
+        for (cc, cnt) in [(&mut olia, 3), (&mut star, 0)] {
+            let mut tp = TcpState {
+                snd_cwnd: 10,
+                snd_ssthresh: 12,
+                srtt_us: 40_000,
+                is_cwnd_limited: true,
+                ..Default::default()
+            };
+            cc.init(&mut tp);
+            cc.cong_avoid(&mut tp, 5);
+            assert_eq!((tp.snd_cwnd, tp.snd_cwnd_cnt), (12, cnt), "{}", cc.name());
+        }
+    }
+
+    /// OLIA* on a mixed connection: subflows 0 and 1 share a bottleneck (group 0, the two-path
+    /// case above: inc_0 = 0.054, +1 at the 19th packet acked), subflow 2 is alone in group 9
+    /// with a large window and a short RTT. Subflow 0 ignores it; subflow 2 is Reno (+1 after
+    /// 100 packets at cwnd 100). Were subflow 2 in group 0, it would be in M and B (so α = 0)
+    /// and dominate the sum: Σ w·rtt_0/rtt_p = 10 + 20·2 + 100·10 = 1050, inc_0 = 10/1050²
+    /// ≈ 9e-6, 0 in the kernel's 2^-10 counter: no growth at all.
+    #[test]
+    fn olia_star_on_a_mixed_group_couples_only_its_group_and_a_lone_subflow_is_reno() {
+        let p = toml::Table::new();
+        for grouped_apart in [true, false] {
+            let h = CouplingHandle::new();
+            let (a, b, c) = (h.subflow(), h.subflow(), h.subflow());
+            let other = |cwnd, srtt_us| TcpState {
+                snd_cwnd: cwnd,
+                snd_ssthresh: 2,
+                srtt_us,
+                is_cwnd_limited: true,
+                ..Default::default()
+            };
+            b.publish(&other(20, 50_000), |s| s.olia_inter_loss_pkts = 100);
+            c.publish(&other(100, 10_000), |s| s.olia_inter_loss_pkts = 100_000);
+            if grouped_apart {
+                h.set_group(2, 9);
+            }
+            let mut cc0 = Olia::build_sbd(&CcConfig::new(&p, 1).with_coupling(a)).unwrap();
+            let mut tp0 = other(10, 100_000);
+            cc0.init(&mut tp0);
+            tp0.snd_una = 1000;
+            cc0.cong_avoid(&mut tp0, 0);
+            cc0.set_state(&mut tp0, CaState::Recovery); // l_0 = 1000
+            for _ in 0..19 {
+                cc0.cong_avoid(&mut tp0, 1);
+            }
+            assert_eq!(tp0.snd_cwnd, if grouped_apart { 11 } else { 10 });
+            if grouped_apart {
+                let mut cc2 = Olia::build_sbd(&CcConfig::new(&p, 1).with_coupling(c)).unwrap();
+                let mut tp2 = other(100, 10_000);
+                cc2.init(&mut tp2);
+                for _ in 0..99 {
+                    cc2.cong_avoid(&mut tp2, 1);
+                }
+                assert_eq!(tp2.snd_cwnd, 100);
+                cc2.cong_avoid(&mut tp2, 1);
+                assert_eq!(tp2.snd_cwnd, 101);
+            }
+        }
+    }
+
+    #[test]
+    fn sscc_builds_olia_star_and_both_are_coupled() {
+        let p = toml::Table::new();
+        for name in ["olia_sbd", "sscc"] {
+            let cc = crate::cc::build(name, &CcConfig::new(&p, 1))
+                .unwrap()
+                .unwrap();
+            assert_eq!(cc.name(), "olia_sbd");
+            assert!(super::super::is_coupled(name));
+        }
     }
 
     #[test]
