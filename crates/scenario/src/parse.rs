@@ -1252,7 +1252,7 @@ impl<'a> Validator<'a> {
         if let Some(ops) = self.traces.borrow().get(file) {
             return Ok(Arc::clone(ops));
         }
-        let ops = Arc::new(trace::load_mahimahi(file)?);
+        let ops = trace::load_mahimahi_shared(file)?;
         self.traces
             .borrow_mut()
             .insert(file.to_path_buf(), Arc::clone(&ops));
