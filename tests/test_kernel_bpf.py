@@ -349,13 +349,7 @@ def _shared_bottleneck(tmp_path: Path, cc: str, coupling: str, seed: int) -> tup
             summary.get("kernel_anomalies", []))
 
 
-# BALIA keeps the same assertion as an expected failure: in a fresh-clone CI run its clean 30-s
-# runs gave 0.96, 0.80 and 0.73 (median 0.80, below 0.85), where 60-s runs here gave 1.05 and
-# 1.12 and the fidelity study's 4 clean 90-s runs a median of 1.04. Suspected: 30-s runs on a
-# loaded machine (the cause is not found). Not strict: it passes in some runs.
-@pytest.mark.parametrize("cc", ["lia", "olia", pytest.param("balia", marks=pytest.mark.xfail(
-    strict=False, reason="measured median 0.80 (0.96, 0.80, 0.73) in a fresh-clone CI run; "
-    "cause not found (docs/kernel-backend.md)"))])
+@pytest.mark.parametrize("cc", ["lia", "olia", "balia"])
 def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottleneck(cc,
                                                                                     tmp_path):
     # Two MPTCP subflows and one TCP Reno flow through one 20 Mbit/s bottleneck with 0.1 %
@@ -369,9 +363,17 @@ def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottle
     # recovery with ssthresh 0x81104110 while none of LIA's hooks ran, and PRR then grows cwnd
     # to ~10^9 (docs/kernel-backend.md, "Impossible congestion states"; the results flag it
     # as kernel_anomalies). Such a run measures no congestion control: it is printed and
-    # replaced by the next seed. CI cannot afford the runs the band needs (a 30-s run exceeds
-    # 1.15 about one time in three), so it asserts the median of three clean 30-s runs against
-    # [0.85, 1.5]: about one share, not the ~2 of independent subflows. BALIA (the same
+    # replaced by the next seed. CI cannot afford the runs the band needs, so it asserts about
+    # one share, not the ~2 of independent subflows, over three clean 30-s runs.
+    # The criterion. Clean 30-s runs of the three ports spread 0.73-1.54 with no change to the
+    # code between them (LIA 1.30/0.73/0.74 in a fresh-clone CI run, 1.19/0.91/1.32 here the same
+    # day; OLIA 0.79/1.07/0.92 and 1.09/0.77/0.95; BALIA 0.96/0.80/0.73 and 0.90/1.54/0.91):
+    # about 50 loss events per flow in 30 s give each run's ratio a standard deviation near 0.2.
+    # The earlier criterion, the median of three runs in [0.85, 1.5], failed about one run in
+    # three by that spread alone (it failed LIA at 0.74 in CI and 0.83 here). The mean of three
+    # (standard deviation ~0.12) is asserted in [0.7, 1.5]: a false failure at a true share of
+    # 0.92 (OLIA's 90-s median) is ~3 %, and a port that takes half a share or two fails.
+    # BALIA (the same
     # machinery, mptcp_coupled.h) measured 1.05 and 1.12 in 60-s kernel runs, the simulator's
     # 90-s seeds 1.13 and 1.04. OLIA (olia.bpf.c, the same machinery): clean 30-s runs 0.787,
     # 1.065, 0.923 (median 0.923; seeds 1 and 3 hit the kernel anomaly), load average 2.2-2.6;
@@ -389,8 +391,8 @@ def test_coupled_ports_on_upstream_mptcp_take_about_one_share_at_a_shared_bottle
     print(f"{cc} connection / TCP, clean 30-s runs: {clean}; runs with kernel anomalies: "
           f"{anomalous}")
     assert len(clean) == 3, f"three of six runs hit the kernel anomaly: {anomalous}"
-    median = sorted(r for _, r, _ in clean)[1]
-    assert 0.85 <= median <= 1.5, clean
+    mean = sum(r for _, r, _ in clean) / len(clean)
+    assert 0.7 <= mean <= 1.5, clean
     assert cc not in _available()
 
 

@@ -49,7 +49,6 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         known_link_kinds: LINK_KINDS,
         known_elements: &[],
         known_controllers: &[],
-        known_detectors: &[],
     }
 }
 
