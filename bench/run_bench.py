@@ -12,7 +12,12 @@ For each benchmark scenario given (default: bench/dumbbell-10x100.toml) it print
 
 With no arguments it also runs bench/wifi-lte-2path.toml (one two-path multipath connection) the
 same way, and once per multipath scheduler, and bench/lte-10ue.toml (an LTE cell of 10 UEs,
-60 s; the cc of flow 0 per algorithm) the same way; then it runs bench/trace-1flow.toml once per algorithm over each Mahimahi
+60 s) and bench/wifi-3sta.toml (a WiFi cell of 3 stations, 60 s; the cc of flow 0 per
+algorithm) the same way; then the radio cells' cost beside their plain twins
+(bench/lte-10ue-plain.toml, bench/wifi-3sta-plain.toml: the same flows over point-to-point
+links at about the rates the cells carried; best of 3 engine runs each, wall and CPU time and
+CPU per delivered packet, and the ratios; issue 14: "the radio should cost at most a few times
+a plain link's run"); then bench/trace-1flow.toml once per algorithm over each Mahimahi
 trace in ../shared/traces/mahimahi/ (skipped, saying so, when that folder is absent); last, the
 overhead a sweep adds per point (`rove sweep` of 200 one-second points, -j 1 and -j 2).
 
@@ -64,6 +69,10 @@ ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus", "bbr3", "vegas", "west
 SCHEDULERS = ("minrtt", "roundrobin", "redundant", "blest", "ecf")
 MULTIPATH_BENCH = ROOT / "bench" / "wifi-lte-2path.toml"
 LTE_BENCH = ROOT / "bench" / "lte-10ue.toml"
+WIFI_BENCH = ROOT / "bench" / "wifi-3sta.toml"
+# Each radio benchmark and its plain twin (the same flows over point-to-point links).
+RADIO_TWINS = [(WIFI_BENCH, ROOT / "bench" / "wifi-3sta-plain.toml"),
+               (LTE_BENCH, ROOT / "bench" / "lte-10ue-plain.toml")]
 TRACES = ROOT.parent / "shared" / "traces" / "mahimahi"
 
 
@@ -178,6 +187,35 @@ def _sweep_overhead(points: int = SWEEP_POINTS) -> int:
     return status
 
 
+def _radio_cost(binary: Path, repeat: int = 3) -> int:
+    """Each radio benchmark beside its plain twin: the smallest engine wall and CPU time of
+    `repeat` runs, the CPU time per delivered data packet, and the cell's over the twin's."""
+    print(f"== radio cells beside their plain twins (engine only, best of {repeat} runs each)")
+    print(f"{'scenario':<22} {'wall s':>7} {'cpu s':>7} {'data pkts':>10} {'cpu ns/pkt':>10} "
+          f"{'M events':>8} {'Mbit/s':>7}", flush=True)
+    status = 0
+    for radio, plain in RADIO_TWINS:
+        best = {}
+        for scenario in (radio, plain):
+            rel = str(scenario.relative_to(ROOT))
+            results = [_engine_json(binary, rel, ()) for _ in range(repeat)]
+            if any(r is None for r in results):
+                status = 1
+                break
+            r = results[0]
+            wall, cpu = min(x["wall_s"] for x in results), min(x["cpu_s"] for x in results)
+            per_pkt = cpu * 1e9 / max(r["data_packets"], 1)
+            best[scenario] = (wall, cpu, per_pkt)
+            print(f"{scenario.name:<22} {wall:>7.3f} {cpu:>7.3f} {r['data_packets']:>10} "
+                  f"{per_pkt:>10.0f} {r['events'] / 1e6:>8.2f} {r['goodput_mbps']:>7.1f}",
+                  flush=True)
+        if len(best) == 2:
+            (w1, c1, p1), (w0, c0, p0) = best[radio], best[plain]
+            print(f"  {radio.stem} over its plain twin: wall {w1 / w0:.2f}x, CPU {c1 / c0:.2f}x, "
+                  f"CPU per packet {p1 / p0:.2f}x", flush=True)
+    return status
+
+
 def _fmt(x) -> str:
     return f"{x:.4f}" if isinstance(x, float) else str(x)
 
@@ -267,7 +305,7 @@ def main(argv: list[str]) -> int:
         repeat = int(argv[2]) if argv[1:2] == ["--repeat"] else 3
         return _scale(binary, repeat)
     scenarios = [Path(a) for a in argv] or [ROOT / "bench" / "dumbbell-10x100.toml", MULTIPATH_BENCH,
-                                            LTE_BENCH]
+                                            LTE_BENCH, WIFI_BENCH]
     binary = ROOT / "target" / "release" / "rove-bench"
     if not binary.exists():
         print(f"{binary} not built (cargo build --release -p rove-world --bin rove-bench)")
@@ -280,6 +318,7 @@ def main(argv: list[str]) -> int:
             status |= _per_scheduler(binary, scenario)
         status |= _python_path(scenario)
     if not argv:
+        status |= _radio_cost(binary)
         status |= _traces(binary)
         status |= _sweep_overhead()
     return 1 if status else 0

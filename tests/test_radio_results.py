@@ -93,3 +93,26 @@ def test_same_seed_same_radio_bytes(tmp_path):
     rove.run(CELL, out=a)
     rove.run(CELL, out=b)
     assert (a / RADIO_FILE).read_bytes() == (b / RADIO_FILE).read_bytes()
+
+
+def test_each_sweep_point_has_its_radio_parquet(tmp_path):
+    """A sweep over a WiFi cell writes each point's radio.parquet beside its summary, as
+    ``rove run`` does: the same columns, its last rows equal to the point's radio totals."""
+    import tomli_w
+
+    (tmp_path / "cell.toml").write_text(tomli_w.dumps(CELL))
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('scenario = "cell.toml"\nrepetitions = 2\n[fixed]\nduration = "1s"\n')
+    rove.sweep(sweep, tmp_path / "out", jobs=1)
+    runs = sorted((tmp_path / "out" / "runs").iterdir())
+    assert len(runs) == 2
+    for run in runs:
+        table = pq.read_table(run / RADIO_FILE)
+        assert table.column_names == COLUMNS
+        df = table.to_pandas()
+        summary = json.loads((run / "summary.json").read_text())
+        radio = next(l for l in summary["links"] if l["name"] == "air")["radio"]
+        last = df[df.time_s == df.time_s.max()].set_index("port")
+        assert df.time_s.max() == 1.0
+        for p in radio["ports"]:
+            assert last.loc[p["port"], "tx_packets"] == p["tx_packets"], (run.name, p["port"])

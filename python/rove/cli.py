@@ -370,6 +370,27 @@ def _cmd_trace_synth(args) -> int:
     return 0
 
 
+def _cmd_trace_record(args) -> int:
+    from .trace_record import record
+
+    if args.out == "":
+        raise CliError("-o: empty path; name the trace file to write")
+    out = Path(args.out)
+    if out.is_dir():
+        raise CliError(f"{out}: is a directory (-o names the trace file to write)")
+    if out.exists() and not args.force:
+        raise CliError(f"{out}: exists; add --force to replace it, or choose another file")
+    if not Path(args.source).exists():
+        raise CliError(f"{args.source}: no such scenario file or results directory")
+    rec = record(args.source, args.port, seed=args.seed, overrides=_overrides(args.set))
+    _write_text_atomically(out, rec.text())
+    if not args.quiet:
+        print(f"wrote {out}: {rec.port}, {rec.duration_ms / 1000:g} s, {len(rec.stamps)} "
+              f"delivery opportunities (mean {rec.mean_mbps:.2f} Mbps; sampled every "
+              f"{rec.sample_interval_ms:g} ms)")
+    return 0
+
+
 def _write_text_atomically(path: Path, text: str) -> None:
     parent = path.absolute().parent
     if not parent.is_dir():
@@ -502,6 +523,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace FILE if it exists")
     s.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     s.set_defaults(func=_cmd_trace_synth)
+    r = tsub.add_parser("record", help="write the capacity a radio port received as a trace",
+                        description="Write the capacity a radio cell's port received over a run "
+                                    "as a Mahimahi trace (one line per 1500-byte delivery "
+                                    "opportunity), from a results directory's radio.parquet or "
+                                    "by running a scenario (its cell sampled every 1 ms). See "
+                                    "docs/radio.md.")
+    r.add_argument("source", metavar="SOURCE", help="a results directory or a scenario file")
+    r.add_argument("--port", required=True, metavar="LINK:PORT",
+                   help="the port, as a path names it, e.g. air:s1 or air:s1:up")
+    r.add_argument("-o", "--out", metavar="FILE", required=True, help="trace file to write")
+    r.add_argument("--seed", type=_seed, metavar="N",
+                   help="the scenario's seed (a scenario SOURCE only)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a scenario key (a scenario SOURCE only; repeatable)")
+    r.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    r.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    r.set_defaults(func=_cmd_trace_record)
 
     sw = sub.add_parser("sweep", help="run a grid of scenario variants in parallel (resumable)",
                         description="Run every point (grid combination x seed) of SWEEP.toml, "

@@ -12,7 +12,9 @@
 Raw files (see crates/emu/src/record.rs and orchestrate.rs): ``run.json`` (the run's flows,
 links and timing), ``flow-<i>.jsonl`` (the client's TCP_INFO samples and a ``final`` line),
 ``emu/queue.jsonl`` (per link per sample: backlog, drop counters, departed bytes, sojourns),
-``emu/rtt.csv`` (per-ACK RTT samples), ``emu/drops.csv`` and ``emu/emu_summary.json`` (totals, capacity, per-flow packet counts).
+``emu/rtt.csv`` (per-ACK RTT samples), ``emu/drops.csv``, ``emu/radio.csv`` (a radio cell's
+counters: :func:`convert_radio` makes ``radio.parquet`` of them) and ``emu/emu_summary.json``
+(totals, capacity, a radio cell's totals, per-flow packet counts).
 
 Where the kernel cannot give what the simulator reports, the nearest measurable quantity is
 used; each is marked [GAP] below and listed in docs/kernel-backend.md.
@@ -39,14 +41,16 @@ from .outputs import remove_stale, staging_prefix
 from .results import (
     QUEUE_COLUMNS,
     QUEUE_DELAY_KEYS,
+    RADIO_FILE,
     TIMESERIES_COLUMNS,
+    RawTable,
     ResultsError,
     RunResult,
     columns_to_table,
     write_results,
 )
 
-__all__ = ["KernelError", "find_binary", "run_kernel", "convert"]
+__all__ = ["KernelError", "find_binary", "run_kernel", "convert", "convert_radio"]
 
 BINARIES = ("rove-kernel", "rove-emu", "rove-traffic")
 
@@ -114,11 +118,13 @@ def run_kernel(scenario: str | os.PathLike, out: str | os.PathLike, seed: int | 
         _run_child(cmd)
         wall_s = time.perf_counter() - t0
         summary, ts, q = convert(staging / "raw", wall_s)
-        written = write_results(out, summary, ts, q)
+        radio = convert_radio(staging / "raw")
+        written = write_results(out, summary, ts, q,
+                                extra={RADIO_FILE: radio} if radio is not None else None)
         os.rename(staging / "raw", written / "raw")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return RunResult(summary, ts, q, out=written)
+    return RunResult(summary, ts, q, out=written, radio_table=radio)
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -188,6 +194,46 @@ def _run_child(cmd: Sequence[str]) -> None:
 
 # --------------------------------------------------------------------------------------------
 # Raw -> results
+
+
+# radio.parquet's columns and their types, as the simulator writes them (crates/py
+# radio_columns; str = a text column).
+RADIO_COLUMN_TYPES = {
+    "time_s": "<f8", "link": str, "port": str, "station": str, "direction": str, "ac": str,
+    "backlog_bytes": "<u8", "qlen": "<u4", "overflow_drops": "<u8", "codel_drops": "<u8",
+    "mac_drops": "<u8", "requeues": "<u8", "tx_packets": "<u8", "tx_bytes": "<u8",
+    "tx_retries": "<u8", "collisions": "<u8", "phy_errors": "<u8", "internal_collisions": "<u8",
+    "tx_bitrate_bps": "<f8", "signal_db": "<f8", "survey_busy_ms": "<f8", "survey_tx_ms": "<f8",
+    "survey_rx_ms": "<f8",
+}
+
+
+def convert_radio(raw: str | os.PathLike) -> RawTable | None:
+    """``radio.parquet``'s table from a kernel run's ``emu/radio.csv`` (the emulator samples
+    its radio cells as the simulator does, the last rows at the scenario's end: the cells'
+    totals in ``summary.json``), or ``None`` when the scenario has no radio cell."""
+    import csv
+
+    path = Path(raw) / "emu" / "radio.csv"
+    if not path.is_file():
+        return None
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = csv.reader(f)
+        header = next(rows, None)
+        if header != list(RADIO_COLUMN_TYPES):
+            raise ResultsError(f"{path}: unexpected columns {header} (expected "
+                               f"{', '.join(RADIO_COLUMN_TYPES)})")
+        data = list(zip(*rows)) or [()] * len(header)
+    columns: dict[str, Any] = {}
+    for name, values in zip(header, data):
+        kind = RADIO_COLUMN_TYPES[name]
+        if kind is str:
+            columns[name] = list(values)
+        elif kind == "<f8":
+            columns[name] = _col(kind, [float(v) for v in values])
+        else:
+            columns[name] = _col(kind, [int(v) for v in values])
+    return RawTable.from_columns(columns, list(RADIO_COLUMN_TYPES))
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -336,7 +382,7 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         last = last_row.get(name, {})
         cap = float(link.get("capacity_bytes") or 0.0)
         departed = last.get("departed_bytes", 0)
-        links_out.append({
+        entry = {
             "name": name,
             "utilization": departed / cap if cap > 0 else 0.0,
             # The emulator's histogram of the link's sojourns over the duration: the same code
@@ -345,7 +391,17 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
             "drops": last.get("drops", 0),
             "queue_drops": last.get("queue_drops", 0),
             "loss_drops": last.get("loss_drops", 0),
-        })
+        }
+        # As the simulator's summary: MAC drops on every link model but the point-to-point
+        # link, offline drops on a WiFi cell with drive-by stations, a radio cell's totals.
+        radio = link.get("radio")
+        if link.get("kind", "p2p") != "p2p":
+            entry["mac_drops"] = last.get("mac_drops", 0)
+        if radio and radio.get("driveby"):
+            entry["offline_drops"] = last.get("offline_drops", 0)
+        if radio is not None:
+            entry["radio"] = radio
+        links_out.append(entry)
 
     goodputs = [f["goodput_mbps"] for f in flows_out]
     summary = {

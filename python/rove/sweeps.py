@@ -404,19 +404,22 @@ def _one_line(e: BaseException) -> str:
 
 
 def _simulate(text: str, source: str, base_dir: str, overrides, seed: int):
-    """Run a scenario given as text; return ``(summary, timeseries, queue)``, the tables as
-    the engine's columns (:class:`rove.results.RawTable`: written from Rust, no Arrow on the
-    way)."""
+    """Run a scenario given as text; return ``(summary, timeseries, queue, extra)``, the tables
+    as the engine's columns (:class:`rove.results.RawTable`: written from Rust, no Arrow on the
+    way); ``extra`` maps further results files to their tables (``radio.parquet`` when the
+    scenario has a radio cell), or is ``None``."""
     from . import _core, _overrides, drive
-    from .results import QUEUE_COLUMNS, TIMESERIES_COLUMNS, RawTable, summary_with_wall
+    from .results import QUEUE_COLUMNS, RADIO_FILE, TIMESERIES_COLUMNS, RawTable, summary_with_wall
 
     t0 = time.perf_counter()
     sim = _core.Simulation(text, source, base_dir, _overrides(overrides), seed)
     drive(sim)
     raw = sim.finish()
     summary = summary_with_wall(raw["summary_json"], time.perf_counter() - t0)
+    extra = ({RADIO_FILE: RawTable.from_columns(raw["radio"])}
+             if raw.get("radio") is not None else None)
     return (summary, RawTable.from_columns(raw["timeseries"], TIMESERIES_COLUMNS),
-            RawTable.from_columns(raw["queue"], QUEUE_COLUMNS))
+            RawTable.from_columns(raw["queue"], QUEUE_COLUMNS), extra)
 
 
 def _error_text(e: BaseException) -> str:
@@ -433,14 +436,14 @@ def run_point(text: str, source: str, base_dir: str, overrides, seed: int,
     worker's) it also returns ``"results"``: the summary and tables for the driver to write."""
     t0 = time.perf_counter()
     try:
-        summary, ts, q = _simulate(text, source, base_dir, overrides, seed)
+        summary, ts, q, extra = _simulate(text, source, base_dir, overrides, seed)
         if out is not None:
             from .results import write_results
 
-            write_results(out, summary, ts, q, durable=False)
+            write_results(out, summary, ts, q, extra=extra, durable=False)
             return {"status": "ok", "error": None, "wall_s": time.perf_counter() - t0}
         return {"status": "ok", "error": None, "wall_s": time.perf_counter() - t0,
-                "results": (summary, ts, q)}
+                "results": (summary, ts, q, extra)}
     except Exception as e:  # noqa: BLE001 - a failed point is recorded, not fatal
         return {"status": "failed", "error": _error_text(e), "wall_s": time.perf_counter() - t0}
 
@@ -931,8 +934,8 @@ def _ray_collect(ray_mod, refs, pending) -> None:
                 res = {"status": "failed", "error": f"ray task failed: {_error_text(e)}",
                        "wall_s": 0.0}
             if res["status"] == "ok":
-                summary, ts, q = res.pop("results")
-                write_results(s.runs / p.id, summary, ts, q, durable=False)
+                summary, ts, q, extra = res.pop("results")
+                write_results(s.runs / p.id, summary, ts, q, extra=extra, durable=False)
             s.finished(p, res)
 
 

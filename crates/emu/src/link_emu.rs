@@ -30,6 +30,7 @@ use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
 use crate::tun::Tun;
 use rove_scenario::{ParseOptions, Scenario, ScenarioError};
+use rove_sim::link::wifi::counters::RadioSampling;
 use rove_sim::link::{model as link_model, AnyLink, LinkOutput, Offer};
 use rove_sim::Nanos;
 use std::cmp::Reverse;
@@ -77,6 +78,10 @@ enum Ev {
     Service(u32),
     Arrive(u32),
     Sample,
+    /// A radio cell's counters, at the cell's own `sample_interval`.
+    RadioSample(u32),
+    /// The radio cells' last sample, at the scenario's end (their totals for the summary).
+    RadioEnd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,7 +212,7 @@ pub fn parse_scenario(
 
 impl Emulator {
     pub fn new(scenario: Scenario, opts: EmuOptions) -> io::Result<Emulator> {
-        let links = scenario
+        let links: Vec<AnyLink> = scenario
             .links
             .iter()
             .map(|l| link_model::build(l, scenario.seed))
@@ -221,7 +226,7 @@ impl Emulator {
                 ack_path: r.ack_path.iter().map(|h| (h.link as u32, h.port)).collect(),
             })
             .collect();
-        let rec = Recorder::create(&opts.out_dir, scenario.duration_ns)?;
+        let rec = Recorder::create(&opts.out_dir, scenario.duration_ns, &links)?;
         let mut emu = Emulator {
             // Counters and RTT trackers per route (a multipath flow's subflows apart).
             flows: vec![FlowCounters::default(); routes.len()],
@@ -251,6 +256,22 @@ impl Emulator {
         };
         let first = emu.scenario.sample_interval_ns;
         emu.push(first, Ev::Sample);
+        // Radio cells (radio.csv), as the simulator samples them: with the other samples or at
+        // their own interval, and a last time at the scenario's end.
+        let mut radio = false;
+        for i in 0..emu.links.len() {
+            let Some(r) = emu.links[i].radio() else {
+                continue;
+            };
+            radio = true;
+            if let RadioSampling::Every(ns) = r.radio_sampling() {
+                emu.push(ns, Ev::RadioSample(i as u32));
+            }
+        }
+        if radio {
+            let end = emu.scenario.duration_ns;
+            emu.push(end, Ev::RadioEnd);
+        }
         Ok(emu)
     }
 
@@ -365,8 +386,25 @@ impl Emulator {
                 Ev::Arrive(id) => self.arrive(id, t, snd, rcv)?,
                 Ev::Sample => {
                     self.rec.sample(t, &mut self.links)?;
+                    for l in 0..self.links.len() {
+                        let with_recorder = self.links[l]
+                            .radio()
+                            .is_some_and(|r| r.radio_sampling() == RadioSampling::WithRecorder);
+                        if with_recorder {
+                            self.rec.radio_sample(t, l, &self.links[l])?;
+                        }
+                    }
                     self.push(t + self.scenario.sample_interval_ns, Ev::Sample);
                 }
+                Ev::RadioSample(l) => {
+                    let link = &self.links[l as usize];
+                    self.rec.radio_sample(t, l as usize, link)?;
+                    if let Some(RadioSampling::Every(ns)) = link.radio().map(|r| r.radio_sampling())
+                    {
+                        self.push(t + ns, Ev::RadioSample(l));
+                    }
+                }
+                Ev::RadioEnd => self.rec.radio_end(t, &self.links)?,
             }
         }
         Ok(())
@@ -536,6 +574,7 @@ impl Emulator {
                 .enumerate()
                 .map(|(i, l)| LinkTotals {
                     name: l.name().to_string(),
+                    kind: l.kind(),
                     arrived_pkts: l.stats().arrived_pkts,
                     departed_pkts: l.stats().departed_pkts,
                     departed_bytes: l.stats().departed_bytes,
@@ -545,6 +584,7 @@ impl Emulator {
                     loss_drops: l.stats().loss_drops,
                     backlog_pkts_at_end: l.backlog_packets(),
                     queue_delay: self.rec.queue_delay(i),
+                    radio: self.rec.radio_at_end(i),
                 })
                 .collect(),
             flows: self

@@ -4,22 +4,32 @@
 //! - `queue.jsonl`: one JSON object per link per sample time (every `sample_interval` of the
 //!   emulator's clock, which starts at the scenario's time 0): the columns of the simulator's
 //!   `queue.parquet` — `time_s`, `link`, `backlog_bytes`, `backlog_pkts`, `drops`,
-//!   `queue_drops`, `loss_drops`, `departed_bytes` (cumulative counters) and `sojourn_count`,
+//!   `queue_drops`, `loss_drops`, `mac_drops`, `offline_drops`, `departed_bytes` (cumulative
+//!   counters) and `sojourn_count`,
 //!   `sojourn_mean_ms`, `sojourn_max_ms` (null when none), the packets that left the queue since
 //!   the previous sample and their mean and largest queueing delay.
 //! - `drops.csv`: one line per dropped packet: `time_s,link,cause,bytes` with cause `loss`
-//!   (random loss on entry), `queue` (tail drop) or `aqm` (CoDel).
+//!   (random loss on entry), `queue` (tail drop), `aqm` (CoDel), `mac` (a radio MAC's retry
+//!   limit) or `offline` (a drive-by WiFi station without connectivity).
 //! - `rtt.csv`: one line per RTT sample: `flow,time_s,rtt_ms` (flow index; see rtt.rs).
+//! - `radio.csv` (only with a radio cell): the cells' counters, one line per port per sample
+//!   with the columns of the simulator's `radio.parquet` (crates/sim link/wifi/counters.rs), in
+//!   its order ([`RADIO_COLUMNS`]), names as text and NaN for a missing value; sampled with the
+//!   other samples or at a cell's own `sample_interval`, never at or after the scenario's end,
+//!   and a last time exactly at its end (as the simulator's last rows: the cell's totals).
 //! - `emu_summary.json`, written when the emulator stops: per link the totals and the capacity
 //!   over the scenario's duration (for `utilization`) and the queueing delays of the packets
 //!   that left the queue until the last sample within the duration (the summary's
-//!   `mean_queue_delay_ms` ... `queue_delay_percentiles_ms`), per flow the packets and payload bytes
-//!   seen, and the emulator's own CPU time.
+//!   `mean_queue_delay_ms` ... `queue_delay_percentiles_ms`), a radio cell's totals at the
+//!   scenario's end (`radio`: the simulator's `links[].radio`), per flow the packets and payload
+//!   bytes seen, and the emulator's own CPU time.
 //!
 //! JSON Lines and CSV rather than a binary format: a 30 s run at 100 Mbps writes ~2 MB, which
 //! Python reads in well under a second, and a person can look at the files.
 
 use rove_sim::histogram::Histogram;
+use rove_sim::link::wifi::counters::{RadioSeries, RadioSummary};
+use rove_sim::link::wifi::edca::Ac;
 use rove_sim::link::{AnyLink, DropReason, QueueDelaySummary};
 use rove_sim::Nanos;
 use std::fs::File;
@@ -30,6 +40,34 @@ pub const QUEUE_FILE: &str = "queue.jsonl";
 pub const DROPS_FILE: &str = "drops.csv";
 pub const SUMMARY_FILE: &str = "emu_summary.json";
 pub const RTT_FILE: &str = "rtt.csv";
+pub const RADIO_FILE: &str = "radio.csv";
+
+/// The columns of `radio.csv`: those of the simulator's `radio.parquet`, in its order.
+pub const RADIO_COLUMNS: &[&str] = &[
+    "time_s",
+    "link",
+    "port",
+    "station",
+    "direction",
+    "ac",
+    "backlog_bytes",
+    "qlen",
+    "overflow_drops",
+    "codel_drops",
+    "mac_drops",
+    "requeues",
+    "tx_packets",
+    "tx_bytes",
+    "tx_retries",
+    "collisions",
+    "phy_errors",
+    "internal_collisions",
+    "tx_bitrate_bps",
+    "signal_db",
+    "survey_busy_ms",
+    "survey_tx_ms",
+    "survey_rx_ms",
+];
 
 /// Per-flow counters kept by the emulator (TCP payload bytes: IP length minus IP and TCP
 /// headers, so they compare with the simulator's payload counts).
@@ -70,6 +108,12 @@ pub struct Recorder {
     /// it (what the summary reports, as the simulator's covers the run's duration).
     duration_ns: Nanos,
     sojourn_at_end: Vec<Histogram>,
+    /// `radio.csv` (with a radio cell), the names of each link and its ports, the rows of one
+    /// sample (reused), and each cell's totals at the scenario's end.
+    radio: Option<BufWriter<File>>,
+    radio_names: Vec<(String, Vec<String>)>,
+    radio_rows: RadioSeries,
+    radio_end: Vec<Option<RadioSummary>>,
 }
 
 fn cause(reason: DropReason) -> &'static str {
@@ -78,6 +122,7 @@ fn cause(reason: DropReason) -> &'static str {
         DropReason::QueueFull => "queue",
         DropReason::Aqm => "aqm",
         DropReason::MacRetryLimit => "mac",
+        DropReason::Offline => "offline",
     }
 }
 
@@ -89,7 +134,7 @@ fn create(dir: &Path, name: &str) -> io::Result<BufWriter<File>> {
 }
 
 impl Recorder {
-    pub fn create(dir: &Path, duration_ns: Nanos) -> io::Result<Recorder> {
+    pub fn create(dir: &Path, duration_ns: Nanos, links: &[AnyLink]) -> io::Result<Recorder> {
         std::fs::create_dir_all(dir)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
         let queue = create(dir, QUEUE_FILE)?;
@@ -97,6 +142,13 @@ impl Recorder {
         writeln!(drops, "time_s,link,cause,bytes")?;
         let mut rtt = create(dir, RTT_FILE)?;
         writeln!(rtt, "flow,time_s,rtt_ms,subflow")?;
+        let radio = if links.iter().any(|l| l.radio().is_some()) {
+            let mut f = create(dir, RADIO_FILE)?;
+            writeln!(f, "{}", RADIO_COLUMNS.join(","))?;
+            Some(f)
+        } else {
+            None
+        };
         Ok(Recorder {
             queue,
             drops,
@@ -104,7 +156,88 @@ impl Recorder {
             line: String::with_capacity(4096),
             duration_ns,
             sojourn_at_end: Vec::new(),
+            radio,
+            radio_names: links
+                .iter()
+                .map(|l| (l.name().to_string(), l.port_names()))
+                .collect(),
+            radio_rows: RadioSeries::default(),
+            radio_end: vec![None; links.len()],
         })
+    }
+
+    /// One `radio.csv` row per port of radio cell `i` at `now` (none at or after the scenario's
+    /// end: [`radio_end`](Self::radio_end) takes the last).
+    pub fn radio_sample(&mut self, now: Nanos, i: usize, link: &AnyLink) -> io::Result<()> {
+        if now >= self.duration_ns {
+            return Ok(());
+        }
+        self.write_radio(now, i, link)
+    }
+
+    /// The radio cells' last rows at the scenario's end, and their totals for the summary.
+    pub fn radio_end(&mut self, now: Nanos, links: &[AnyLink]) -> io::Result<()> {
+        for (i, l) in links.iter().enumerate() {
+            if let Some(r) = l.radio() {
+                self.write_radio(now, i, l)?;
+                self.radio_end[i] = Some(RadioSummary::of(
+                    &r.radio_totals(),
+                    r.driveby_summary(self.duration_ns),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Cell `i`'s totals at the scenario's end (`None`: not a radio cell, or the run stopped
+    /// before its end).
+    pub fn radio_at_end(&self, i: usize) -> Option<RadioSummary> {
+        self.radio_end.get(i).cloned().flatten()
+    }
+
+    fn write_radio(&mut self, now: Nanos, i: usize, link: &AnyLink) -> io::Result<()> {
+        use std::fmt::Write as _;
+        let (Some(file), Some(r)) = (self.radio.as_mut(), link.radio()) else {
+            return Ok(());
+        };
+        let rows = &mut self.radio_rows;
+        rows.clear();
+        r.sample_radio(now, i as u32, rows);
+        let (name, ports) = &self.radio_names[i];
+        for k in 0..rows.len() {
+            let p = usize::from(rows.port[k]);
+            self.line.clear();
+            // Names and the station (its even port) as the simulator's radio.parquet has them.
+            let _ = writeln!(
+                self.line,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                rows.time_s[k],
+                name,
+                ports[p],
+                ports[p & !1],
+                if p % 2 == 1 { "up" } else { "down" },
+                Ac::from_index(rows.ac[k]).name(),
+                rows.backlog_bytes[k],
+                rows.qlen[k],
+                rows.overflow_drops[k],
+                rows.codel_drops[k],
+                rows.mac_drops[k],
+                rows.requeues[k],
+                rows.tx_packets[k],
+                rows.tx_bytes[k],
+                rows.tx_retries[k],
+                rows.collisions[k],
+                rows.phy_errors[k],
+                rows.internal_collisions[k],
+                rows.tx_bitrate_bps[k],
+                rows.signal_db[k],
+                rows.survey_busy_ms[k],
+                rows.survey_tx_ms[k],
+                rows.survey_rx_ms[k],
+            );
+            file.write_all(self.line.as_bytes())?;
+        }
+        Ok(())
     }
 
     /// One `queue.jsonl` row per link; takes each link's sojourn interval.
@@ -130,7 +263,7 @@ impl Recorder {
             // Microsecond resolution is ample for queueing delays and keeps lines short.
             let _ = writeln!(
                 self.line,
-                "{{\"time_s\":{},\"link\":{},\"backlog_bytes\":{},\"backlog_pkts\":{},\"drops\":{},\"queue_drops\":{},\"loss_drops\":{},\"departed_bytes\":{},\"sojourn_count\":{},\"sojourn_mean_ms\":{},\"sojourn_max_ms\":{}}}",
+                "{{\"time_s\":{},\"link\":{},\"backlog_bytes\":{},\"backlog_pkts\":{},\"drops\":{},\"queue_drops\":{},\"loss_drops\":{},\"mac_drops\":{},\"offline_drops\":{},\"departed_bytes\":{},\"sojourn_count\":{},\"sojourn_mean_ms\":{},\"sojourn_max_ms\":{}}}",
                 now as f64 / 1e9,
                 name,
                 backlog_bytes,
@@ -138,6 +271,8 @@ impl Recorder {
                 s.drops(),
                 s.queue_drops,
                 s.loss_drops,
+                s.mac_drops,
+                s.offline_drops,
                 s.departed_bytes,
                 soj.count,
                 opt(soj.mean_ms()),
@@ -186,6 +321,9 @@ impl Recorder {
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
+        if let Some(f) = self.radio.as_mut() {
+            f.flush()?;
+        }
         self.queue.flush()?;
         self.rtt.flush()?;
         self.drops.flush()
@@ -195,6 +333,8 @@ impl Recorder {
 #[derive(serde::Serialize)]
 pub struct LinkTotals {
     pub name: String,
+    /// The link model (`links.NAME.kind`).
+    pub kind: &'static str,
     pub arrived_pkts: u64,
     pub departed_pkts: u64,
     pub departed_bytes: u64,
@@ -205,6 +345,9 @@ pub struct LinkTotals {
     pub backlog_pkts_at_end: usize,
     #[serde(flatten)]
     pub queue_delay: QueueDelaySummary,
+    /// A radio cell's totals at the scenario's end (the simulator's `links[].radio`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub radio: Option<RadioSummary>,
 }
 
 #[derive(serde::Serialize)]

@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 pub use rove_scenario::stream_seed;
 
+#[derive(Clone)]
 pub struct Stream {
     rng: ChaCha8Rng,
 }

@@ -191,75 +191,17 @@ pub struct LinkSummary {
     /// counted in `drops` and never in `queue_drops`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mac_drops: Option<u64>,
+    /// WiFi cells with drive-by stations only: packets for or from a station without data
+    /// connectivity, counted in `drops`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline_drops: Option<u64>,
     /// A radio cell's counters (radio.parquet's columns) over the whole run, whatever the
     /// measurement window: equal to radio.parquet's last rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub radio: Option<RadioSummary>,
 }
 
-/// A radio cell's totals: the AP's channel survey, drops by cause and requeues over every
-/// port, and each port's counters.
-#[derive(Debug, Clone, Serialize)]
-pub struct RadioSummary {
-    pub survey_busy_ms: f64,
-    pub survey_tx_ms: f64,
-    pub survey_rx_ms: f64,
-    pub overflow_drops: u64,
-    pub codel_drops: u64,
-    pub mac_drops: u64,
-    pub requeues: u64,
-    pub ports: Vec<RadioPortSummary>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RadioPortSummary {
-    pub port: String,
-    pub ac: &'static str,
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
-    pub tx_retries: u64,
-    pub mac_drops: u64,
-    pub overflow_drops: u64,
-    pub codel_drops: u64,
-    pub requeues: u64,
-    pub collisions: u64,
-    pub phy_errors: u64,
-    pub internal_collisions: u64,
-}
-
-impl RadioSummary {
-    fn of(t: &rove_sim::link::wifi::counters::RadioTotals) -> Self {
-        let ports: Vec<RadioPortSummary> = t
-            .ports
-            .iter()
-            .map(|(port, c, ac)| RadioPortSummary {
-                port: port.clone(),
-                ac: ac.name(),
-                tx_packets: c.tx_packets,
-                tx_bytes: c.tx_bytes,
-                tx_retries: c.tx_retries,
-                mac_drops: c.tx_failed,
-                overflow_drops: c.overflow_drops,
-                codel_drops: c.codel_drops,
-                requeues: c.requeues,
-                collisions: c.collisions,
-                phy_errors: c.phy_errors,
-                internal_collisions: c.internal_collisions,
-            })
-            .collect();
-        let ms = |ns: u64| ns as f64 / 1e6;
-        RadioSummary {
-            survey_busy_ms: ms(t.survey.busy_ns),
-            survey_tx_ms: ms(t.survey.tx_ns),
-            survey_rx_ms: ms(t.survey.rx_ns),
-            overflow_drops: ports.iter().map(|p| p.overflow_drops).sum(),
-            codel_drops: ports.iter().map(|p| p.codel_drops).sum(),
-            mac_drops: ports.iter().map(|p| p.mac_drops).sum(),
-            requeues: ports.iter().map(|p| p.requeues).sum(),
-            ports,
-        }
-    }
-}
+pub use rove_sim::link::wifi::counters::{DrivebySummary, RadioPortSummary, RadioSummary};
 
 /// Jain's index (Σx)² / (n·Σx²).
 pub fn jain_index(xs: &[f64]) -> Option<f64> {
@@ -389,6 +331,10 @@ pub fn summarize(world: &World) -> Summary {
                 };
             let (s, e) = (&span.start.links[i], &span.end.links[i]);
             let soj = e.sojourn.since(&s.sojourn);
+            let radio = l
+                .radio()
+                .map(|r| RadioSummary::of(&r.radio_totals(), r.driveby_summary(duration)));
+            let driveby = radio.as_ref().is_some_and(|r| !r.driveby.is_empty());
             LinkSummary {
                 name: l.name().to_string(),
                 utilization: if capacity > 0.0 {
@@ -401,7 +347,8 @@ pub fn summarize(world: &World) -> Summary {
                 queue_drops: e.queue_drops - s.queue_drops,
                 loss_drops: e.loss_drops - s.loss_drops,
                 mac_drops: (l.kind() != "p2p").then(|| e.mac_drops - s.mac_drops),
-                radio: l.radio().map(|r| RadioSummary::of(&r.radio_totals())),
+                offline_drops: driveby.then(|| e.offline_drops - s.offline_drops),
+                radio,
             }
         })
         .collect();

@@ -63,6 +63,8 @@ pub struct LinkMark {
     pub loss_drops: u64,
     /// Frames a radio MAC dropped after its retry limit (0 on other links).
     pub mac_drops: u64,
+    /// Packets a drive-by WiFi station could not send or get (0 on other links).
+    pub offline_drops: u64,
 }
 
 /// The world's counters at one instant.
@@ -140,6 +142,7 @@ impl Marks {
                     queue_drops: s.queue_drops,
                     loss_drops: s.loss_drops,
                     mac_drops: s.mac_drops,
+                    offline_drops: s.offline_drops,
                 }
             })
             .collect();

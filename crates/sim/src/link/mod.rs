@@ -42,6 +42,10 @@ pub enum DropReason {
     /// A radio MAC gave up on the frame after its retry limit (not congestion: the queue had
     /// room; counted in `LinkStats::mac_drops`).
     MacRetryLimit,
+    /// A drive-by WiFi station had no data connectivity (a hole between roadside APs, or an
+    /// association still setting up): not congestion, not the MAC (counted in
+    /// `LinkStats::offline_drops`).
+    Offline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +66,8 @@ pub struct LinkStats {
     pub queue_drops: u64,
     /// Frames a radio MAC dropped after its retry limit (never counted as queue drops).
     pub mac_drops: u64,
+    /// Packets for or from a drive-by WiFi station without data connectivity.
+    pub offline_drops: u64,
     /// Sojourn time of the packets that left the queue.
     pub sojourn: SojournStats,
 }
@@ -138,7 +144,7 @@ impl SojournStats {
 
 impl LinkStats {
     pub fn drops(&self) -> u64 {
-        self.loss_drops + self.queue_drops + self.mac_drops
+        self.loss_drops + self.queue_drops + self.mac_drops + self.offline_drops
     }
 }
 

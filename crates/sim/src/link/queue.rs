@@ -255,6 +255,36 @@ impl Queue {
         }
     }
 
+    /// Puts a packet taken from this queue back at its head (a frame its transmitter could not
+    /// send: Linux's `dev_requeue_skb`), whatever the limit. FIFO disciplines only (DropTail,
+    /// CoDel, PIE): the WiFi cell's queues.
+    pub fn requeue_front(&mut self, p: QueuedPacket) {
+        assert!(
+            !matches!(
+                self.discipline,
+                Discipline::FqCodel(_) | Discipline::Ports(_)
+            ),
+            "requeue_front on a FIFO discipline only"
+        );
+        self.fifo.bytes += p.bytes as u64;
+        self.fifo.packets.push_front(p);
+    }
+
+    /// Empties the queue, giving each packet to `each` in order (no AQM runs). FIFO
+    /// disciplines only, as [`requeue_front`](Self::requeue_front).
+    pub fn flush(&mut self, mut each: impl FnMut(QueuedPacket)) {
+        assert!(
+            !matches!(
+                self.discipline,
+                Discipline::FqCodel(_) | Discipline::Ports(_)
+            ),
+            "flush on a FIFO discipline only"
+        );
+        while let Some(p) = self.fifo.pop() {
+            each(p);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }

@@ -118,6 +118,11 @@ impl RadioSeries {
         self.ac.iter().map(|&a| Ac::from_index(a).name())
     }
 
+    /// Removes every row.
+    pub fn clear(&mut self) {
+        self.truncate_from(f64::NEG_INFINITY);
+    }
+
     /// Removes the rows sampled at `time_s` or later (a final sample replaces them).
     pub fn truncate_from(&mut self, time_s: f64) {
         let keep = self.time_s.partition_point(|&t| t < time_s);
@@ -170,12 +175,104 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+/// A radio cell's totals as `summary.json` reports them (`links[].radio`, on both backends):
+/// the AP's channel survey, drops by cause and requeues over every port, each port's
+/// counters, and the drive-by stations' associations.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RadioSummary {
+    pub survey_busy_ms: f64,
+    pub survey_tx_ms: f64,
+    pub survey_rx_ms: f64,
+    pub overflow_drops: u64,
+    pub codel_drops: u64,
+    pub mac_drops: u64,
+    pub requeues: u64,
+    pub ports: Vec<RadioPortSummary>,
+    /// Drive-by stations (`stations.NAME.driveby`); absent without any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub driveby: Vec<DrivebySummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RadioPortSummary {
+    pub port: String,
+    pub ac: &'static str,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub tx_retries: u64,
+    pub mac_drops: u64,
+    pub overflow_drops: u64,
+    pub codel_drops: u64,
+    pub requeues: u64,
+    pub collisions: u64,
+    pub phy_errors: u64,
+    pub internal_collisions: u64,
+}
+
+/// A drive-by station over a run: its associations (those starting before the run's end,
+/// times as drawn, not cut at the end), its time with data connectivity within the run, and
+/// the packets for and from it dropped without connectivity.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DrivebySummary {
+    pub station: String,
+    pub data_s: f64,
+    pub offline_drops: u64,
+    pub associations: Vec<AssociationSummary>,
+}
+
+/// One association, s: it starts, carries data from `data_from_s` (equal to `end_s` when it
+/// carries none) and ends.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct AssociationSummary {
+    pub start_s: f64,
+    pub data_from_s: f64,
+    pub end_s: f64,
+}
+
+impl RadioSummary {
+    pub fn of(t: &RadioTotals, driveby: Vec<DrivebySummary>) -> Self {
+        let ports: Vec<RadioPortSummary> = t
+            .ports
+            .iter()
+            .map(|(port, c, ac)| RadioPortSummary {
+                port: port.clone(),
+                ac: ac.name(),
+                tx_packets: c.tx_packets,
+                tx_bytes: c.tx_bytes,
+                tx_retries: c.tx_retries,
+                mac_drops: c.tx_failed,
+                overflow_drops: c.overflow_drops,
+                codel_drops: c.codel_drops,
+                requeues: c.requeues,
+                collisions: c.collisions,
+                phy_errors: c.phy_errors,
+                internal_collisions: c.internal_collisions,
+            })
+            .collect();
+        RadioSummary {
+            survey_busy_ms: ms(t.survey.busy_ns),
+            survey_tx_ms: ms(t.survey.tx_ns),
+            survey_rx_ms: ms(t.survey.rx_ns),
+            overflow_drops: ports.iter().map(|p| p.overflow_drops).sum(),
+            codel_drops: ports.iter().map(|p| p.codel_drops).sum(),
+            mac_drops: ports.iter().map(|p| p.mac_drops).sum(),
+            requeues: ports.iter().map(|p| p.requeues).sum(),
+            ports,
+            driveby,
+        }
+    }
+}
+
 /// What a radio cell offers the recorders (`LinkModel::radio`).
 pub trait RadioCounters {
     fn radio_sampling(&self) -> RadioSampling;
     /// Appends one row per port at `now`, for link `link` (its index in the world).
     fn sample_radio(&self, now: Nanos, link: u32, out: &mut RadioSeries);
     fn radio_totals(&self) -> RadioTotals;
+    /// The drive-by stations over `[0, until]` (none by default).
+    fn driveby_summary(&self, _until: Nanos) -> Vec<DrivebySummary> {
+        Vec::new()
+    }
 }
 
 impl Wifi {
@@ -239,5 +336,31 @@ impl RadioCounters for Wifi {
                 .map(|(p, name)| (name, self.counters[p], self.ac[p / 2]))
                 .collect(),
         }
+    }
+
+    fn driveby_summary(&self, until: Nanos) -> Vec<DrivebySummary> {
+        let s = |ns: Nanos| ns as f64 / 1e9;
+        let names = self.port_names();
+        self.driveby
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                let d = d.as_ref()?;
+                Some(DrivebySummary {
+                    station: names[2 * i].clone(),
+                    data_s: s(d.data_ns_until(until)),
+                    offline_drops: self.counters[2 * i].offline_drops
+                        + self.counters[2 * i + 1].offline_drops,
+                    associations: d
+                        .associations_until(until)
+                        .map(|a| AssociationSummary {
+                            start_s: s(a.start),
+                            data_from_s: s(a.data_from),
+                            end_s: s(a.end),
+                        })
+                        .collect(),
+                })
+            })
+            .collect()
     }
 }

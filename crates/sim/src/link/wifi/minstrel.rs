@@ -70,6 +70,7 @@ struct RateStats {
 /// A frame's multi-rate retry chain: (MCS, transmissions) per slot, in order.
 pub type Chain = Vec<(usize, u8)>;
 
+#[derive(Clone)]
 pub struct Minstrel {
     rates: Vec<RateStats>,
     /// The rates the PHY has (`mi->supported`).
@@ -344,6 +345,14 @@ impl Minstrel {
 
     /// `minstrel_ht_get_rate` and the rate table (`minstrel_ht_update_rates`): the chain of a
     /// frame taken for transmission.
+    /// A fresh controller for a new association at `now` (mac80211 makes a new station entry:
+    /// `rate_control_rate_init`), from `initial`, the state the controller was built with.
+    pub fn restarted(initial: &Minstrel, now: Nanos) -> Minstrel {
+        let mut m = initial.clone();
+        m.last_update = now;
+        m
+    }
+
     pub fn chain(&mut self) -> Chain {
         let sample = self.sample_rate();
         let mut chain = Vec::with_capacity(3);

@@ -12,7 +12,9 @@
 //! `aqm = "codel"`, CoDel at mac80211's per-station target 20 ms and interval 100 ms
 //! ([`params::CODEL_TARGET_NS`]); the frame a transmitter is sending (or retrying) has left its
 //! queue. The cell's counters (seed-004 Table 1) are sampled into `radio.parquet`
-//! ([`counters`]).
+//! ([`counters`]). A drive-by station (`stations.NAME.driveby`, [`driveby`]) passes roadside
+//! APs: its frames go only in its associations' data periods; the AP's scheduler skips it
+//! otherwise, and its packets are dropped (cause "offline") or held until the next period.
 //!
 //! Channel access, per channel-access function with a frame: without `edca`, one DCF per
 //! transmitter (the AP and every station); with `edca = true` one EDCAF per access category
@@ -65,6 +67,7 @@
 //!   shows well under 1.
 
 pub mod counters;
+pub mod driveby;
 pub mod edca;
 pub mod error;
 pub mod minstrel;
@@ -75,6 +78,7 @@ mod snr;
 pub use params::KIND;
 
 use counters::Survey;
+use driveby::{Driveby, Offline};
 use edca::{Ac, AccessParams};
 use minstrel::{Chain, Minstrel};
 use params::{Aqm, Rate, Scheduler};
@@ -102,6 +106,8 @@ struct Frame {
     station: usize,
     /// Its port: 2 · station (the AP's frame to it) or 2 · station + 1 (its own frame).
     port: usize,
+    /// When it entered its queue (a frame put back is queued with it).
+    enqueued_at: Nanos,
     /// Times it has been sent.
     attempts: u32,
     /// Its Minstrel retry chain (`mcs = "minstrel"`), chosen when its transmitter took it.
@@ -173,6 +179,8 @@ pub struct PortCounters {
     /// Times its frame lost an internal collision to a higher access category of the same
     /// transmitter (10.22.2.4; never on the air).
     pub internal_collisions: u64,
+    /// Packets dropped because its drive-by station had no data connectivity ([`driveby`]).
+    pub offline_drops: u64,
 }
 
 pub struct Wifi {
@@ -188,6 +196,12 @@ pub struct Wifi {
     /// Per port (the AP's controller for each station, each station's own): Minstrel's state,
     /// for stations with `mcs = "minstrel"`.
     minstrel: Vec<Option<Minstrel>>,
+    /// Per port of a drive-by station with Minstrel: the controller as built, restarted at
+    /// each association.
+    minstrel_initial: Vec<Option<Minstrel>>,
+    /// Per station, its drive-by schedule (`driveby`); `has_driveby`: any station has one.
+    driveby: Vec<Option<Driveby>>,
+    has_driveby: bool,
     /// PHY error draws (a stream of their own: an error-free cell draws nothing from it).
     phy_rng: Stream,
     counters: Vec<PortCounters>,
@@ -233,6 +247,23 @@ impl Wifi {
                     Minstrel::new(
                         &mut Stream::new(run_seed, &label(&format!("minstrel{port}"))),
                         &p.phy,
+                    )
+                })
+            })
+            .collect::<Vec<_>>();
+        let minstrel_initial = minstrel
+            .iter()
+            .enumerate()
+            .map(|(port, m)| m.clone().filter(|_| p.stations[port / 2].driveby.is_some()))
+            .collect();
+        let driveby: Vec<Option<Driveby>> = p
+            .stations
+            .iter()
+            .map(|s| {
+                s.driveby.map(|d| {
+                    Driveby::new(
+                        d,
+                        Stream::new(run_seed, &label(&format!("driveby:{}", s.name))),
                     )
                 })
             })
@@ -296,6 +327,9 @@ impl Wifi {
             snr: p.stations.iter().map(|s| s.snr.clone()).collect(),
             ideal_fer: p.ideal_fer,
             minstrel,
+            minstrel_initial,
+            has_driveby: driveby.iter().any(Option::is_some),
+            driveby,
             phy_rng: Stream::new(run_seed, &label("phy")),
             counters: vec![PortCounters::default(); 2 * n],
             delay_ns: spec.delay_ns,
@@ -409,6 +443,9 @@ impl Wifi {
             (p, s)
         } else {
             let s = self.tx[i].owner - 1;
+            if !self.online(s) {
+                return;
+            }
             let Some(p) = self.dequeue(false, s, now, out) else {
                 return;
             };
@@ -422,6 +459,7 @@ impl Wifi {
             bytes: p.bytes,
             station,
             port,
+            enqueued_at: p.enqueued_at,
             attempts: 0,
             chain,
         });
@@ -437,7 +475,10 @@ impl Wifi {
     fn next_station(&mut self, i: usize) -> Option<usize> {
         let t = &self.tx[i];
         let n = t.serves.len();
-        let active = |k: usize| !self.ap_queues[t.serves[k]].is_empty();
+        let active = |k: usize| {
+            let s = t.serves[k];
+            !self.ap_queues[s].is_empty() && self.driveby[s].as_ref().is_none_or(|d| d.online)
+        };
         let mut k = (0..n).map(|j| (t.turn + j) % n).find(|&k| active(k))?;
         let Some(deficit) = self.deficit.as_mut() else {
             let s = t.serves[k];
@@ -555,6 +596,26 @@ impl Wifi {
                 Some(t)
             }
             (None, _) => None,
+        }
+    }
+
+    /// Transmitter `i` has just been given a frame at `now`: a backoff that is over (or ends at
+    /// this boundary with nothing to send) needs a new one if the medium is busy, else the
+    /// frame goes at the next slot boundary (10.3.4.2, 10.22.2.2).
+    fn start_access(&mut self, i: usize, now: Nanos) {
+        if matches!(self.tx[i].backoff, None | Some(0)) {
+            // The end of its DIFS or AIFS (EDCA: AIFSN - 2 slots after `idle_from`).
+            let aifs_end = self.idle_from + u64::from(self.tx[i].aifs_left) * phy::SLOT_NS;
+            self.tx[i].backoff = Some(if now < aifs_end {
+                // The medium is busy (or within DIFS/AIFS): back off.
+                let cw = self.tx[i].cw;
+                self.draw_backoff(cw)
+            } else if now == aifs_end {
+                0
+            } else {
+                // Idle for DIFS and more: the next slot boundary.
+                1
+            });
         }
     }
 
@@ -691,6 +752,150 @@ impl Wifi {
     }
 }
 
+/// Drive-by stations ([`driveby`]: `stations.NAME.driveby`).
+impl Wifi {
+    /// Whether station `s` has data connectivity (always, without `driveby`), as of the last
+    /// [`advance_driveby`](Self::advance_driveby).
+    fn online(&self, s: usize) -> bool {
+        self.driveby[s].as_ref().is_none_or(|d| d.online)
+    }
+
+    fn offline_mode(&self, s: usize) -> Offline {
+        self.driveby[s]
+            .as_ref()
+            .map_or(Offline::Drop, |d| d.params().offline)
+    }
+
+    /// A packet for or from a station without connectivity is dropped (cause "offline").
+    fn drop_offline(&mut self, id: PacketId, port: usize, out: &mut Vec<LinkOutput>) {
+        out.push(LinkOutput::Drop {
+            id,
+            reason: DropReason::Offline,
+        });
+        self.stats.offline_drops += 1;
+        self.counters[port].offline_drops += 1;
+    }
+
+    /// Moves every drive-by station to `now`: one that lost its data connectivity is
+    /// disconnected, one that gained it connected (both, when `now` is in a later association's
+    /// data period than the last one seen).
+    fn advance_driveby(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) {
+        for s in 0..self.driveby.len() {
+            let Some(d) = self.driveby[s].as_mut() else {
+                continue;
+            };
+            let change = d.advance(now);
+            if change.lost {
+                self.disconnect(s, now, out);
+            }
+            if change.gained {
+                self.connect(s, now, out);
+            }
+        }
+    }
+
+    /// Station `s`'s association ended (or it has no data connectivity any more): the frames
+    /// for or from it in a transmitter's hands and, with `offline = "drop"`, every packet
+    /// queued for or by it are dropped; with `"hold"` the frames go back to the head of their
+    /// queue ([GAP] their retry count and rate chain reset). A transmitter left without a frame
+    /// takes its next (the AP's: another station's).
+    fn disconnect(&mut self, s: usize, now: Nanos, out: &mut Vec<LinkOutput>) {
+        let mode = self.offline_mode(s);
+        for i in 0..self.tx.len() {
+            let t = &self.tx[i];
+            let holds = t.frame.iter().chain(&t.held).any(|f| f.station == s);
+            if !holds {
+                continue;
+            }
+            let mut frames: Vec<Frame> = self.tx[i].frame.take().into_iter().collect();
+            frames.extend(self.tx[i].held.drain(..));
+            match mode {
+                Offline::Drop => {
+                    for f in frames {
+                        self.drop_offline(f.id, f.port, out);
+                    }
+                }
+                Offline::Hold => {
+                    for f in frames.into_iter().rev() {
+                        let q = if f.port.is_multiple_of(2) {
+                            &mut self.ap_queues[s]
+                        } else {
+                            &mut self.sta_queues[s]
+                        };
+                        q.requeue_front(QueuedPacket {
+                            id: f.id,
+                            bytes: f.bytes,
+                            enqueued_at: f.enqueued_at,
+                        });
+                    }
+                }
+            }
+            self.load(i, now, out);
+            if self.tx[i].frame.is_some() {
+                self.start_access(i, now);
+            }
+        }
+        if mode == Offline::Drop {
+            let mut gone = Vec::new();
+            self.ap_queues[s].flush(|p| gone.push((p.id, 2 * s)));
+            self.sta_queues[s].flush(|p| gone.push((p.id, 2 * s + 1)));
+            for (id, port) in gone {
+                self.drop_offline(id, port, out);
+            }
+        }
+    }
+
+    /// Station `s` has data connectivity from `now` (a new association's set-up is over): its
+    /// rate control starts afresh, and its queued frames (`offline = "hold"`) contend again.
+    fn connect(&mut self, s: usize, now: Nanos, out: &mut Vec<LinkOutput>) {
+        for port in [2 * s, 2 * s + 1] {
+            if let Some(initial) = &self.minstrel_initial[port] {
+                self.minstrel[port] = Some(Minstrel::restarted(initial, now));
+            }
+            let i = self.port_tx[port];
+            if self.tx[i].frame.is_none() {
+                self.load(i, now, out);
+                if self.tx[i].frame.is_some() {
+                    self.start_access(i, now);
+                }
+            }
+        }
+    }
+
+    /// The next time the model must run: the next transmission, or a drive-by station's next
+    /// change of connectivity when it matters (the end of a data period with packets for or
+    /// from it, the start of one with packets held for it).
+    fn next_event(&self, now: Nanos) -> Option<Nanos> {
+        let t = self.next_transmission();
+        if !self.has_driveby {
+            return t;
+        }
+        let wake = self
+            .driveby
+            .iter()
+            .enumerate()
+            .filter_map(|(s, d)| {
+                let d = d.as_ref()?;
+                let queued = !self.ap_queues[s].is_empty() || !self.sta_queues[s].is_empty();
+                let held = self
+                    .tx
+                    .iter()
+                    .any(|t| t.frame.iter().chain(&t.held).any(|f| f.station == s));
+                let matters = if d.online {
+                    queued || held
+                } else {
+                    queued && d.params().offline == Offline::Hold
+                };
+                matters.then(|| d.next_change(now))
+            })
+            .min();
+        match (t, wake) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 /// Aggregation (A-MPDU with Block Ack, 10.24.7; `aggregation = true`, 802.11n/ac).
 impl Wifi {
     /// Takes the next frame of transmitter `i`'s queue for `station`, if any.
@@ -710,6 +915,7 @@ impl Wifi {
             bytes: p.bytes,
             station,
             port,
+            enqueued_at: p.enqueued_at,
             attempts: 0,
             chain: None,
         })
@@ -899,9 +1105,18 @@ impl LinkModel for Wifi {
     }
 
     fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
+        if self.has_driveby {
+            self.rebase(now);
+            self.advance_driveby(now, out);
+        }
         self.stats.arrived_pkts += 1;
         let station = usize::from(packet.port / 2);
         let i = self.port_tx[usize::from(packet.port)];
+        let online = self.online(station);
+        if !online && self.offline_mode(station) == Offline::Drop {
+            self.drop_offline(packet.id, usize::from(packet.port), out);
+            return self.request(self.next_event(now));
+        }
         let queue = if packet.port.is_multiple_of(2) {
             &mut self.ap_queues[station]
         } else {
@@ -921,30 +1136,25 @@ impl LinkModel for Wifi {
                 id: packet.id,
                 reason,
             });
-            return None;
+            return if self.has_driveby {
+                self.request(self.next_event(now))
+            } else {
+                None
+            };
         }
-        if self.tx[i].frame.is_some() {
-            return None; // it waits behind the frame being sent
+        if !online || self.tx[i].frame.is_some() {
+            // It waits behind the frame being sent, or (`offline = "hold"`) for its station's
+            // next data period.
+            return if self.has_driveby {
+                self.request(self.next_event(now))
+            } else {
+                None
+            };
         }
         self.rebase(now);
         self.load(i, now, out);
-        // A backoff that is over (or ends at this boundary with nothing to send): the frame
-        // needs a new one if the medium is busy, else it goes at the next slot boundary.
-        if matches!(self.tx[i].backoff, None | Some(0)) {
-            // The end of its DIFS or AIFS (EDCA: AIFSN - 2 slots after `idle_from`).
-            let aifs_end = self.idle_from + u64::from(self.tx[i].aifs_left) * phy::SLOT_NS;
-            self.tx[i].backoff = Some(if now < aifs_end {
-                // The medium is busy (or within DIFS/AIFS): back off (10.3.4.2, 10.22.2.2).
-                let cw = self.tx[i].cw;
-                self.draw_backoff(cw)
-            } else if now == aifs_end {
-                0
-            } else {
-                // Idle for DIFS and more: the next slot boundary.
-                1
-            });
-        }
-        let t = self.next_transmission();
+        self.start_access(i, now);
+        let t = self.next_event(now);
         self.request(t)
     }
 
@@ -954,8 +1164,11 @@ impl LinkModel for Wifi {
         }
         self.next_service = None;
         self.rebase(now);
+        if self.has_driveby {
+            self.advance_driveby(now, out);
+        }
         self.transmit(now, out);
-        let t = self.next_transmission();
+        let t = self.next_event(now);
         self.request(t)
     }
 

@@ -4,6 +4,7 @@
 //! built.
 
 use super::super::radio::{bad, describe};
+use super::driveby::{self, DrivebyParams};
 use super::edca::Ac;
 use super::phy::{Phy, Standard};
 use super::snr::{self, Snr};
@@ -29,7 +30,7 @@ const OWN_KEYS: &[&str] = &[
     "scheduler",
     "stations",
 ];
-const STATION_KEYS: &[&str] = &["snr", "snr_trace", "mcs", "ac"];
+const STATION_KEYS: &[&str] = &["snr", "snr_trace", "mcs", "ac", "driveby"];
 
 /// What the scenario parser knows of `kind = "wifi"`.
 pub const KIND: LinkKind = LinkKind {
@@ -122,6 +123,9 @@ pub struct Station {
     /// Key `ac`: the access category of the station's frames both ways (its AP queue's and
     /// its own); BE unless given (needs `edca = true`).
     pub ac: Ac,
+    /// Key `driveby`: the station passes roadside APs ([`super::driveby`]); `None`: always
+    /// associated.
+    pub driveby: Option<DrivebyParams>,
 }
 
 type Res<T> = Result<T, (String, String)>;
@@ -323,11 +327,16 @@ fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy, edca: bool) -> Res<
             ))
         }
     };
+    let driveby = match t.get("driveby") {
+        None => None,
+        Some(v) => Some(driveby::parse(&join(&path, "driveby"), v)?),
+    };
     Ok(Station {
         name: name.to_string(),
         rate: mcs,
         snr,
         ac,
+        driveby,
     })
 }
 
