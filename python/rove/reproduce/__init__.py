@@ -4,7 +4,7 @@ compare with the source's claims.
     rove reproduce bbrv2plus -o DIR [--quick] [--only EXP]   # seed 000, thesis chapter 4
     rove reproduce fidelity -o DIR [--quick] [--sim-only]    # the simulator against the kernel
     rove reproduce bccps -o DIR [--quick] [--sim-only]       # seed 001: BCCPS
-    rove reproduce selection -o DIR [--quick]                # seed 002: CCA selection over LTE
+    rove reproduce selection -o DIR [--quick] [--sim-only]   # seed 002: CCA selection over LTE
 
 One framework (:mod:`rove.reproduce.study`: experiments, parts, the run log and resume, the
 command line, the report writer; :mod:`~rove.reproduce.verdicts`: the verdict machinery), one

@@ -2,7 +2,7 @@
 de-ossification of TCP in mobile networks: Start-up and mobility", PhD thesis, 2018) rerun on
 rove's LTE cell.
 
-    rove reproduce selection -o DIR [--quick] [--only EXP[,EXP...]] [-j N]
+    rove reproduce selection -o DIR [--quick] [--only EXP[,EXP...]] [-j N] [--sim-only]
 
 The thesis measured five congestion controls (NewReno, CUBIC, Westwood+, Illinois, BBR) per
 mobility phase on an Aeroflex LTE emulator (Tables 6.2-6.7), derived a per-phase selection
@@ -15,7 +15,8 @@ criteria fixed in the code before the runs, the same for every algorithm they co
 seeds (10 per point in the full run). Absolute numbers cannot match (another radio, UE and
 kernel); orderings and signs can. ``--quick`` (CI): the 300 km/h use cases only, shorter runs,
 one or two seeds. Simulator only: the kernel side of the selection controller is
-``tests/test_kernel_selection.py``'s.
+``tests/test_kernel_selection.py``'s; ``--sim-only`` is accepted (and changes nothing) so that
+the command reads like the other studies' (``.ci/run``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ EXPERIMENTS: tuple[Experiment, ...] = (
 )
 
 
+def _add_arguments(p) -> None:
+    p.add_argument("--sim-only", action="store_true",
+                   help="accepted for symmetry with the other studies: this study runs the "
+                        "simulator only")
+
+
 def _intro(info: RunInfo) -> list[str]:
     return [
         "Seed 002 (Atxutegi, PhD thesis, UPV/EHU 2018): a framework that selects a TCP "
@@ -89,6 +96,7 @@ STUDY = Study(
     quick_help="the 300 km/h use cases only, short runs, one or two seeds (well under two "
                "minutes on two cores)",
     sweeps=SWEEPS,
+    add_arguments=_add_arguments,
     default_jobs=2,
 )
 
