@@ -7,8 +7,8 @@ For each benchmark scenario given (default: bench/dumbbell-10x100.toml) it print
    ``target/release/rove-bench SCENARIO --set flows.0.cc=ALGO`` (wall time, events/s, peak RSS,
    as that binary prints them);
 2. the full Python path: ``rove run SCENARIO -o build/bench/NAME --quiet --force`` in a fresh process,
-   timed from outside (interpreter start, the run, converting and writing the Parquet files), with
-   the engine's own ``wall_s`` from summary.json and the child's peak RSS.
+   timed from outside (interpreter start, the run, writing the results files), with the engine's
+   own ``wall_s`` from summary.json and the child's peak RSS and CPU time.
 
 With no arguments it also runs bench/wifi-lte-2path.toml (one two-path multipath connection) the
 same way, and once per multipath scheduler, and bench/lte-10ue.toml (an LTE cell of 10 UEs,
@@ -56,12 +56,14 @@ def _rove_command() -> list[str]:
     return [sys.executable, "-m", "rove.cli"]
 
 
-def _run_measured(cmd: list[str]) -> tuple[int, int]:
-    """Run ``cmd`` in ROOT; return (exit status, the child's own peak RSS in KiB)."""
+def _run_measured(cmd: list[str]) -> tuple[int, int, float]:
+    """Run ``cmd`` in ROOT; return (exit status, the child's own peak RSS in KiB, its user +
+    system CPU seconds: on a shared machine the figure that waiting for a core does not
+    inflate)."""
     proc = subprocess.Popen(cmd, cwd=ROOT)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss
+    return proc.returncode, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus", "bbr3", "vegas", "westwood", "illinois",
@@ -119,7 +121,7 @@ def _python_path(scenario: Path) -> int:
     cmd = _rove_command() + ["run", str(scenario), "-o", str(out), "--quiet", "--force"]
     print(f"$ rove run {scenario} -o {out.relative_to(ROOT)} --quiet --force", flush=True)
     t0 = time.perf_counter()
-    returncode, peak_kib = _run_measured(cmd)
+    returncode, peak_kib, cpu = _run_measured(cmd)
     wall = time.perf_counter() - t0
     if returncode != 0:
         print(f"  rove run failed with exit status {returncode}")
@@ -131,7 +133,8 @@ def _python_path(scenario: Path) -> int:
     ts_bytes = (out / "timeseries.parquet").stat().st_size
     q_bytes = (out / "queue.parquet").stat().st_size
     print(f"  python path: wall {wall:.3f} s total (process start to results written), "
-          f"engine {engine_wall:.3f} s ({rate}), peak RSS {peak_kib / 1024:.0f} MB")
+          f"CPU {cpu:.3f} s, engine {engine_wall:.3f} s ({rate}), peak RSS "
+          f"{peak_kib / 1024:.0f} MB")
     print(f"  results: timeseries.parquet {ts_bytes / 1e6:.2f} MB, queue.parquet "
           f"{q_bytes / 1e6:.2f} MB, {summary.get('duration_s')} s simulated, "
           f"{len(summary.get('flows', []))} flows, Jain index {_fmt(summary.get('jain_index'))}")
@@ -152,8 +155,7 @@ def _sweep_overhead(points: int = SWEEP_POINTS) -> int:
     simulating), the rest, ``(wall - engine / jobs) / points`` (dispatch, imports, writing the
     point's results, collecting the summary rows and summary.parquet; target under 20 ms, see
     docs/sweeps.md), and the CPU time of the command and its workers beyond the engine's. On a
-    busy machine the two differ: most of the wall time is then waiting (for the disk's fsyncs
-    of each run's files, and for a core)."""
+    busy machine the two differ: most of the wall time is then waiting for a core."""
     import shutil
 
     work = ROOT / "build" / "bench" / "sweep-overhead"

@@ -10,8 +10,9 @@ Two kinds of output are kept for each case:
   summary and every time-series column in Rust's ``{:?}`` form (floats in shortest round-trip
   form, so equal text means equal bits); cheap, so it covers every scenario in scenarios/
   (sweep files aside), every algorithm on the benchmark dumbbell and every multipath scheduler;
-- the whole Python path for a few cases (``--rove``): ``rove run`` into DIR/rove/NAME, then
-  summary.json with ``wall_s`` removed and the Parquet files' tables (and their bytes).
+- the whole Python path (``--rove``): ``rove run`` of every committed scenario and of the
+  benchmarks' main variants into DIR/rove/NAME, then summary.json with ``wall_s`` removed and
+  the Parquet files' tables (and their bytes), and the list of files.
 
 Exit status 0 when everything matches, 1 (listing what differs) otherwise.
 """
@@ -53,7 +54,8 @@ def engine_cases() -> list[tuple[str, str, tuple[str, ...]]]:
     return cases
 
 
-# The Python path: demo, the benchmark dumbbell per algorithm, multipath, a trace, the WiFi cell.
+# The Python path: demo, the benchmark dumbbell per algorithm, multipath, a trace, the WiFi cell,
+# then every other committed scenario (sweep files aside).
 ROVE_CASES = [
     ("demo", "scenarios/demo.toml", ()),
     ("dumbbell-reno", "bench/dumbbell-10x100.toml", ("flows.0.cc=reno",)),
@@ -62,6 +64,12 @@ ROVE_CASES = [
     ("multipath", "scenarios/multipath/wifi-lte.toml", ()),
     ("trace", "bench/trace-1flow.toml", ()),
     ("wifi-3sta", "scenarios/radio/wifi-3sta.toml", ()),
+]
+ROVE_CASES += [
+    (str(p.relative_to(ROOT)).replace("/", "_"), str(p.relative_to(ROOT)), ())
+    for p in sorted((ROOT / "scenarios").rglob("*.toml"))
+    if "sweeps" not in p.parts
+    and str(p.relative_to(ROOT)) not in {scenario for _, scenario, _ in ROVE_CASES}
 ]
 
 
@@ -103,6 +111,9 @@ def compare_rove(ref: Path, new: Path) -> list[str]:
         sb.pop("wall_s", None)
         if sa != sb:
             diffs.append(f"rove/{name}/summary.json differs (wall_s aside)")
+        files_a, files_b = (sorted(p.name for p in d.iterdir()) for d in (a, b))
+        if files_a != files_b:
+            diffs.append(f"rove/{name}: files {files_a} before, {files_b} now")
         for f in sorted(p.name for p in a.glob("*.parquet")):
             if not (b / f).exists():
                 diffs.append(f"rove/{name}/{f} missing")

@@ -142,6 +142,24 @@ def test_tsc_path_that_cannot_meet_the_threshold_gets_nothing():
     assert x == pytest.approx([410.0, 0.0])
 
 
+def test_tsc_allocator_cases_shared_with_the_rust_scheduler():
+    # crates/mp/src/sched/tsc_python_cases.toml holds inputs and this model's allocations; the
+    # Rust scheduler's allocator is tested against the same file, bit for bit.
+    import tomllib
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "crates/mp/src/sched/tsc_python_cases.toml"
+    cases = tomllib.loads(path.read_text())["case"]
+    assert len(cases) >= 30
+    for c in cases:
+        x = md.tsc_allocate(
+            c["f_hat"], c["c_hat"], c["rtt"], c["rtt_min"], c["cost"], c["cwnd"], c["slow_start"],
+            c["d_net_thr"], d_send_thr=c["d_send_thr"], x_min=c["x_min"], hops=c["hops"],
+            min_rate_for_unassigned=c["min_rate_for_unassigned"],
+        )
+        assert [float(v) for v in x] == c["x"], c["name"]
+
+
 # ------------------------------------------------------------------------------------------
 # Chapter 3: delay terms
 

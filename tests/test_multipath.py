@@ -74,7 +74,7 @@ def test_validate_describes_multipath_flows():
 
 
 @pytest.mark.parametrize("key,value,message", [
-    ("flows.0.scheduler", "fastest", "accepted: minrtt, roundrobin, redundant, blest, ecf, bccps"),
+    ("flows.0.scheduler", "fastest", "accepted: minrtt, roundrobin, redundant, blest, ecf, bccps, tsc"),
     ("flows.0.coupling", "lia", "accepted: auto, uncoupled, connection"),
     ("flows.0.paths.1.path", ["nowhere"], "flows[0].paths[1].path[0]"),
 ])

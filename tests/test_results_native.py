@@ -1,12 +1,15 @@
-"""The results files written from Rust (crates/results via rove._core.write_parquet).
+"""The results files written from Rust (crates/results: from the engine's tables through
+rove._core.Simulation.write_table, from Python columns through rove._core.write_parquet).
 
 `rove run` writes its Parquet files without numpy, pandas or pyarrow; what pyarrow reads back
 must equal what the previous pyarrow writer wrote for the same engine columns (values, types,
-dictionary columns and their dictionaries, column order), byte-deterministically.
+dictionary columns and their dictionaries, column order), byte-deterministically, and the
+engine's own tables must give the bytes the Python-side columns give.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rove
 from rove import _core, results
@@ -25,6 +30,7 @@ from rove.results import (
     FEATURES_COLUMNS,
     QUEUE_COLUMNS,
     TIMESERIES_COLUMNS,
+    NativeTable,
     RawTable,
     columns_to_table,
     read_results,
@@ -246,11 +252,56 @@ def test_run_result_builds_tables_lazily(run):
     _, d = run
     r = rove.run(d / "s.toml")
     assert r.out is None
-    assert isinstance(r._tables["timeseries"], RawTable)
-    assert "rows" in repr(r) and isinstance(r._tables["timeseries"], RawTable)
+    assert isinstance(r._tables["timeseries"], NativeTable)  # still in the engine
+    assert "rows" in repr(r) and isinstance(r._tables["timeseries"], NativeTable)
     assert r.timeseries_table.num_rows == pq.read_metadata(d / "out" / "timeseries.parquet").num_rows
     assert isinstance(r._tables["timeseries"], pa.Table)
     assert_same_table(r.queue_table, pq.read_table(d / "out" / "queue.parquet"))
+    assert r.features_table.num_rows == pq.read_metadata(d / "out" / "features.parquet").num_rows
+
+
+def test_engine_written_files_equal_the_columns_written_through_python(run, tmp_path):
+    """Simulation.write_table (the tables built and encoded in Rust, tables.rs) writes the
+    bytes RawTable writes from the columns finish() hands to Python, for every table."""
+    raw, d = run
+    python_side = {
+        "timeseries": RawTable.from_columns(raw["timeseries"], TIMESERIES_COLUMNS),
+        "queue": RawTable.from_columns(raw["queue"], QUEUE_COLUMNS),
+        "features": RawTable.from_feature_logs(raw["features"]),
+    }
+    sim = _core.Simulation(SCENARIO, str(d / "s.toml"), str(d), [], None)
+    sim.finish_run()
+    assert sim.tables() == ["timeseries", "queue", "features"]
+    for name, table in python_side.items():
+        table.write(tmp_path / f"py-{name}.parquet")
+        rows = sim.write_table(name, str(tmp_path / f"rs-{name}.parquet"))
+        assert rows == table.num_rows == sim.table_rows(name) > 0, name
+        assert ((tmp_path / f"rs-{name}.parquet").read_bytes()
+                == (tmp_path / f"py-{name}.parquet").read_bytes()), name
+        assert (tmp_path / f"rs-{name}.parquet").read_bytes() == (d / "out" / f"{name}.parquet").read_bytes()
+    with pytest.raises(ValueError, match=r'no table "radio" in this run; its tables are: '
+                                         r'timeseries, queue, features'):
+        sim.write_table("radio", str(tmp_path / "r.parquet"))
+
+
+def test_radio_table_written_by_the_engine_equals_the_python_path(tmp_path):
+    scenario = ROOT / "scenarios" / "radio" / "wifi-3sta.toml"
+    text = scenario.read_text()
+    sim = _core.Simulation(text, str(scenario), str(scenario.parent), [("duration", '"2s"')], None)
+    raw = sim.finish()
+    assert "radio" in sim.tables()
+    RawTable.from_columns(raw["radio"]).write(tmp_path / "py.parquet")
+    sim.write_table("radio", str(tmp_path / "rs.parquet"))
+    assert (tmp_path / "rs.parquet").read_bytes() == (tmp_path / "py.parquet").read_bytes()
+
+
+def test_tables_exist_once_the_run_has_ended(tmp_path):
+    sim = _core.Simulation(SCENARIO, "<s>", str(tmp_path), [], None)
+    with pytest.raises(ValueError, match=r"call finish_run\(\) first"):
+        sim.write_table("timeseries", str(tmp_path / "t.parquet"))
+    first = sim.finish_run()
+    assert sim.finish_run() == first  # the run ends once
+    assert set(first) == {"summary_json", "warnings", "captures"}
 
 
 def test_cli_run_imports_no_numpy_pandas_or_pyarrow(tmp_path):
@@ -271,3 +322,47 @@ def test_cli_run_imports_no_numpy_pandas_or_pyarrow(tmp_path):
     assert done.stdout.split() == ["status", "0", "heavy", "-"], done.stdout + done.stderr
     for f in ("summary.json", "timeseries.parquet", "queue.parquet", "features.parquet"):
         assert (tmp_path / "out" / f).is_file(), f
+
+
+# --------------------------------------------------------------------------------------------
+# summary.json's text, made in Rust (crates/results summary.rs) as Python's json.dumps makes it
+
+def _committed_scenarios() -> list[Path]:
+    return sorted(p for p in (ROOT / "scenarios").rglob("*.toml") if "sweeps" not in p.parts)
+
+
+@pytest.mark.parametrize("scenario", _committed_scenarios(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_summary_text_from_rust_is_pythons(scenario):
+    sim = _core.Simulation(scenario.read_text(), str(scenario), str(scenario.parent),
+                           [("duration", '"5s"')], None)
+    engine = sim.finish_run()["summary_json"]
+    for wall_s in (0.0, 0.1234565, 3.000000499, 1234.5678901):
+        python = results.summary_text(results.summary_with_wall(engine, wall_s))
+        assert _core.summary_text(engine, wall_s) == python
+
+
+def test_summary_text_keeps_names_with_quotes_escapes_and_unicode(tmp_path):
+    text = SCENARIO.replace('"single"', '"a \\"q\\" \\\\ é\\u0001\\t"')
+    sim = _core.Simulation(text, "<s>", str(tmp_path), [], None)
+    engine = sim.finish_run()["summary_json"]
+    rust = _core.summary_text(engine, 0.5)
+    assert rust == results.summary_text(results.summary_with_wall(engine, 0.5))
+    assert '"a \\"q\\" \\\\ é\\u0001\\t"' in rust
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner,
+                                                                 max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.dictionaries(st.sampled_from(["scenario", "seed", "flows", "x", "wall_s"]),
+                            _json_values, max_size=5),
+       wall_s=st.floats(0, 1e6))
+def test_summary_text_lays_out_any_summary_as_json_dumps(body, wall_s):
+    engine = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    python = results.summary_text(results.summary_with_wall(engine, wall_s))
+    assert _core.summary_text(engine, wall_s) == python

@@ -153,6 +153,33 @@ def test_small_sweep_writes_runs_and_summary(sweep_dir):
     assert by_buf["20pkt"] <= 12.5 < by_buf["100pkt"]
 
 
+def test_a_point_holds_exactly_what_rove_run_writes(tmp_path, repo):
+    """Every file `rove run` writes, the WiFi cell's radio.parquet too, byte for byte
+    (summary.json but its wall_s)."""
+    scenario = repo / "scenarios" / "radio" / "wifi-3sta.toml"
+    sweep = _write(tmp_path / "sweep.toml", f"""
+        scenario = "{scenario}"
+        seeds = [5]
+        [fixed]
+        duration = "2s"
+        """)
+    out = tmp_path / "out"
+    assert run_cli("sweep", sweep, "-o", out, "-q").returncode == 0
+    (point,) = (out / "runs").iterdir()
+    r = run_cli("run", scenario, "-o", tmp_path / "run", "--seed", "5", "--set", "duration=2s",
+                "-q")
+    assert r.returncode == 0, r.stderr
+    files = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert files == ["queue.parquet", "radio.parquet", "summary.json", "timeseries.parquet"]
+    assert sorted(p.name for p in point.iterdir()) == files
+    for f in files:
+        a, b = (point / f).read_bytes(), (tmp_path / "run" / f).read_bytes()
+        if f == "summary.json":
+            a, b = (json.loads(x) for x in (a, b))
+            a.pop("wall_s"), b.pop("wall_s")
+        assert a == b, f
+
+
 def test_resume_runs_only_missing_points_and_same_table(sweep_dir):
     out = sweep_dir.parent / "out"
     assert run_cli("sweep", sweep_dir, "-o", out, "-q").returncode == 0

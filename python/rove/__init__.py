@@ -30,14 +30,13 @@ from .guards import LimitError
 from .outputs import OutputError, check_input_file, check_output_dir
 from .results import (
     FEATURES_FILE,
-    QUEUE_COLUMNS,
+    QUEUE_FILE,
     RADIO_FILE,
-    TIMESERIES_COLUMNS,
-    RawTable,
+    TIMESERIES_FILE,
+    NativeTable,
     ResultsError,
     RunResult,
     read_results,
-    summary_with_wall,
     write_results,
 )
 
@@ -223,9 +222,9 @@ def run(scenario, out: str | _os.PathLike | None = None, seed: int | None = None
     sim = _core.Simulation(text, source, base_dir, ovr, seed)
     with _captures(sim, pcap, out) as files:
         drive(sim, progress=progress, desc=_scenario_name(source))
-        raw = sim.finish()
+        ended = sim.finish_run()
         wall_s = _time.perf_counter() - t0
-        return _result_from_native(raw, wall_s, out, files)
+        return _result_from_sim(sim, ended, wall_s, out, files)
 
 
 class _captures:
@@ -280,20 +279,21 @@ def _scenario_name(source: str) -> str:
     return _Path(source).stem if source != "<dict>" else "scenario"
 
 
-def _result_from_native(raw: Mapping[str, Any], wall_s: float, out, files=None) -> RunResult:
-    """The run's :class:`RunResult`, its results directory written first when ``out`` is given.
-    The columns stay as the engine returned them (written from Rust, converted to Arrow only on
-    first use): neither writing nor returning them imports numpy or pyarrow."""
-    summary = summary_with_wall(raw["summary_json"], wall_s)
-    ts = RawTable.from_columns(raw["timeseries"], TIMESERIES_COLUMNS)
-    q = RawTable.from_columns(raw["queue"], QUEUE_COLUMNS)
-    features = RawTable.from_feature_logs(raw.get("features") or [])
-    radio = RawTable.from_columns(raw["radio"]) if raw.get("radio") is not None else None
-    extra = {name: t for name, t in ((FEATURES_FILE, features), (RADIO_FILE, radio))
-             if t is not None} or None
-    written = (write_results(out, summary, ts, q, extra=extra, files=files)
+def _result_from_sim(sim, ended: Mapping[str, Any], wall_s: float, out, files=None) -> RunResult:
+    """The :class:`RunResult` of the finished run ``sim`` (``ended``: its ``finish_run()``), its
+    results directory written first when ``out`` is given. Every file's contents are made in
+    Rust: ``summary.json``'s text (``_core.summary_text``, which the summary dict is read back
+    from) and the tables, which stay in the engine (:class:`rove.results.NativeTable`) and
+    reach Python only when the result's tables are asked for, so neither writing nor returning
+    them imports numpy or pyarrow."""
+    text = _core.summary_text(ended["summary_json"], wall_s)   # summary.json, made in Rust
+    summary = _json.loads(text)
+    tables = NativeTable.of_run(sim)
+    ts, q = tables.pop(TIMESERIES_FILE), tables.pop(QUEUE_FILE)
+    written = (write_results(out, text, ts, q, extra=tables, files=files)
                if out is not None else None)
-    return RunResult(summary, ts, q, out=written, features_table=features, radio_table=radio)
+    return RunResult(summary, ts, q, out=written, features_table=tables.get(FEATURES_FILE),
+                     radio_table=tables.get(RADIO_FILE))
 
 
 def drive(sim, progress: bool = False, desc: str = "rove", chunks: int = 100,

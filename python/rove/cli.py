@@ -233,6 +233,9 @@ def _print_run_summary(summary: dict, out: Path) -> None:
                      f" delay p50 {_fmt(f.get('frame_delay_p50_ms'), '.1f')} ms"
                      f" p95 {_fmt(f.get('frame_delay_p95_ms'), '.1f')} ms,"
                      f" deadline misses {_fmt(_pct(f.get('deadline_miss_ratio')), '.1f')} %")
+            if f.get("required_delay_ms") is not None:
+                line += (f", packets within {_fmt(f.get('required_delay_ms'), 'g')} ms"
+                         f" {_fmt(_pct(f.get('packets_within_required_delay')), '.1f')} %")
         elif f.get("workload") == "requests":
             line += (f"  requests: {_fmt(f.get('transfers_completed'), ',')}/{_fmt(f.get('transfers_started'), ',')} done,"
                      f" fct mean {_fmt(f.get('fct_mean_s'), '.3f')} s p95 {_fmt(f.get('fct_p95_s'), '.3f')} s")
@@ -246,12 +249,16 @@ def _print_run_summary(summary: dict, out: Path) -> None:
                      f" {_fmt(f.get('app_delay_p95_ms'), '.1f')} ms")
             if f.get("download_time_s") is not None:
                 line += f", download {_fmt(f.get('download_time_s'), '.3f')} s"
+            if f.get("path_cost") is not None:
+                line += f", path cost {_fmt(f.get('path_cost'), '.2f')}"
         print(line)
         for sf in f.get("subflows") or []:
             print(f"  {'':<{width}}    subflow {sf.get('index')} ({','.join(sf.get('path', []))}):"
                   f" throughput {_fmt(sf.get('throughput_mbps'), '8.3f')} Mbps"
                   f"  RTT mean {_fmt(sf.get('mean_rtt_ms'), '7.1f')} ms"
-                  f"  share {_fmt(_pct(sf.get('share')), '5.1f')} %")
+                  f"  share {_fmt(_pct(sf.get('share')), '5.1f')} %"
+                  + (f"  cost {_fmt(sf.get('cost'), 'g')}, peak x/c {_fmt(sf.get('peak_x_over_c'), '.2f')}"
+                     if sf.get("cost") is not None else ""))
     if summary.get("jain_index") is not None and len(flows) > 1:
         print(f"  Jain's fairness index {_fmt(summary.get('jain_index'), '.4f')}")
     for w in summary.get("warnings") or []:

@@ -20,11 +20,14 @@ fsynced, and the directory is renamed into place only when all three are complet
 destination is replaced only after that succeeded. A run interrupted at any point therefore leaves
 either the previous results or none, never a directory that looks complete but is not.
 
-The Parquet files are written from Rust (crates/results, through ``rove._core.write_parquet``):
-writing results imports neither numpy nor pyarrow, and the same data gives the same bytes (fixed
-zstd compression, no timestamps; the footer holds only the Arrow schema and parquet-rs's version
-string). The engine's columns stay as they came (:class:`RawTable`) until a table or DataFrame
-of :class:`RunResult` is asked for; only then are pyarrow (and pandas) imported.
+The Parquet files are written from Rust (crates/results): writing results imports neither numpy
+nor pyarrow, and the same data gives the same bytes (fixed zstd compression, no timestamps; the
+footer holds only the Arrow schema and parquet-rs's version string). A simulator run's tables
+stay in the engine (:class:`NativeTable`): ``rove._core.Simulation.write_table`` encodes each
+straight to its file, and no column reaches Python unless a table or DataFrame of
+:class:`RunResult` is asked for; only then are the columns copied out (:class:`RawTable`) and
+pyarrow (and pandas) imported. Tables from elsewhere (the kernel backend's) go to the same writer
+as :class:`RawTable` (``rove._core.write_parquet``).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ if TYPE_CHECKING:  # numpy and pyarrow are imported only where a table is actual
     import pyarrow as pa
 
 __all__ = [
+    "NativeTable",
     "SUMMARY_FILE",
     "TIMESERIES_FILE",
     "QUEUE_FILE",
@@ -158,6 +162,54 @@ class RawTable:
         return pa.concat_tables(tables, promote_options="default")
 
 
+class NativeTable:
+    """One table of a finished simulator run, still in the engine (``sim``, a
+    ``rove._core.Simulation`` after ``finish_run()``; ``name``: ``"timeseries"``, ``"queue"``,
+    ``"features"`` or ``"radio"``).
+
+    :meth:`write` has Rust encode it to its Parquet file, with no column crossing into Python
+    (the bytes :class:`RawTable` would write from the same columns); :meth:`raw` copies the
+    columns out, and :meth:`to_arrow` makes the Arrow table from them. Holding one keeps the
+    engine's world alive.
+    """
+
+    _ORDER = {"timeseries": TIMESERIES_COLUMNS, "queue": QUEUE_COLUMNS,
+              "features": FEATURES_COLUMNS}
+
+    def __init__(self, sim: Any, name: str):
+        self.sim, self.name = sim, name
+
+    @classmethod
+    def of_run(cls, sim: Any) -> dict[str, "NativeTable"]:
+        """Every table of the finished run ``sim``, by file name (``timeseries.parquet``,
+        ``queue.parquet``, and ``features.parquet`` / ``radio.parquet`` when present)."""
+        return {f"{name}.parquet": cls(sim, name) for name in sim.tables()}
+
+    @property
+    def num_rows(self) -> int:
+        return self.sim.table_rows(self.name)
+
+    @property
+    def column_names(self) -> list[str]:
+        return self.raw().column_names
+
+    def write(self, path: str | os.PathLike) -> None:
+        """Write the Parquet file from the engine's columns (deterministic; crates/results)."""
+        self.sim.write_table(self.name, os.fspath(path))
+
+    def raw(self) -> RawTable:
+        """The columns, copied out of the engine (picklable, e.g. for a Ray task's result)."""
+        order = self._ORDER.get(self.name, ())
+        parts = [RawTable.from_columns(p, order).parts[0] for p in self.sim.table_columns(self.name)]
+        return RawTable(parts)
+
+    def to_arrow(self) -> "pa.Table":
+        return self.raw().to_arrow()
+
+
+_LAZY_TABLES = (RawTable, NativeTable)   # tables not yet in Arrow
+
+
 def _column_len(value: Any) -> int:
     if isinstance(value, list):
         return len(value)
@@ -172,15 +224,15 @@ class RunResult:
     ``summary`` is the parsed ``summary.json`` (a dict), ``timeseries`` and ``queue`` are pandas
     DataFrames with the columns of the results schema, and ``out`` is the results directory
     written, or ``None``. The Arrow tables (``timeseries_table``, ``queue_table``,
-    ``features_table``) are made on first use from the engine's columns (:class:`RawTable`),
-    and the DataFrames from them: a run that only writes its results imports neither pyarrow
-    nor pandas.
+    ``features_table``) are made on first use from the engine's columns (:class:`NativeTable`,
+    :class:`RawTable`), and the DataFrames from them: a run that only writes its results
+    imports neither pyarrow nor pandas.
     """
 
-    def __init__(self, summary: dict, timeseries_table: "pa.Table | RawTable",
-                 queue_table: "pa.Table | RawTable", out: Path | None = None,
-                 features_table: "pa.Table | RawTable | None" = None,
-                 radio_table: "pa.Table | RawTable | None" = None):
+    def __init__(self, summary: dict, timeseries_table: "pa.Table | RawTable | NativeTable",
+                 queue_table: "pa.Table | RawTable | NativeTable", out: Path | None = None,
+                 features_table: "pa.Table | RawTable | NativeTable | None" = None,
+                 radio_table: "pa.Table | RawTable | NativeTable | None" = None):
         self.summary = summary
         self._tables: dict = {"timeseries": timeseries_table, "queue": queue_table,
                               "features": features_table, "radio": radio_table}
@@ -189,7 +241,7 @@ class RunResult:
 
     def _table(self, name: str):
         table = self._tables[name]
-        if isinstance(table, RawTable):
+        if isinstance(table, _LAZY_TABLES):
             table = self._tables[name] = table.to_arrow()
         return table
 
@@ -404,8 +456,14 @@ def summary_with_wall(summary_json: str, wall_s: float) -> dict:
     return out
 
 
-def summary_text(summary: dict) -> str:
-    """``summary.json``'s exact text: the given key order, 2-space indent, trailing newline."""
+def summary_text(summary: dict | str) -> str:
+    """``summary.json``'s exact text: the given key order, 2-space indent, trailing newline.
+
+    A simulator run's text comes from Rust (``rove._core.summary_text(summary_json, wall_s)``,
+    crates/results summary.rs), byte for byte what this function writes for
+    ``summary_with_wall(summary_json, wall_s)``; given as a string, it is taken as it is."""
+    if isinstance(summary, str):
+        return summary
     return json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -461,11 +519,11 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
     replace_atomically(path, lambda tmp: tmp.write_bytes(data))
 
 
-def write_parquet(table: "pa.Table | RawTable", path: Path) -> None:
-    """Write ``table`` deterministically (same table -> same bytes): a :class:`RawTable` from
-    Rust (the results files), an Arrow table with pyarrow (other tables, e.g. a sweep's summary
-    table, which may hold types the results files do not)."""
-    if isinstance(table, RawTable):
+def write_parquet(table: "pa.Table | RawTable | NativeTable", path: Path) -> None:
+    """Write ``table`` deterministically (same table -> same bytes): a :class:`NativeTable` or
+    :class:`RawTable` from Rust (the results files), an Arrow table with pyarrow (other tables,
+    e.g. a sweep's summary table, which may hold types the results files do not)."""
+    if isinstance(table, _LAZY_TABLES):
         table.write(path)
         return
     import pyarrow.parquet as pq
@@ -473,13 +531,14 @@ def write_parquet(table: "pa.Table | RawTable", path: Path) -> None:
     pq.write_table(table, str(path), **_PARQUET_OPTIONS)
 
 
-def _as_raw(table: "pa.Table | RawTable") -> RawTable:
-    return table if isinstance(table, RawTable) else table_to_raw(table)
+def _as_raw(table: "pa.Table | RawTable | NativeTable") -> "RawTable | NativeTable":
+    return table if isinstance(table, _LAZY_TABLES) else table_to_raw(table)
 
 
-def write_results(out: str | os.PathLike, summary: dict, timeseries: "pa.Table | RawTable",
-                  queue: "pa.Table | RawTable",
-                  extra: Mapping[str, "pa.Table | RawTable"] | None = None,
+def write_results(out: str | os.PathLike, summary: dict | str,
+                  timeseries: "pa.Table | RawTable | NativeTable",
+                  queue: "pa.Table | RawTable | NativeTable",
+                  extra: Mapping[str, "pa.Table | RawTable | NativeTable"] | None = None,
                   files: Mapping[str, Path] | None = None, durable: bool = True) -> Path:
     """Write a results directory atomically; return its path.
 
@@ -489,8 +548,11 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: "pa.Table |
     the machine itself could leave a directory whose files are not on disk yet. Sweeps write
     their points so and check each point's files when they resume (:func:`is_whole`).
 
-    The tables are :class:`RawTable` (the engine's columns) or Arrow tables of the results
-    schema (:func:`table_to_raw`); either way the Parquet files are written from Rust.
+    ``summary`` is the summary (a dict), or ``summary.json``'s text as Rust made it for a
+    simulator run (:func:`summary_text`). The tables are :class:`NativeTable` (a simulator
+    run's, still in the engine),
+    :class:`RawTable` (columns) or Arrow tables of the results schema (:func:`table_to_raw`);
+    either way the Parquet files are written from Rust.
     ``extra`` maps further Parquet file names to tables (``features.parquet``, written when a
     feature-recording controller ran); ``files`` maps further file names to files already
     written elsewhere on the same file system (packet captures), moved in. An existing results
@@ -524,8 +586,8 @@ def write_results(out: str | os.PathLike, summary: dict, timeseries: "pa.Table |
     return out
 
 
-def _write_into(tmp: Path, out: Path, parent: Path, summary: dict,
-                tables: Mapping[str, RawTable], files: Mapping[str, Path],
+def _write_into(tmp: Path, out: Path, parent: Path, summary: dict | str,
+                tables: Mapping[str, "RawTable | NativeTable"], files: Mapping[str, Path],
                 durable: bool = True) -> None:
     """Fill the staging directory ``tmp`` and rename it to ``out`` (the previous ``out``, if
     any, is moved aside first and removed only once the new one is in place)."""

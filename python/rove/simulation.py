@@ -93,12 +93,12 @@ class Simulation:
 
     def run(self, out: str | os.PathLike | None = None):
         """Run to the end and return the :class:`rove.RunResult` (written to ``out`` if given)."""
-        from . import _result_from_native
+        from . import _result_from_sim
 
         self._check_open()
-        raw = self._sim.finish()
+        ended = self._sim.finish_run()
         self._done = True
-        return _result_from_native(raw, time.perf_counter() - self._t0, out)
+        return _result_from_sim(self._sim, ended, time.perf_counter() - self._t0, out)
 
     def _check_open(self) -> None:
         if self._done:

@@ -404,22 +404,27 @@ def _one_line(e: BaseException) -> str:
 
 
 def _simulate(text: str, source: str, base_dir: str, overrides, seed: int):
-    """Run a scenario given as text; return ``(summary, timeseries, queue, extra)``, the tables
-    as the engine's columns (:class:`rove.results.RawTable`: written from Rust, no Arrow on the
-    way); ``extra`` maps further results files to their tables (``radio.parquet`` when the
-    scenario has a radio cell), or is ``None``."""
+    """Run a scenario given as text; return ``(summary, tables)``: ``summary.json``'s text and
+    the tables by file name as :class:`rove.results.NativeTable` (still in the engine), every
+    file ``rove run`` writes for the scenario, all made in Rust."""
     from . import _core, _overrides, drive
-    from .results import QUEUE_COLUMNS, RADIO_FILE, TIMESERIES_COLUMNS, RawTable, summary_with_wall
+    from .results import NativeTable
 
     t0 = time.perf_counter()
     sim = _core.Simulation(text, source, base_dir, _overrides(overrides), seed)
     drive(sim)
-    raw = sim.finish()
-    summary = summary_with_wall(raw["summary_json"], time.perf_counter() - t0)
-    extra = ({RADIO_FILE: RawTable.from_columns(raw["radio"])}
-             if raw.get("radio") is not None else None)
-    return (summary, RawTable.from_columns(raw["timeseries"], TIMESERIES_COLUMNS),
-            RawTable.from_columns(raw["queue"], QUEUE_COLUMNS), extra)
+    ended = sim.finish_run()
+    summary = _core.summary_text(ended["summary_json"], time.perf_counter() - t0)
+    return summary, NativeTable.of_run(sim)
+
+
+def _write_point(out, summary: str, tables: Mapping[str, Any]) -> None:
+    """A point's results directory (atomic, without fsync: see :func:`_is_done`)."""
+    from .results import QUEUE_FILE, TIMESERIES_FILE, write_results
+
+    extra = {k: t for k, t in tables.items() if k not in (TIMESERIES_FILE, QUEUE_FILE)}
+    write_results(out, summary, tables[TIMESERIES_FILE], tables[QUEUE_FILE], extra=extra,
+                  durable=False)
 
 
 def _error_text(e: BaseException) -> str:
@@ -436,14 +441,13 @@ def run_point(text: str, source: str, base_dir: str, overrides, seed: int,
     worker's) it also returns ``"results"``: the summary and tables for the driver to write."""
     t0 = time.perf_counter()
     try:
-        summary, ts, q, extra = _simulate(text, source, base_dir, overrides, seed)
+        summary, tables = _simulate(text, source, base_dir, overrides, seed)
         if out is not None:
-            from .results import write_results
-
-            write_results(out, summary, ts, q, extra=extra, durable=False)
+            _write_point(out, summary, tables)
             return {"status": "ok", "error": None, "wall_s": time.perf_counter() - t0}
+        raw = {name: t.raw() for name, t in tables.items()}    # picklable
         return {"status": "ok", "error": None, "wall_s": time.perf_counter() - t0,
-                "results": (summary, ts, q, extra)}
+                "results": (summary, raw)}
     except Exception as e:  # noqa: BLE001 - a failed point is recorded, not fatal
         return {"status": "failed", "error": _error_text(e), "wall_s": time.perf_counter() - t0}
 
@@ -922,8 +926,6 @@ def _ray_tasks(ray_mod, tasks) -> None:
 
 
 def _ray_collect(ray_mod, refs, pending) -> None:
-    from .results import write_results
-
     while pending:
         ready, pending = ray_mod.wait(pending, num_returns=1)
         for ref in ready:
@@ -934,8 +936,8 @@ def _ray_collect(ray_mod, refs, pending) -> None:
                 res = {"status": "failed", "error": f"ray task failed: {_error_text(e)}",
                        "wall_s": 0.0}
             if res["status"] == "ok":
-                summary, ts, q, extra = res.pop("results")
-                write_results(s.runs / p.id, summary, ts, q, extra=extra, durable=False)
+                summary, tables = res.pop("results")
+                _write_point(s.runs / p.id, summary, tables)
             s.finished(p, res)
 
 

@@ -212,6 +212,13 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
                 f.name
             )));
         }
+        // Path costs only feed the simulator's results (path_cost, peak x/c) and `tsc`.
+        if m.costs.is_some() {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).paths[0].cost: the kernel backend does not report path costs; remove cost or run on the simulator",
+                f.name
+            )));
+        }
         // Shared-bottleneck detection regroups the simulator's coupling; the kernel's coupled
         // ports couple every subflow of a connection.
         if m.detector != "auto" || !m.detector_params.is_empty() {
@@ -974,6 +981,16 @@ mod tests {
         assert!(
             e.message().contains("flows[1] (mp).scheduler_params.rtt")
                 && e.message().contains("no parameters"),
+            "{}",
+            e.message()
+        );
+        let costed = MP
+            .replace("ack_path = [\"b\"] }", "ack_path = [\"b\"], cost = 1 }")
+            .replace("ack_path = [\"a\"] }", "ack_path = [\"a\"], cost = 10 }");
+        let e = load(&costed).unwrap_err();
+        assert!(
+            e.message()
+                .contains("flows[1] (mp).paths[0].cost: the kernel backend does not report"),
             "{}",
             e.message()
         );

@@ -303,6 +303,14 @@ impl Connection {
     }
 
     pub fn on_timer<N: SubflowNet>(&mut self, sub: usize, timer: Timer, net: &mut N) {
+        if timer == Timer::Scheduler {
+            // The scheduler's own wake-up (`Scheduler::wake_at`), armed on subflow 0 whether
+            // or not that subflow is still open.
+            if !self.is_complete() {
+                self.schedule(net);
+            }
+            return;
+        }
         if self.subflows[sub].closed {
             return;
         }
@@ -606,6 +614,11 @@ impl Connection {
                 _ => break,
             }
         }
+        if let Some(at) = self.scheduler.wake_at() {
+            if at > now {
+                net.arm(0, Timer::Scheduler, at);
+            }
+        }
     }
 
     /// multipath-tcp.org's mptcp_rcv_buf_optimization (with penalisation), for subflow `sub`
@@ -684,11 +697,13 @@ impl Connection {
             sender,
             map,
             segs_assigned,
+            bytes_assigned,
             ..
         } = &mut self.subflows[s];
         let seq = sender.feed(payload, net.now());
         map.push(seq, dsn);
         *segs_assigned += 1;
+        *bytes_assigned += payload as u64;
         sender.push(&mut SubWire {
             net,
             sub: s,

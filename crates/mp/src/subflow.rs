@@ -59,9 +59,11 @@ pub struct Subflow {
     /// Smallest and largest srtt seen, µs (BLEST's min_srtt_us / max_srtt_us); 0 before a sample.
     pub min_srtt_us: u64,
     pub max_srtt_us: u64,
-    /// Segments handed over by the scheduler, and those of them that were reinjections.
+    /// Segments handed over by the scheduler, and those of them that were reinjections; the
+    /// payload bytes handed over.
     pub segs_assigned: u64,
     pub segs_reinjected: u64,
+    pub bytes_assigned: u64,
     /// The send queue: DSNs queued for this subflow and their payload bytes, in increasing DSN
     /// order, and the bytes it holds.
     pub queue: VecDeque<(u64, u32)>,
@@ -91,6 +93,7 @@ impl Subflow {
             max_srtt_us: 0,
             segs_assigned: 0,
             segs_reinjected: 0,
+            bytes_assigned: 0,
             queue: VecDeque::new(),
             queue_bytes: 0,
             queue_drops: 0,

@@ -1,16 +1,21 @@
 //! `rove._core`: the thin Python face of the simulator. Parsing, running and summarising all
-//! happen in Rust; this module converts arguments in and columns out. Numeric columns leave as
-//! `(dtype, bytes)` pairs that numpy reads without copying element by element.
+//! happen in Rust; this module converts arguments in and results out. A finished run's tables
+//! stay in the engine: `Simulation.write_table` encodes one straight to its Parquet file
+//! (tables.rs, crates/results), and only `table_columns` / `finish` hand columns to Python,
+//! numeric ones as `(dtype, bytes)` pairs that numpy reads without copying element by element.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use rove_scenario::{trace, ParseOptions, ScenarioError as CoreError};
 use rove_world::{load, summarize, World};
 use std::path::Path;
 
 mod parquet;
+mod tables;
+
+use tables::Table;
 
 create_exception!(
     _core,
@@ -106,6 +111,15 @@ fn validate<'py>(
 #[pyclass(module = "rove._core")]
 struct Simulation {
     world: World,
+    /// What ending the run gave (`finish_run`), kept so that it runs once.
+    ended: Option<Ended>,
+}
+
+/// The end of a run: the summary and what the world reported as it closed.
+struct Ended {
+    summary_json: String,
+    warnings: Vec<String>,
+    captures: Vec<(String, u64)>,
 }
 
 #[pymethods]
@@ -121,6 +135,7 @@ impl Simulation {
     ) -> PyResult<Self> {
         Ok(Simulation {
             world: load_world(text, source, base_dir, &overrides, seed)?,
+            ended: None,
         })
     }
 
@@ -169,24 +184,102 @@ impl Simulation {
             .map_err(PyValueError::new_err)
     }
 
-    /// Runs to the end if needed and returns the summary and the time series.
+    /// Runs to the end if needed and returns the summary and the time series: the dict of
+    /// `finish_run` with the tables' columns added (`timeseries`, `queue`: a dict of columns
+    /// each; `features`: one dict per recording controller; `radio`: a dict or None).
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let duration = self.world.duration_ns();
-        sliced(py, &mut self.world, duration, |w, t| w.run_until(t))?;
-        let world = &mut self.world;
-        world.finish_radio();
-        let summary = serde_json::to_string(&summarize(world))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let d = PyDict::new(py);
-        d.set_item("summary_json", summary)?;
-        d.set_item("timeseries", flow_columns(py, world)?)?;
-        d.set_item("queue", link_columns(py, world)?)?;
-        d.set_item("features", feature_columns(py, world)?)?;
-        d.set_item("radio", radio_columns(py, world)?)?;
-        d.set_item("warnings", world.warnings.clone())?;
-        let captures = world.finish_captures().map_err(PyValueError::new_err)?;
-        d.set_item("captures", captures)?;
+        let d = self.finish_run(py)?;
+        let world = &self.world;
+        for table in [Table::Timeseries, Table::Queue] {
+            d.set_item(
+                table.name(),
+                tables::to_python(py, tables::columns(world, table).map_err(results_err)?)?,
+            )?;
+        }
+        let features = PyList::empty(py);
+        for mut part in tables::parts(world, Table::Features) {
+            part.pop(); // the `controller` column: RawTable.from_feature_logs adds it
+            features.append(tables::to_python(py, part)?)?;
+        }
+        d.set_item("features", features)?;
+        if Table::Radio.present(world) {
+            let radio = tables::columns(world, Table::Radio).map_err(results_err)?;
+            d.set_item("radio", tables::to_python(py, radio)?)?;
+        } else {
+            d.set_item("radio", py.None())?;
+        }
         Ok(d)
+    }
+
+    /// Runs to the end if needed and ends the run (once; later calls give the same): returns
+    /// `{"summary_json", "warnings", "captures"}`. The tables stay in the engine until
+    /// `write_table` or `table_columns` asks for them.
+    fn finish_run<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if self.ended.is_none() {
+            let duration = self.world.duration_ns();
+            sliced(py, &mut self.world, duration, |w, t| w.run_until(t))?;
+            let world = &mut self.world;
+            world.finish_radio();
+            let summary_json = serde_json::to_string(&summarize(world))
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let captures = world.finish_captures().map_err(PyValueError::new_err)?;
+            self.ended = Some(Ended {
+                summary_json,
+                warnings: world.warnings.clone(),
+                captures,
+            });
+        }
+        let ended = self.ended.as_ref().expect("ended above");
+        let d = PyDict::new(py);
+        d.set_item("summary_json", &ended.summary_json)?;
+        d.set_item("warnings", ended.warnings.clone())?;
+        d.set_item("captures", ended.captures.clone())?;
+        Ok(d)
+    }
+
+    /// The tables this run has, by name: `timeseries`, `queue`, and `features` (a controller
+    /// recorded features) and `radio` (a radio cell) when present. Only after `finish_run`.
+    fn tables(&self) -> PyResult<Vec<&'static str>> {
+        self.check_ended()?;
+        Ok(Table::ALL
+            .into_iter()
+            .filter(|t| t.present(&self.world))
+            .map(Table::name)
+            .collect())
+    }
+
+    /// Writes table `name`'s Parquet file at `path` from the engine's columns (crates/results),
+    /// without the GIL while it encodes; returns its number of rows.
+    fn write_table(&self, py: Python<'_>, name: &str, path: &str) -> PyResult<usize> {
+        let table = self.table(name)?;
+        let columns = tables::columns(&self.world, table).map_err(results_err)?;
+        let rows = rove_results::num_rows(&columns).map_err(results_err)?;
+        py.allow_threads(|| rove_results::write_parquet(Path::new(path), &columns))
+            .map_err(|e| match e {
+                rove_results::Error::Io(e) => e.into(),
+                e => results_err(e),
+            })?;
+        Ok(rows)
+    }
+
+    /// Table `name`'s columns as `finish()` gives them, one dict per part (the features: one
+    /// per recording controller, each with its `controller` column).
+    fn table_columns<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
+        let table = self.table(name)?;
+        let out = PyList::empty(py);
+        for part in tables::parts(&self.world, table) {
+            out.append(tables::to_python(py, part)?)?;
+        }
+        Ok(out)
+    }
+
+    /// Table `name`'s number of rows.
+    fn table_rows(&self, name: &str) -> PyResult<usize> {
+        let table = self.table(name)?;
+        Ok(tables::parts(&self.world, table)
+            .iter()
+            .map(|p| p.first().map_or(0, |c| c.values.len()))
+            .sum())
     }
 
     /// Names of the scenario's flows, in order.
@@ -284,236 +377,44 @@ impl Simulation {
     }
 }
 
+impl Simulation {
+    fn check_ended(&self) -> PyResult<()> {
+        if self.ended.is_none() {
+            return Err(PyValueError::new_err(
+                "the run's tables exist once it has ended: call finish_run() first",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The present table called `name` (after `finish_run`).
+    fn table(&self, name: &str) -> PyResult<Table> {
+        self.check_ended()?;
+        let present: Vec<&str> = Table::ALL
+            .into_iter()
+            .filter(|t| t.present(&self.world))
+            .map(Table::name)
+            .collect();
+        match Table::from_name(name) {
+            Some(t) if t.present(&self.world) => Ok(t),
+            _ => Err(PyValueError::new_err(format!(
+                "no table {name:?} in this run; its tables are: {}",
+                present.join(", ")
+            ))),
+        }
+    }
+}
+
+fn results_err(e: rove_results::Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
 fn unknown<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a str>) -> PyErr {
     let known: Vec<&str> = known.take(20).collect();
     ScenarioError::new_err(format!(
         "unknown {what} {name:?}; {what}s are: {}",
         known.join(", ")
     ))
-}
-
-/// What the controllers that record (`kind = "features"`) recorded, one dict of columns each.
-fn feature_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyList>> {
-    let out = PyList::empty(py);
-    for c in world.controllers.iter().flatten() {
-        let Some(log) = c.features() else { continue };
-        let d = PyDict::new(py);
-        d.set_item("time_s", numeric(py, log.time_s.iter().copied()))?;
-        let names = &world.scenario.flows;
-        d.set_item(
-            "flow",
-            log.flow
-                .iter()
-                .map(|&i| names[i as usize].name.as_str())
-                .collect::<Vec<_>>(),
-        )?;
-        d.set_item("subflow", numeric(py, log.subflow.iter().copied()))?;
-        d.set_item("cc", log.cc.clone())?;
-        d.set_item("mode", log.mode.clone())?;
-        for (name, col) in log.names.iter().zip(&log.values) {
-            d.set_item(*name, numeric(py, col.iter().copied()))?;
-        }
-        out.append(d)?;
-    }
-    Ok(out)
-}
-
-/// Little-endian bytes of a numeric column, as `(dtype, bytes)`.
-trait Column: Copy {
-    const DTYPE: &'static str;
-    fn extend_le(self, out: &mut Vec<u8>);
-}
-
-macro_rules! column {
-    ($t:ty, $d:expr) => {
-        impl Column for $t {
-            const DTYPE: &'static str = $d;
-            fn extend_le(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-        }
-    };
-}
-column!(f64, "<f8");
-column!(u64, "<u8");
-column!(u32, "<u4");
-column!(i32, "<i4");
-
-fn numeric<'py, T: Column>(
-    py: Python<'py>,
-    values: impl ExactSizeIterator<Item = T>,
-) -> (&'static str, Bound<'py, PyBytes>) {
-    let mut buf = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
-    for v in values {
-        v.extend_le(&mut buf);
-    }
-    (T::DTYPE, PyBytes::new(py, &buf))
-}
-
-fn flow_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDict>> {
-    let s = &world.recorder.flows;
-    let d = PyDict::new(py);
-    d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
-    // `flow` indexes the scenario's flows (single-path and multipath alike).
-    let specs = &world.scenario.flows;
-    d.set_item(
-        "flow",
-        s.flow
-            .iter()
-            .map(|&i| specs[i as usize].name.as_str())
-            .collect::<Vec<_>>(),
-    )?;
-    // The algorithm live at each sample (it changes when an action or controller switches it).
-    d.set_item("cc", s.cc.clone())?;
-    d.set_item("cwnd_pkts", numeric(py, s.cwnd_pkts.iter().copied()))?;
-    d.set_item(
-        "ssthresh_pkts",
-        numeric(py, s.ssthresh_pkts.iter().copied()),
-    )?;
-    d.set_item(
-        "inflight_pkts",
-        numeric(py, s.inflight_pkts.iter().copied()),
-    )?;
-    d.set_item(
-        "pacing_rate_bps",
-        numeric(py, s.pacing_rate_bps.iter().copied()),
-    )?;
-    d.set_item("srtt_ms", numeric(py, s.srtt_ms.iter().copied()))?;
-    d.set_item("min_rtt_ms", numeric(py, s.min_rtt_ms.iter().copied()))?;
-    d.set_item(
-        "delivery_rate_bps",
-        numeric(py, s.delivery_rate_bps.iter().copied()),
-    )?;
-    d.set_item("bytes_acked", numeric(py, s.bytes_acked.iter().copied()))?;
-    d.set_item(
-        "bytes_delivered",
-        numeric(py, s.bytes_delivered.iter().copied()),
-    )?;
-    d.set_item(
-        "bytes_received",
-        numeric(py, s.bytes_received.iter().copied()),
-    )?;
-    d.set_item("retrans_segs", numeric(py, s.retrans_segs.iter().copied()))?;
-    d.set_item("ca_state", s.ca_state.clone())?;
-    d.set_item("cc_state", s.cc_state.clone())?;
-    d.set_item("subflow", numeric(py, s.subflow.iter().copied()))?;
-    for (name, col) in &s.extra {
-        d.set_item(*name, numeric(py, col.iter().copied()))?;
-    }
-    d.set_item("ofo_bytes", numeric(py, s.ofo_bytes.iter().copied()))?;
-    Ok(d)
-}
-
-fn link_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Bound<'py, PyDict>> {
-    let s = &world.recorder.links;
-    let d = PyDict::new(py);
-    d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
-    d.set_item(
-        "link",
-        s.link
-            .iter()
-            .map(|&i| world.links[i as usize].name())
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "backlog_bytes",
-        numeric(py, s.backlog_bytes.iter().copied()),
-    )?;
-    d.set_item("backlog_pkts", numeric(py, s.backlog_pkts.iter().copied()))?;
-    d.set_item("drops", numeric(py, s.drops.iter().copied()))?;
-    d.set_item("queue_drops", numeric(py, s.queue_drops.iter().copied()))?;
-    d.set_item("loss_drops", numeric(py, s.loss_drops.iter().copied()))?;
-    d.set_item(
-        "departed_bytes",
-        numeric(py, s.departed_bytes.iter().copied()),
-    )?;
-    d.set_item(
-        "capacity_bytes",
-        numeric(py, s.capacity_bytes.iter().copied()),
-    )?;
-    // The packets that left the queue between samples i-1 and i.
-    d.set_item(
-        "sojourn_count",
-        numeric(py, s.sojourn_count.iter().copied()),
-    )?;
-    d.set_item(
-        "sojourn_mean_ms",
-        numeric(py, s.sojourn_mean_ms.iter().copied()),
-    )?;
-    d.set_item(
-        "sojourn_max_ms",
-        numeric(py, s.sojourn_max_ms.iter().copied()),
-    )?;
-    Ok(d)
-}
-
-/// The radio cells' counters (`radio.parquet`, crates/sim link/wifi/counters.rs), or `None`
-/// when the scenario has no radio cell.
-fn radio_columns<'py>(py: Python<'py>, world: &World) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let s = &world.recorder.radio;
-    if !world.links.iter().any(|l| l.radio().is_some()) {
-        return Ok(None);
-    }
-    let d = PyDict::new(py);
-    d.set_item("time_s", numeric(py, s.time_s.iter().copied()))?;
-    // Names from indices (counters.rs `RadioSeries`): the link's ports, the station of a port
-    // pair its even port, "down" for an even port and "up" for an odd one.
-    let ports: Vec<Vec<String>> = world.links.iter().map(|l| l.port_names()).collect();
-    let name = |l: u32, p: usize| ports[l as usize][p].as_str();
-    let rows = || {
-        s.link
-            .iter()
-            .zip(&s.port)
-            .map(|(&l, &p)| (l, usize::from(p)))
-    };
-    d.set_item(
-        "link",
-        s.link
-            .iter()
-            .map(|&l| world.links[l as usize].name())
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item("port", rows().map(|(l, p)| name(l, p)).collect::<Vec<_>>())?;
-    d.set_item(
-        "station",
-        rows().map(|(l, p)| name(l, p & !1)).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "direction",
-        rows()
-            .map(|(_, p)| if p % 2 == 1 { "up" } else { "down" })
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item("ac", s.ac_names().collect::<Vec<_>>())?;
-    d.set_item(
-        "backlog_bytes",
-        numeric(py, s.backlog_bytes.iter().copied()),
-    )?;
-    d.set_item("qlen", numeric(py, s.qlen.iter().copied()))?;
-    for (name, col) in [
-        ("overflow_drops", &s.overflow_drops),
-        ("codel_drops", &s.codel_drops),
-        ("mac_drops", &s.mac_drops),
-        ("requeues", &s.requeues),
-        ("tx_packets", &s.tx_packets),
-        ("tx_bytes", &s.tx_bytes),
-        ("tx_retries", &s.tx_retries),
-        ("collisions", &s.collisions),
-        ("phy_errors", &s.phy_errors),
-        ("internal_collisions", &s.internal_collisions),
-    ] {
-        d.set_item(name, numeric(py, col.iter().copied()))?;
-    }
-    for (name, col) in [
-        ("tx_bitrate_bps", &s.tx_bitrate_bps),
-        ("signal_db", &s.signal_db),
-        ("survey_busy_ms", &s.survey_busy_ms),
-        ("survey_tx_ms", &s.survey_tx_ms),
-        ("survey_rx_ms", &s.survey_rx_ms),
-    ] {
-        d.set_item(name, numeric(py, col.iter().copied()))?;
-    }
-    Ok(Some(d))
 }
 
 /// Converts a Python value (str, bool, int, float, list, dict) to TOML.
@@ -558,6 +459,14 @@ fn synth_trace(
     seed: u64,
 ) -> PyResult<Vec<u32>> {
     trace::synth(kind, &dict_to_table(params)?, duration_ms, seed).map_err(scenario_err)
+}
+
+/// `summary.json`'s text for the engine's summary JSON and the run's wall time: `wall_s` after
+/// `seed`, laid out byte for byte as results.py's `summary_text(summary_with_wall(...))`
+/// (crates/results summary.rs).
+#[pyfunction]
+fn summary_text(summary_json: &str, wall_s: f64) -> PyResult<String> {
+    rove_results::summary_text(summary_json, wall_s).map_err(results_err)
 }
 
 /// Reads and validates a Mahimahi trace file.
@@ -740,6 +649,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(parquet::write_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_text, m)?)?;
     m.add_function(wrap_pyfunction!(synth_trace, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
     m.add_function(wrap_pyfunction!(selection_phases, m)?)?;

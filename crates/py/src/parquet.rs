@@ -41,7 +41,7 @@ pub fn write_parquet(
     })
 }
 
-fn column(name: String, value: &Bound<'_, PyAny>) -> PyResult<Column> {
+fn column(name: String, value: &Bound<'_, PyAny>) -> PyResult<Column<'static>> {
     if let Ok(list) = value.downcast::<PyList>() {
         let strings = list
             .iter()
@@ -50,7 +50,7 @@ fn column(name: String, value: &Bound<'_, PyAny>) -> PyResult<Column> {
             .map_err(|_| {
                 PyTypeError::new_err(format!("column {name:?}: a list of str expected"))
             })?;
-        return Ok(Column::new(name, Values::Str(strings)));
+        return Ok(Column::new(name, Values::Str(strings.into())));
     }
     let shape_error =
         || {
@@ -95,7 +95,7 @@ fn column(name: String, value: &Bound<'_, PyAny>) -> PyResult<Column> {
 }
 
 /// Little-endian values of numpy dtype `dtype` from `data`.
-fn numeric(name: &str, dtype: &str, data: &[u8]) -> PyResult<Values> {
+fn numeric(name: &str, dtype: &str, data: &[u8]) -> PyResult<Values<'static>> {
     fn le<const N: usize, T>(name: &str, data: &[u8], f: fn([u8; N]) -> T) -> PyResult<Vec<T>> {
         if !data.len().is_multiple_of(N) {
             return Err(PyValueError::new_err(format!(
@@ -109,11 +109,11 @@ fn numeric(name: &str, dtype: &str, data: &[u8]) -> PyResult<Values> {
             .collect())
     }
     Ok(match dtype {
-        "<f8" => Values::F64(le(name, data, f64::from_le_bytes)?),
-        "<u8" => Values::U64(le(name, data, u64::from_le_bytes)?),
-        "<u4" => Values::U32(le(name, data, u32::from_le_bytes)?),
-        "<i4" => Values::I32(le(name, data, i32::from_le_bytes)?),
-        "<i8" => Values::I64(le(name, data, i64::from_le_bytes)?),
+        "<f8" => Values::F64(le(name, data, f64::from_le_bytes)?.into()),
+        "<u8" => Values::U64(le(name, data, u64::from_le_bytes)?.into()),
+        "<u4" => Values::U32(le(name, data, u32::from_le_bytes)?.into()),
+        "<i4" => Values::I32(le(name, data, i32::from_le_bytes)?.into()),
+        "<i8" => Values::I64(le(name, data, i64::from_le_bytes)?.into()),
         _ => {
             return Err(PyValueError::new_err(format!(
                 "column {name:?}: dtype {dtype:?}; accepted: <f8, <u8, <u4, <i4, <i8"

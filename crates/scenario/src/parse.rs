@@ -200,7 +200,7 @@ const TCP_ONLY_KEYS: &[&str] = &[
     "detector_params",
     "slow_start_after_idle",
 ];
-const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path"];
+const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path", "cost"];
 /// Default multipath scheduler: minRTT, the default of Linux MPTCP (multipath-tcp.org
 /// `mptcp_sched.c` "default", upstream `mptcp_subflow_get_send`).
 pub const DEFAULT_SCHEDULER: &str = "minrtt";
@@ -1252,7 +1252,7 @@ impl<'a> Validator<'a> {
         if let Some(ops) = self.traces.borrow().get(file) {
             return Ok(Arc::clone(ops));
         }
-        let ops = Arc::new(trace::load_mahimahi(file)?);
+        let ops = trace::load_mahimahi_shared(file)?;
         self.traces
             .borrow_mut()
             .insert(file.to_path_buf(), Arc::clone(&ops));
@@ -1878,6 +1878,7 @@ impl<'a> Validator<'a> {
             ));
         }
         let mut paths = Vec::with_capacity(items.len());
+        let mut costs = Vec::with_capacity(items.len());
         for (j, item) in items.iter().enumerate() {
             let item_path = index(&list_path, j);
             let Value::Table(pt) = item else {
@@ -1901,7 +1902,31 @@ impl<'a> Validator<'a> {
                 ));
             }
             paths.push(sub);
+            let cost = self.get(pt, &item_path, "cost", read_number)?;
+            if let Some(c) = cost {
+                if !(0.0..=1e12).contains(&c) {
+                    return Err(self.err(
+                        join(&item_path, "cost"),
+                        format!("{c} is out of range; accepted: a number from 0 to 1e12 (cost per Mbit/s of the path)"),
+                    ));
+                }
+            }
+            costs.push(cost);
         }
+        let costs = match costs.iter().filter(|c| c.is_some()).count() {
+            0 => None,
+            n if n == costs.len() => Some(costs.into_iter().flatten().collect()),
+            _ => {
+                let k = costs
+                    .iter()
+                    .position(|c| c.is_none())
+                    .expect("one is missing");
+                return Err(self.err(
+                    join(&index(&list_path, k), "cost"),
+                    "missing: give `cost` on every paths entry or on none",
+                ));
+            }
+        };
         let scheduler = self
             .get(t, path, "scheduler", read_string)?
             .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
@@ -1969,6 +1994,7 @@ impl<'a> Validator<'a> {
         };
         Ok(Some(MultipathSpec {
             paths,
+            costs,
             scheduler,
             scheduler_params,
             coupling,

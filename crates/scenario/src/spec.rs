@@ -321,6 +321,9 @@ pub struct VideoSpec {
     /// Each frame's size is multiplied by a uniform draw from [1 − j, 1 + j] (0: none).
     pub frame_jitter: f64,
     pub deadline_ns: Nanos,
+    /// seed 003's required application delay d_req per packet (key `required_delay`): when
+    /// given, the results add each packet's delay and the fraction within it.
+    pub required_delay_ns: Option<Nanos>,
 }
 
 /// Request/response transfers: request, wait for the whole response, think, repeat.
@@ -388,6 +391,9 @@ impl Workload {
 pub struct MultipathSpec {
     /// One entry per subflow, in order (subflow 0 opens the connection, the others join).
     pub paths: Vec<SubflowPath>,
+    /// Each path's cost per Mbit/s of payload (key `cost` of every `paths` entry, or of none;
+    /// seed 003's a_s): the results add the path cost, and a cost-aware scheduler uses them.
+    pub costs: Option<Vec<f64>>,
     /// Packet scheduler name (key `scheduler`), validated against `ParseOptions::known_schedulers`.
     pub scheduler: String,
     /// The scheduler's parameters (key `scheduler_params`, a table): the scheduler checks them

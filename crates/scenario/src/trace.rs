@@ -22,9 +22,14 @@
 //! in the last millisecond, one is added there: a bias of at most one opportunity (1500 bytes) per
 //! period, which keeps the period equal to the duration instead of silently shortening the run's
 //! repeating pattern.
+//!
+//! A scenario's trace files are read through [`load_mahimahi_shared`], which parses a file once
+//! per process for as long as its bytes stay the same (a sweep's worker runs many points over
+//! the same traces).
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -65,6 +70,58 @@ pub fn load_mahimahi(path: &Path) -> Result<Vec<u32>, ScenarioError> {
         ScenarioError::new(&file, "file", format!("cannot read the trace file: {e}"))
     })?;
     parse_mahimahi(&bytes, &file)
+}
+
+/// Most bytes of trace files (their text plus their parsed timestamps) [`load_mahimahi_shared`]
+/// keeps per process: a choice, room for the six public Mahimahi traces (10 MB) several times
+/// over; a file larger than this is parsed each time.
+pub const SHARED_TRACE_BYTES: usize = 64 << 20;
+
+/// One parsed trace file kept by [`load_mahimahi_shared`].
+struct SharedTrace {
+    path: std::path::PathBuf,
+    bytes: Vec<u8>,
+    ops: Arc<Vec<u32>>,
+}
+
+impl SharedTrace {
+    fn size(&self) -> usize {
+        self.bytes.len() + 4 * self.ops.len()
+    }
+}
+
+/// The trace files this process parsed, oldest first.
+static SHARED_TRACES: Mutex<Vec<SharedTrace>> = Mutex::new(Vec::new());
+
+/// [`load_mahimahi`], parsing each file once per process: a process that builds many scenarios
+/// over the same traces (a sweep's worker running its points, a study checking its series) reads
+/// the file every time but parses it only when its bytes differ from those parsed before, which
+/// are compared in full, so a trace changed on disk is never served stale. Kept: the files most
+/// recently parsed, up to [`SHARED_TRACE_BYTES`] in all.
+pub fn load_mahimahi_shared(path: &Path) -> Result<Arc<Vec<u32>>, ScenarioError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        ScenarioError::new(&file, "file", format!("cannot read the trace file: {e}"))
+    })?;
+    let mut shared = SHARED_TRACES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = shared.iter().find(|t| t.path == path && t.bytes == bytes) {
+        return Ok(Arc::clone(&t.ops));
+    }
+    let ops = Arc::new(parse_mahimahi(&bytes, &file)?);
+    shared.retain(|t| t.path != path);
+    let entry = SharedTrace {
+        path: path.to_path_buf(),
+        bytes,
+        ops: Arc::clone(&ops),
+    };
+    if entry.size() <= SHARED_TRACE_BYTES {
+        let mut total: usize = shared.iter().map(SharedTrace::size).sum::<usize>() + entry.size();
+        while total > SHARED_TRACE_BYTES {
+            total -= shared.remove(0).size();
+        }
+        shared.push(entry);
+    }
+    Ok(ops)
 }
 
 /// Parses the contents of a Mahimahi trace; `file` names it in errors. One pass over the bytes,
@@ -926,6 +983,31 @@ sigma = 0"#,
         assert!(e.message.contains("constant, steps, cellular"), "{e}");
         let e = synth("constant", &toml::Table::new(), 0, 1).unwrap_err();
         assert_eq!(e.location, "duration");
+    }
+
+    #[test]
+    fn a_shared_trace_is_parsed_once_and_again_when_its_file_changes() {
+        let dir = std::env::temp_dir().join(format!("rove-shared-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.down");
+        std::fs::write(&path, "1\n2\n2\n5\n").unwrap();
+        let a = load_mahimahi_shared(&path).unwrap();
+        let b = load_mahimahi_shared(&path).unwrap();
+        assert_eq!(*a, [1, 2, 2, 5]);
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "the second load is the first one's parse"
+        );
+        // Same length, other contents: parsed again, never the stale timestamps.
+        std::fs::write(&path, "1\n3\n3\n5\n").unwrap();
+        let c = load_mahimahi_shared(&path).unwrap();
+        assert_eq!(*c, [1, 3, 3, 5]);
+        assert!(!Arc::ptr_eq(&a, &c));
+        // A bad file is an error each time (errors are not kept).
+        std::fs::write(&path, "1\nx\n").unwrap();
+        assert!(load_mahimahi_shared(&path).is_err());
+        assert!(load_mahimahi_shared(&path).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -49,6 +49,7 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         known_link_kinds: LINK_KINDS,
         known_elements: &[],
         known_controllers: &[],
+        known_detectors: &[],
     }
 }
 
@@ -1259,6 +1260,57 @@ fn multipath_flow_parses_with_defaults() {
 }
 
 #[test]
+fn path_costs_are_given_on_every_path_or_on_none() {
+    // seed 003's a_s: WiFi 1, LTE 10 per Mbit/s.
+    let costed = r#"paths = [{ path = ["down"], ack_path = ["up"], cost = 1 }, { path = ["down2"], ack_path = ["up2"], cost = 10.5 }]"#;
+    let s = parse_ok(&with_mp_flow(costed));
+    assert_eq!(
+        s.flows[0].multipath.as_ref().unwrap().costs,
+        Some(vec![1.0, 10.5])
+    );
+    assert_eq!(
+        parse_ok(&with_mp_flow(MP_PATHS)).flows[0]
+            .multipath
+            .as_ref()
+            .unwrap()
+            .costs,
+        None
+    );
+    assert_error(
+        &with_mp_flow(
+            r#"paths = [{ path = ["down"], ack_path = ["up"], cost = 1 }, { path = ["down2"], ack_path = ["up2"] }]"#,
+        ),
+        "flows[0].paths[1].cost",
+        "missing: give `cost` on every paths entry or on none",
+    );
+    assert_error(
+        &with_mp_flow(
+            r#"paths = [{ path = ["down"], ack_path = ["up"], cost = -1 }, { path = ["down2"], ack_path = ["up2"], cost = 1 }]"#,
+        ),
+        "flows[0].paths[0].cost",
+        "-1 is out of range; accepted: a number from 0 to 1e12",
+    );
+}
+
+#[test]
+fn a_video_may_name_its_required_packet_delay() {
+    let s = parse_ok(&with_flow(&format!(
+        "workload = \"video\"\nbitrate = \"4Mbps\"\nrequired_delay = \"300ms\"\n{PATHS}"
+    )));
+    let Workload::Video(v) = &s.flows[0].workload else {
+        panic!("a video")
+    };
+    assert_eq!(v.required_delay_ns, Some(300 * NS_PER_MS));
+    assert_error(
+        &with_flow(&format!(
+            "workload = \"video\"\nbitrate = \"4Mbps\"\nrequired_delay = \"0s\"\n{PATHS}"
+        )),
+        "flows[0].required_delay",
+        "",
+    );
+}
+
+#[test]
 fn multipath_errors_name_the_key() {
     assert_error(
         &with_mp_flow(&format!("{MP_PATHS}\nscheduler = \"fastest\"")),
@@ -1562,6 +1614,7 @@ fn video_and_request_workloads_parse_with_their_defaults_and_reject_other_keys()
             i_to_p: 5.0,
             frame_jitter: 0.0,
             deadline_ns: 150 * NS_PER_MS,
+            required_delay_ns: None,
         })
     );
     assert!(s.flows[0].slow_start_after_idle);

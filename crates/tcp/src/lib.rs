@@ -71,10 +71,13 @@ pub enum Timer {
     DelayedAck,
     /// Tail loss probe (RACK-TLP, RFC 8985 §7; ICSK_TIME_LOSS_PROBE).
     LossProbe,
+    /// A multipath connection's scheduler wake-up (a rate limiter's next refill, see
+    /// `rove_mp::sched::Scheduler::wake_at`); no TCP endpoint arms it.
+    Scheduler,
 }
 
 impl Timer {
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 6;
     pub fn index(self) -> usize {
         self as usize
     }

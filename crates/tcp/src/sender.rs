@@ -531,7 +531,7 @@ impl TcpSender {
                 }
                 return;
             }
-            Timer::DelayedAck => return,
+            Timer::DelayedAck | Timer::Scheduler => return,
             _ => {}
         }
         // tcp_write_timer_handler: a callback for what the timer no longer holds is stale.

@@ -225,6 +225,10 @@ fn build_connection(
         Some(Err(e)) => return Err((format!("scheduler_params.{}", e.key), e.message)),
         Some(Ok(s)) => s,
     };
+    let mut scheduler = scheduler;
+    scheduler
+        .set_path_costs(mp.paths.len(), mp.costs.as_deref())
+        .map_err(|e| (format!("scheduler_params.{}", e.key), e.message))?;
     let detection = build_detection(scenario, spec, mp)?;
     // The coupling as resolved ("auto" becomes what it chose), for the results.
     let coupling = if built.coupling.is_some() {
@@ -254,14 +258,18 @@ fn build_connection(
         .iter()
         .map(|p| routes.subflow(&p.path, &p.ack_path))
         .collect();
-    Ok(Flow::new(
+    let mut flow = Flow::new(
         spec.name.clone(),
         spec.cc.clone(),
         Some(coupling.to_string()),
         spec.start_ns,
         Transport::Multipath(conn),
         subflows,
-    ))
+    );
+    if mp.costs.is_some() {
+        flow.rate_peaks = Some(crate::path_cost::RatePeaks::new(scenario.measure_ns));
+    }
+    Ok(flow)
 }
 
 /// The `detector` names a multipath flow accepts: the registry's, `"truth"` (the topology's own

@@ -18,14 +18,18 @@ pub const BYTES_PER_FLOW: u64 = 16 * 1024;
 /// The summary's working set per flow at the end of a run (windowed histograms, per-flow
 /// records), measured with 2000 flows.
 pub const BYTES_PER_FLOW_AT_END: u64 = 24 * 1024;
-/// One time-series row: ~20 columns of 8 bytes in the engine, once more as the Python bytes and
-/// Arrow buffers written to Parquet.
-pub const BYTES_PER_SERIES_ROW: u64 = 2 * 20 * 8;
-/// One queue row (12 columns of 8 bytes), in the engine and in Python.
-pub const BYTES_PER_QUEUE_ROW: u64 = 2 * 12 * 8;
-/// One `radio.parquet` row (23 columns, ~150 bytes in the engine: rove_sim's `RadioSeries`),
-/// once more as the Python bytes and Arrow buffers written to Parquet.
-pub const BYTES_PER_RADIO_ROW: u64 = 2 * 150;
+/// One time-series row: 144 bytes in the engine's columns, which grow by doubling (so up to
+/// twice that), plus a 4-byte dictionary key per name column while the file is written (the
+/// results are written from the engine's own columns, one column at a time: crates/results).
+/// Measured: 139-194 bytes per row of a whole `rove run` at 600,000 rows (10 flows x 600 s,
+/// 100 flows x 60 s, 2000 flows x 3 s).
+pub const BYTES_PER_SERIES_ROW: u64 = 200;
+/// One queue row: 88 bytes in the engine's columns, as the time series grows, and the link's
+/// dictionary key.
+pub const BYTES_PER_QUEUE_ROW: u64 = 128;
+/// One `radio.parquet` row: ~150 bytes in the engine (rove_sim's `RadioSeries`), as the time
+/// series grows, and five name columns' dictionary keys.
+pub const BYTES_PER_RADIO_ROW: u64 = 230;
 /// A link's queueing-delay histogram at its largest (37 KiB, rove_sim::histogram) and the
 /// copies a measurement window keeps.
 pub const BYTES_PER_LINK: u64 = 3 * 37 * 1024;
@@ -36,8 +40,9 @@ pub const EVENTS_PER_CROSSING: f64 = 2.0;
 const PACKET_BYTES: f64 = 1500.0;
 /// An ACK every second full segment (delayed ACKs).
 const ACKS_PER_SEGMENT: f64 = 0.5;
-/// The engine and the Python interpreter with numpy and pyarrow loaded, before the run.
-pub const BASELINE_BYTES: u64 = 160 * 1024 * 1024;
+/// The Python interpreter with rove and its engine loaded, before the run (`rove run` imports
+/// neither numpy nor pyarrow): measured 19.3 MiB at the peak of a 1-s single-flow run.
+pub const BASELINE_BYTES: u64 = 24 * 1024 * 1024;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Estimate {

@@ -9,6 +9,7 @@ pub mod datagram;
 pub mod element;
 pub mod estimate;
 pub mod observe;
+pub mod path_cost;
 pub mod pcap;
 pub mod record;
 pub mod summary;

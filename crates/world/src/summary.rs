@@ -87,6 +87,26 @@ pub struct VideoSummary {
     pub frame_delay_p50_ms: Option<f64>,
     pub frame_delay_p95_ms: Option<f64>,
     pub frame_delay_max_ms: Option<f64>,
+    /// With a `required_delay` only: seed 003's per-packet application delay.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<PacketDelaySummary>,
+}
+
+/// A video's packets (segments) against its `required_delay` (seed 003's d_req): each
+/// segment's delay runs from its frame's write to its own in-order delivery. A segment counts
+/// in the window when it is delivered or its required delay passes in it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PacketDelaySummary {
+    pub required_delay_ms: f64,
+    /// Segments written, and delivered in order to the receiving application.
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+    /// Segments delivered within the required delay over those delivered or due (delivered
+    /// late, or undelivered when it passed); null when none was.
+    pub packets_within_required_delay: Option<f64>,
+    pub packet_delay_mean_ms: Option<f64>,
+    pub packet_delay_p50_ms: Option<f64>,
+    pub packet_delay_p95_ms: Option<f64>,
 }
 
 /// What a request/response flow's summary adds: its transfers' completion times (from the
@@ -154,6 +174,10 @@ pub struct MultipathSummary {
     pub detection_regroupings: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detection_groups: Option<Vec<u32>>,
+    /// Paths with a cost (`paths[].cost`, seed 003's a_s per Mbit/s): Σ_s a_s·x_s with x_s each
+    /// subflow's `throughput_mbps` (`crate::path_cost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_cost: Option<f64>,
     pub subflows: Vec<SubflowSummary>,
 }
 
@@ -175,6 +199,12 @@ pub struct SubflowSummary {
     pub segs_sent: u64,
     /// Times an RTO made it potentially failed (stopped being used, data reinjected).
     pub failures: u64,
+    /// Paths with a cost: its a_s, and the largest x_s/c_s over 100-ms windows
+    /// (`crate::path_cost`; absent before a window closed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_x_over_c: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -416,6 +446,23 @@ fn app_summary(summary: &mut FlowSummary, app: &App, s: &FlowMark, e: &FlowMark)
                 frame_delay_p50_ms: delays.quantile(0.50).map(ns_to_ms),
                 frame_delay_p95_ms: delays.quantile(0.95).map(ns_to_ms),
                 frame_delay_max_ms: delay_max.map(ns_to_ms),
+                packets: v.required_delay_ns().map(|required| {
+                    let delays = b.packet_delay.since(&a.packet_delay);
+                    let delivered = b.packets_delivered - a.packets_delivered;
+                    let misses =
+                        (b.packets_late + e.overdue_packets) - (a.packets_late + s.overdue_packets);
+                    let on_time = delivered - (b.packets_late - a.packets_late);
+                    PacketDelaySummary {
+                        required_delay_ms: ns_to_ms(required),
+                        packets_sent: b.packets_written - a.packets_written,
+                        packets_delivered: delivered,
+                        packets_within_required_delay: (on_time + misses > 0)
+                            .then(|| on_time as f64 / (on_time + misses) as f64),
+                        packet_delay_mean_ms: delays.mean().map(|m| m / 1e6),
+                        packet_delay_p50_ms: delays.quantile(0.50).map(ns_to_ms),
+                        packet_delay_p95_ms: delays.quantile(0.95).map(ns_to_ms),
+                    }
+                }),
             });
         }
         App::Requests(_) => {
@@ -536,7 +583,11 @@ fn multipath_flow_summary(
             })
             .collect::<Vec<_>>()
     };
-    let subflows = c
+    let costs = world.scenario.flows[i]
+        .multipath
+        .as_ref()
+        .and_then(|mp| mp.costs.as_deref());
+    let subflows: Vec<SubflowSummary> = c
         .subflows
         .iter()
         .enumerate()
@@ -557,9 +608,21 @@ fn multipath_flow_summary(
                 retrans_rate: rate(re as f64, segs as f64),
                 segs_sent: segs,
                 failures: sf.failures,
+                // A subflow added at run time has no cost (and no part in path_cost).
+                cost: costs.and_then(|c| c.get(j).copied()),
+                peak_x_over_c: m
+                    .rate_peaks
+                    .as_ref()
+                    .and_then(|p| p.peak.get(j).copied().flatten()),
             }
         })
         .collect();
+    let path_cost = costs.map(|_| {
+        subflows
+            .iter()
+            .map(|s| s.cost.unwrap_or(0.0) * s.throughput_mbps)
+            .sum()
+    });
     let delays = e.app_delay.since(&s.app_delay);
     let total_bytes = c.data.bytes_before(c.data.total);
     let download = match (c.data.total, c.reorder.last_delivery_at, total_bytes) {
@@ -610,6 +673,7 @@ fn multipath_flow_summary(
             }),
             detection_regroupings: c.detection.as_ref().map(|d| d.regroupings),
             detection_groups: c.detection.as_ref().map(|d| d.groups().to_vec()),
+            path_cost,
             subflows,
         }),
     }

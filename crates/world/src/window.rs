@@ -43,6 +43,8 @@ pub struct FlowMark {
     /// deadline and not delivered at this instant.
     pub app: AppStats,
     pub overdue: u64,
+    /// Video with a `required_delay`: segments past it and not delivered at this instant.
+    pub overdue_packets: u64,
 }
 
 impl FlowMark {
@@ -110,6 +112,7 @@ impl Marks {
                 if let Some(a) = &f.app {
                     m.app = a.app.stats().clone();
                     m.overdue = a.app.overdue(world.now());
+                    m.overdue_packets = a.app.overdue_packets(world.now());
                 }
                 match t {
                     Transport::Tcp { .. } => m.subflows.push(sender_mark(t, 0)),

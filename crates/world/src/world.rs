@@ -147,6 +147,8 @@ pub struct Flow {
     pub routes: Vec<SubflowRoutes>,
     /// Per subflow and timer: the deadline of the pending timer event.
     pending: Vec<[Option<Nanos>; Timer::COUNT]>,
+    /// A multipath flow whose paths carry a cost: its subflows' peak x/c (`crate::path_cost`).
+    pub rate_peaks: Option<crate::path_cost::RatePeaks>,
 }
 
 impl Flow {
@@ -169,6 +171,7 @@ impl Flow {
             app: None,
             routes,
             pending,
+            rate_peaks: None,
         }
     }
 
@@ -580,6 +583,12 @@ impl World {
             Event::Start(flow) => self.with_flow(flow, |t, net| t.start(net)),
             Event::Sample => {
                 self.recorder.sample(now, &self.flows, &mut self.links);
+                for f in &mut self.flows {
+                    if let Some(mut peaks) = f.rate_peaks.take() {
+                        peaks.sample(now, f, &self.links, &self.routes);
+                        f.rate_peaks = Some(peaks);
+                    }
+                }
                 let next = now + self.scenario.sample_interval_ns;
                 if next <= self.scenario.duration_ns {
                     self.queue.push(next, Event::Sample);

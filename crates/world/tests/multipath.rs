@@ -317,7 +317,7 @@ fn unknown_coupling_and_scheduler_are_errors_naming_the_key() {
     );
     assert_eq!(
         err("scheduler = \"fastest\""),
-        "t.toml: flows[0].scheduler: unknown scheduler \"fastest\"; accepted: minrtt, roundrobin, redundant, blest, ecf, bccps"
+        "t.toml: flows[0].scheduler: unknown scheduler \"fastest\"; accepted: minrtt, roundrobin, redundant, blest, ecf, bccps, tsc"
     );
 }
 

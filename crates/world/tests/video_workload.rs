@@ -59,6 +59,33 @@ fn with_room_every_frame_arrives_after_one_way_delay_plus_serialisation() {
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
 }
 
+/// seed 003's per-packet application delay (`required_delay`): each segment from its frame's
+/// write to its own in-order delivery. The frames of `SMALL_FRAMES` leave in one burst into the
+/// idle 100-Mbit/s link: segment k of a frame arrives after 10 ms plus k full segments' 1500
+/// wire bytes (0.12 ms each), the short last one sooner. With d_req = 10.3 ms the first two
+/// segments of every frame are in time (10.12, 10.24 ms), the others not (10.36 ms and later).
+#[test]
+fn with_a_required_delay_every_packet_of_a_frame_is_followed() {
+    let (_, s) = run(&video_over(
+        "100Mbps",
+        "5s",
+        &format!("{SMALL_FRAMES}\nrequired_delay = \"10.3ms\""),
+    ));
+    let p = video(&s).packets.as_ref().expect("required_delay given");
+    // 13 I-frames of 7 segments, 112 P-frames of 4.
+    assert_eq!((p.packets_sent, p.packets_delivered), (539, 539));
+    assert_eq!(p.required_delay_ms, 10.3);
+    assert_eq!(p.packets_within_required_delay, Some(250.0 / 539.0));
+    // Ranks 251 to 375 (the third segments) are 10.36 ms: the median.
+    let p50 = p.packet_delay_p50_ms.unwrap();
+    assert!((p50 - 10.36).abs() < 10.36 * 0.005, "{p50}");
+    // Without it no packet keys appear.
+    let (_, plain) = run(&video_over("100Mbps", "1s", SMALL_FRAMES));
+    assert!(video(&plain).packets.is_none());
+    let json = serde_json::to_string(&plain).unwrap();
+    assert!(!json.contains("packet"), "{json}");
+}
+
 #[test]
 fn on_a_link_slower_than_the_video_the_deadline_miss_ratio_grows() {
     // 2 Mbit/s of video (2.07 Mbit/s on the wire with headers).

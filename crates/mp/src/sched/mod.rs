@@ -36,6 +36,7 @@ mod ecf;
 mod minrtt;
 mod redundant;
 mod round_robin;
+mod tsc;
 
 pub use bccps::{Bccps, BccpsParams};
 pub use blest::Blest;
@@ -43,6 +44,7 @@ pub use ecf::Ecf;
 pub use minrtt::MinRtt;
 pub use redundant::Redundant;
 pub use round_robin::RoundRobin;
+pub use tsc::{Tsc, TscParams};
 
 use rove_sim::Nanos;
 use rove_tcp::cc::{reject_unknown, ModelPhase, ParamError};
@@ -175,6 +177,21 @@ pub trait Scheduler: Send + Sync {
     fn uses_extended_info(&self) -> bool {
         false
     }
+
+    /// When the scheduler wants to be asked again though no ACK, timer or write comes (a rate
+    /// limiter's next refill): the connection arms a timer for it after each scheduling step
+    /// (`rove_tcp::Timer::Scheduler`). `None`: only when something happens.
+    fn wake_at(&self) -> Option<Nanos> {
+        None
+    }
+
+    /// The connection's `paths` (the subflows it is built with) and their costs
+    /// (`paths[].cost`, seed 003's a_s per Mbit/s; `None` when the scenario gives none), once,
+    /// when the world is built. A scheduler that needs them rejects what it cannot use, naming
+    /// its parameter.
+    fn set_path_costs(&mut self, _paths: usize, _costs: Option<&[f64]>) -> Result<(), ParamError> {
+        Ok(())
+    }
 }
 
 /// Builds a scheduler from its `scheduler_params`.
@@ -196,6 +213,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("blest", plain::<Blest>),
     ("ecf", plain::<Ecf>),
     ("bccps", Bccps::build),
+    ("tsc", Tsc::build),
 ];
 
 pub fn names() -> Vec<&'static str> {

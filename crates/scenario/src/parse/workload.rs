@@ -21,6 +21,7 @@ pub const WORKLOADS: &[(&str, &[&str])] = &[
             "i_to_p",
             "frame_jitter",
             "deadline",
+            "required_delay",
         ],
     ),
     (
@@ -201,6 +202,10 @@ impl Validator<'_> {
             .get(t, path, "deadline", read_time)?
             .unwrap_or(DEFAULT_DEADLINE_NS);
         self.positive(deadline_ns, || join(path, "deadline"))?;
+        let required_delay_ns = self.get(t, path, "required_delay", read_time)?;
+        if let Some(d) = required_delay_ns {
+            self.positive(d, || join(path, "required_delay"))?;
+        }
         let mean_frame_bytes = bitrate_bps as f64 / 8.0 / fps;
         if mean_frame_bytes < 1.0 {
             return Err(self.err(
@@ -215,6 +220,7 @@ impl Validator<'_> {
             i_to_p,
             frame_jitter,
             deadline_ns,
+            required_delay_ns,
         })
     }
 

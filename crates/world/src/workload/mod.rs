@@ -38,6 +38,13 @@ pub struct AppStats {
     pub late: u64,
     /// Per delivered write: the frame delay, or the transfer's completion time.
     pub delay: Histogram,
+    /// Video with a `required_delay` (seed 003's per-packet application delay): segments
+    /// written, segments delivered in order, those delivered later than the required delay,
+    /// and each delivered segment's delay from its frame's write (empty otherwise).
+    pub packets_written: u64,
+    pub packets_delivered: u64,
+    pub packets_late: u64,
+    pub packet_delay: Histogram,
 }
 
 pub enum App {
@@ -106,6 +113,14 @@ impl App {
     pub fn overdue(&self, now: Nanos) -> u64 {
         match self {
             App::Video(v) => v.overdue(now),
+            App::Requests(_) => 0,
+        }
+    }
+
+    /// Video with a `required_delay`: segments not delivered whose required delay has passed.
+    pub fn overdue_packets(&self, now: Nanos) -> u64 {
+        match self {
+            App::Video(v) => v.overdue_packets(now),
             App::Requests(_) => 0,
         }
     }

@@ -14,6 +14,12 @@
 //! preserved). A frame's delay runs from its write to the in-order delivery of its last byte
 //! at the receiving application; it misses its deadline when that delay exceeds `deadline`, or
 //! when the deadline passes before it is delivered at all.
+//!
+//! With `required_delay` (seed 003's d_req) every segment is followed too: its delay runs from
+//! its frame's write to its own in-order delivery (the dissertation's "one-way
+//! application-level packet delay", which counts the send buffer, the network and the
+//! reordering buffer), and it is late past the required delay, or overdue when that passes
+//! before it is delivered.
 
 use super::write_log::WriteLog;
 use super::AppStats;
@@ -93,8 +99,11 @@ impl VideoSource {
             {
                 return None;
             }
-            self.log.write(bytes, now);
+            let w = self.log.write(bytes, now);
             self.stats.writes += 1;
+            if self.spec.required_delay_ns.is_some() {
+                self.stats.packets_written += w.end_seg - w.first_seg;
+            }
             self.next_frame += 1;
             write(bytes);
         }
@@ -105,6 +114,18 @@ impl VideoSource {
     pub fn on_delivery(&mut self, now: Nanos, in_order_seg: u64) {
         let deadline = self.spec.deadline_ns;
         let stats = &mut self.stats;
+        if let Some(required) = self.spec.required_delay_ns {
+            self.log.newly_in_order(in_order_seg, |w, segments| {
+                let delay = now - w.at;
+                for _ in 0..segments {
+                    stats.packet_delay.record(delay);
+                }
+                stats.packets_delivered += segments;
+                if delay > required {
+                    stats.packets_late += segments;
+                }
+            });
+        }
         self.log.advance(in_order_seg, |w| {
             let delay = now - w.at;
             stats.delay.record(delay);
@@ -113,6 +134,23 @@ impl VideoSource {
                 stats.late += 1;
             }
         });
+    }
+
+    /// With a `required_delay`: segments written and not delivered whose required delay has
+    /// passed at `now` (0 without one).
+    pub fn overdue_packets(&self, now: Nanos) -> u64 {
+        let Some(required) = self.spec.required_delay_ns else {
+            return 0;
+        };
+        self.log
+            .missing_segments()
+            .filter(|(w, _)| w.at + required < now)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    pub fn required_delay_ns(&self) -> Option<Nanos> {
+        self.spec.required_delay_ns
     }
 
     /// Frames written and not delivered whose deadline has passed at `now`.
@@ -134,6 +172,7 @@ mod tests {
             i_to_p,
             frame_jitter,
             deadline_ns: 150_000_000,
+            required_delay_ns: None,
         }
     }
 
@@ -206,5 +245,28 @@ mod tests {
         assert_eq!((v.stats.delivered, v.stats.late), (2, 1));
         assert_eq!(v.overdue(250_000_000), 0);
         assert_eq!(v.stats.delay.max(), Some(210_000_000));
+    }
+
+    #[test]
+    fn with_a_required_delay_every_packet_is_followed() {
+        let mut s = spec(1, 1.0, 0.0);
+        s.required_delay_ns = Some(100_000_000);
+        let mut v = VideoSource::new(s, None, Stream::new(1, "t"));
+        let at = v.start(0).unwrap();
+        v.on_wake(at, &mut |_| {}); // frame 0: segments 0..7 at 0
+        v.on_wake(40_000_000, &mut |_| {}); // frame 1: segments 7..14 at 40 ms
+        assert_eq!(v.stats.packets_written, 14);
+        // 10 segments in order at 90 ms: frame 0's 7 (90 ms) and frame 1's first 3 (50 ms).
+        v.on_delivery(90_000_000, 10);
+        assert_eq!((v.stats.packets_delivered, v.stats.packets_late), (10, 0));
+        assert_eq!(v.stats.packet_delay.max(), Some(90_000_000));
+        // At 150 ms frame 1's 4 missing segments are overdue (written at 40 ms, 110 ms ago).
+        assert_eq!(v.overdue_packets(150_000_000), 4);
+        assert_eq!(v.overdue_packets(139_000_000), 0);
+        // They arrive at 160 ms: 120 ms after their write, late; no longer overdue.
+        v.on_delivery(160_000_000, 14);
+        assert_eq!((v.stats.packets_delivered, v.stats.packets_late), (14, 4));
+        assert_eq!(v.overdue_packets(160_000_000), 0);
+        assert_eq!(v.stats.packet_delay.count(), 14);
     }
 }

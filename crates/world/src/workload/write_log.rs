@@ -77,6 +77,30 @@ impl WriteLog {
         }
     }
 
+    /// The segments a move of the in-order point to `in_order_seg` delivers, write by write:
+    /// `f(write, segments)` for each write that gets some, oldest first (call it before
+    /// [`advance`](Self::advance)).
+    pub fn newly_in_order(&self, in_order_seg: u64, mut f: impl FnMut(&Write, u64)) {
+        for w in &self.pending {
+            if w.first_seg >= in_order_seg {
+                break;
+            }
+            let from = w.first_seg.max(self.in_order_seg);
+            let to = w.end_seg.min(in_order_seg);
+            if to > from {
+                f(w, to - from);
+            }
+        }
+    }
+
+    /// Segments of the writes not delivered in full that are still missing, per write:
+    /// `(write, missing segments)`, oldest first.
+    pub fn missing_segments(&self) -> impl Iterator<Item = (&Write, u64)> {
+        self.pending
+            .iter()
+            .map(|w| (w, w.end_seg - w.first_seg.max(self.in_order_seg)))
+    }
+
     /// Bytes the receiving application has in order: the writes delivered in full and the full
     /// segments of the one in progress.
     pub fn bytes_delivered(&self) -> u64 {
@@ -115,5 +139,24 @@ mod tests {
         assert_eq!(log.bytes_delivered(), 3000 + MSS as u64);
         assert_eq!((log.writes, log.delivered_writes), (2, 2));
         assert_eq!(log.pending().count(), 0);
+    }
+
+    #[test]
+    fn segments_are_followed_one_by_one_across_writes() {
+        let mut log = WriteLog::default();
+        log.write(3000, 10); // segments 0..3
+        log.write(MSS as u64, 20); // segment 3
+        let newly = |log: &WriteLog, to: u64| {
+            let mut got = Vec::new();
+            log.newly_in_order(to, |w, n| got.push((w.at, n)));
+            got
+        };
+        assert_eq!(newly(&log, 2), [(10, 2)]);
+        log.advance(2, |_| {});
+        let missing: Vec<_> = log.missing_segments().map(|(w, n)| (w.at, n)).collect();
+        assert_eq!(missing, [(10, 1), (20, 1)]);
+        // From 2 to 4: the first write's last segment and the second write's one.
+        assert_eq!(newly(&log, 4), [(10, 1), (20, 1)]);
+        assert_eq!(newly(&log, 2), []);
     }
 }
