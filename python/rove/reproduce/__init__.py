@@ -4,6 +4,7 @@ compare with the source's claims.
     rove reproduce bbrv2plus -o DIR [--quick] [--only EXP]   # seed 000, thesis chapter 4
     rove reproduce fidelity -o DIR [--quick] [--sim-only]    # the simulator against the kernel
     rove reproduce bccps -o DIR [--quick] [--sim-only]       # seed 001: BCCPS
+    rove reproduce selection -o DIR [--quick] [--sim-only]   # seed 002: CCA selection over LTE
 
 One framework (:mod:`rove.reproduce.study`: experiments, parts, the run log and resume, the
 command line, the report writer; :mod:`~rove.reproduce.verdicts`: the verdict machinery), one
@@ -22,6 +23,8 @@ STUDIES = {
     "bbrv2plus": ("rove.reproduce.bbrv2plus", "seed 000, thesis chapter 4: BBRv2 and BBRv2+"),
     "fidelity": ("rove.reproduce.fidelity", "agreement of the simulator with the kernel backend"),
     "bccps": ("rove.reproduce.bccps", "seed 001: BCCPS (bottleneck-fair MPTCP-BBR, its scheduler)"),
+    "selection": ("rove.reproduce.selection",
+                  "seed 002: congestion-control selection and switching over LTE"),
 }
 
 

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from .verdicts import FAILS, HOLDS, NOT_AVAILABLE, NOT_MEASURED, PARTLY, Claim
 
-__all__ = ["Table", "Section", "Document", "markdown_table", "fmt"]
+__all__ = ["Table", "Section", "Document", "markdown_table", "fmt", "spread"]
 
 
 def fmt(x, spec: str = ".2f", none: str = "–") -> str:
@@ -26,6 +26,17 @@ def fmt(x, spec: str = ".2f", none: str = "–") -> str:
     if not is_number(x):
         return none
     return format(float(x), spec)
+
+
+def spread(xs, spec: str = ".2f") -> str:
+    """``mean ± sd (n)`` of the numbers in ``xs`` (``–`` when there is none)."""
+    from .verdicts import is_number, mean_sd
+
+    v = [float(x) for x in xs if is_number(x)]
+    if not v:
+        return "–"
+    m, sd = mean_sd(v)
+    return f"{fmt(m, spec)} ± {fmt(sd, spec)} ({len(v)})"
 
 
 @dataclass

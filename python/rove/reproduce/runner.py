@@ -63,11 +63,14 @@ class Series:
 
 @dataclass(frozen=True)
 class Setting:
-    """Extra fixed keys for one network of an experiment (``key`` names it in tables)."""
+    """Extra fixed keys for one network of an experiment (``key`` names it in tables);
+    ``cases``, when given, keeps only these cases of a sweep file with ``[cases]`` (a series
+    that differs by case, such as a per-case plan, runs each case as its own setting)."""
 
     key: str
     label: str
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    cases: tuple[str, ...] | None = None
 
 
 DEFAULT_SETTING = Setting("default", "default")
@@ -76,11 +79,12 @@ DEFAULT_SETTING = Setting("default", "default")
 @dataclass(frozen=True)
 class Quick:
     """How quick mode shrinks a sweep: grid keys replaced by shorter lists, fixed keys added
-    (``duration``), and the seeds."""
+    (``duration``), the seeds, and (``cases``) the cases of a sweep with ``[cases]`` kept."""
 
     grid: Mapping[str, list] = field(default_factory=dict)
     fixed: Mapping[str, Any] = field(default_factory=dict)
     seeds: Sequence[int] = (1,)
+    cases: Sequence[str] | None = None
 
 
 @dataclass
@@ -108,9 +112,11 @@ def _toml():
     return tomllib
 
 
-def derived_spec(committed: Path, extra_fixed: Mapping[str, Any], quick: Quick | None) -> dict:
+def derived_spec(committed: Path, extra_fixed: Mapping[str, Any], quick: Quick | None,
+                 cases: Sequence[str] | None = None) -> dict:
     """The committed sweep file as a dict, with its scenario made absolute, ``extra_fixed``
-    added to ``[fixed]`` and, when ``quick`` is given, its grid, fixed keys and seeds shrunk."""
+    added to ``[fixed]``, only ``cases`` kept (when given) and, when ``quick`` is given, its
+    grid, fixed keys, seeds and cases shrunk."""
     committed = Path(committed)
     doc = _toml().loads(committed.read_text(encoding="utf-8"))
     scen = Path(doc["scenario"])
@@ -122,6 +128,9 @@ def derived_spec(committed: Path, extra_fixed: Mapping[str, Any], quick: Quick |
     for case in doc.get("cases", {}).values():
         if isinstance(case, dict) and "scenario" in case and not Path(case["scenario"]).is_absolute():
             case["scenario"] = str((committed.parent / case["scenario"]).resolve())
+    filters = [f for f in (cases, quick.cases if quick is not None else None) if f is not None]
+    if filters:
+        _keep_cases(committed, doc, filters)
     grid = dict(doc.get("grid", {}))
     fixed = dict(doc.get("fixed", {}))
     if quick is not None:
@@ -141,6 +150,18 @@ def derived_spec(committed: Path, extra_fixed: Mapping[str, Any], quick: Quick |
     if not grid:
         doc.pop("grid")
     return doc
+
+
+def _keep_cases(committed: Path, doc: dict, filters: Sequence[Sequence[str]]) -> None:
+    """Keep only the cases of ``doc`` named in every one of ``filters`` (each name must be a
+    case of the committed file)."""
+    have = doc.get("cases", {})
+    unknown = [c for f in filters for c in f if c not in have]
+    if unknown:
+        raise ValueError(f"{committed}: no case {', '.join(map(repr, unknown))} (cases: "
+                         f"{', '.join(have) or 'none'})")
+    doc["cases"] = {name: case for name, case in have.items()
+                    if all(name in f for f in filters)}
 
 
 def _write_spec(path: Path, doc: Mapping) -> None:
@@ -200,7 +221,7 @@ def run_batch(requests: Sequence[SeriesRequest], jobs: int = 2,
     planned: list[tuple[SeriesRun, Any]] = []          # (its result, (spec, out))
     for req in requests:
         extra = {**req.series.overrides(), **req.setting.fixed}
-        doc = derived_spec(req.committed, extra, req.quick)
+        doc = derived_spec(req.committed, extra, req.quick, req.setting.cases)
         res = SeriesRun(req.series, req.setting, req.out)
         results.append(res)
         reason = check_available(doc, req.series, req.setting)

@@ -31,6 +31,7 @@ Adding a study: a folder ``rove/reproduce/NAME/`` whose ``__init__.py`` defines 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -222,7 +223,7 @@ def run_parts(sweeps: Path, exp: Experiment, out: Path, quick: bool, jobs: int,
         for series in exp.series:
             for setting in settings:
                 if part.fixed:
-                    setting = Setting(setting.key, setting.label, {**setting.fixed, **part.fixed})
+                    setting = dataclasses.replace(setting, fixed={**setting.fixed, **part.fixed})
                 d = out / exp.id / part.key / series.key
                 if setting.key != DEFAULT_SETTING.key:
                     d = d / setting.key

@@ -23,7 +23,7 @@ NOT_AVAILABLE = "not available in this build"
 __all__ = [
     "HOLDS", "PARTLY", "FAILS", "NOT_MEASURED", "NOT_AVAILABLE", "Claim",
     "jain_index", "judge_range", "judge_fraction", "judge_near", "judge_less", "combine",
-    "judge_distributions", "median",
+    "judge_distributions", "mean", "mean_sd", "median",
     "normalise_networks", "is_number",
 ]
 
@@ -127,6 +127,23 @@ def judge_less(a: Sequence[float], b: Sequence[float], slack: float = 0.0,
     if d > 0:
         return PARTLY, text
     return FAILS, text
+
+
+def mean(xs: Iterable) -> float | None:
+    """The mean of the numbers in ``xs`` (None when there is none)."""
+    v = [float(x) for x in xs if is_number(x)]
+    return sum(v) / len(v) if v else None
+
+
+def mean_sd(xs: Iterable) -> tuple[float | None, float | None]:
+    """The mean and the sample standard deviation (0 for one number) of the numbers in
+    ``xs``; (None, None) when there is none."""
+    v = [float(x) for x in xs if is_number(x)]
+    if not v:
+        return None, None
+    m = sum(v) / len(v)
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
+    return m, sd
 
 
 def median(xs: Sequence[float]) -> float | None:

@@ -9,17 +9,17 @@ support (:func:`~rove.reproduce.verdicts.combine`).
 
 from __future__ import annotations
 
-import math
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..document import Table, fmt
+from ..document import spread as pm
 from ..runner import Series
 from ..study import Context, pyplot, save_figure
 from ..verdicts import (FAILS, HOLDS, NOT_AVAILABLE, NOT_MEASURED, PARTLY, Claim, combine,
-                        is_number, judge_less, judge_range, median)
+                        is_number, judge_less, judge_range, mean, mean_sd, median)
 
 __all__ = ["BCCPS", "MPBBR_LRF", "MPBBR_RR", "LIA_LRF", "BALIA_LRF", "BLEST_LIA", "BBR_LRF",
            "single_path", "runs_table", "flow_values", "by_seed", "mean", "mean_sd", "pm",
@@ -102,27 +102,6 @@ def by_seed(df: pd.DataFrame, keys: Sequence[str], value: Callable[[pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def mean(xs: Iterable) -> float | None:
-    v = [float(x) for x in xs if is_number(x)]
-    return sum(v) / len(v) if v else None
-
-
-def mean_sd(xs: Iterable) -> tuple[float | None, float | None]:
-    v = [float(x) for x in xs if is_number(x)]
-    if not v:
-        return None, None
-    m = sum(v) / len(v)
-    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
-    return m, sd
-
-
-def pm(xs: Iterable, spec: str = ".2f") -> str:
-    """``mean ± sd (n)`` of the numbers in ``xs``."""
-    v = [float(x) for x in xs if is_number(x)]
-    if not v:
-        return "–"
-    m, sd = mean_sd(v)
-    return f"{fmt(m, spec)} ± {fmt(sd, spec)} ({len(v)})"
 
 
 # --------------------------------------------------------------------------------------------
