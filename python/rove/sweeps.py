@@ -407,17 +407,24 @@ def _simulate(text: str, source: str, base_dir: str, overrides, seed: int):
     """Run a scenario given as text; return ``(summary, timeseries, queue, extra)``, the tables
     as the engine's columns (:class:`rove.results.RawTable`: written from Rust, no Arrow on the
     way); ``extra`` maps further results files to their tables (``radio.parquet`` when the
-    scenario has a radio cell), or is ``None``."""
+    scenario has a radio cell, ``features.parquet`` when recording controllers ran, as
+    ``rove run`` writes them), or is ``None``."""
     from . import _core, _overrides, drive
-    from .results import QUEUE_COLUMNS, RADIO_FILE, TIMESERIES_COLUMNS, RawTable, summary_with_wall
+    from .results import (FEATURES_FILE, QUEUE_COLUMNS, RADIO_FILE, TIMESERIES_COLUMNS,
+                          RawTable, summary_with_wall)
 
     t0 = time.perf_counter()
     sim = _core.Simulation(text, source, base_dir, _overrides(overrides), seed)
     drive(sim)
     raw = sim.finish()
     summary = summary_with_wall(raw["summary_json"], time.perf_counter() - t0)
-    extra = ({RADIO_FILE: RawTable.from_columns(raw["radio"])}
-             if raw.get("radio") is not None else None)
+    extra = {}
+    if raw.get("radio") is not None:
+        extra[RADIO_FILE] = RawTable.from_columns(raw["radio"])
+    features = RawTable.from_feature_logs(raw.get("features") or [])
+    if features is not None:
+        extra[FEATURES_FILE] = features
+    extra = extra or None
     return (summary, RawTable.from_columns(raw["timeseries"], TIMESERIES_COLUMNS),
             RawTable.from_columns(raw["queue"], QUEUE_COLUMNS), extra)
 
