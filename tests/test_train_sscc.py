@@ -116,3 +116,74 @@ def test_the_committed_model_set_is_small_and_evaluates_as_xgboost_does():
         want = ref.predict(X).astype(float)
         got = np.asarray(TreeModel(str(path)).predict(X.tolist()), dtype=float).ravel()
         assert np.allclose(got, want, rtol=1e-5, atol=1e-5), cc
+
+
+def test_an_unknown_trainer_is_refused_with_the_list():
+    from rove.cli import CliError
+    from rove.train import main
+
+    with pytest.raises(CliError, match=r"unknown trainer 'foo' \(accepted: sscc\)"):
+        main(["foo"])
+
+
+def test_a_written_model_set_is_read_by_the_engine(tmp_path):
+    """Models fitted on made-up pairs (BBR's reward high, every other candidate's low) and written
+    as `rove train sscc` writes them: a scenario naming the manifest runs, and its subflows end
+    on BBR."""
+    pytest.importorskip("xgboost")
+    import pandas as pd
+    from rove.sweeps import run_point
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for env in ("env000", "env001"):
+        for cc in sscc.CANDIDATES:
+            X = rng.uniform(1, 50, (40, len(sscc.DU_FEATURES)))
+            for x in X:
+                rows.append({"env": env, "seed": 1, "cc": cc,
+                             **dict(zip(sscc.DU_FEATURES, x)),
+                             "reward": 0.9 if cc == "bbr" else 0.2})
+    data = pd.DataFrame(rows)
+    models, errors = sscc.fit_models(data, ["env001"])
+    assert errors["bbr"]["rmse"] < 0.05 and errors["cubic"]["held_out_pairs"] == 40
+    manifest = {"format": sscc.FORMAT, "version": sscc.VERSION,
+                "features": list(sscc.DU_FEATURES), "du_acks": sscc.DU_ACKS,
+                "candidates": list(sscc.CANDIDATES),
+                "models": {cc: f"{cc}.json" for cc in sscc.CANDIDATES}}
+    path = sscc.write_model_set(tmp_path / "models", models, manifest, "# sweep\n")
+    text = f'''duration = "3s"
+[links.a]
+rate = "10Mbps"
+delay = "10ms"
+buffer = "50pkt"
+[links.a_up]
+rate = "1Gbps"
+delay = "10ms"
+[links.b]
+rate = "10Mbps"
+delay = "30ms"
+buffer = "50pkt"
+[links.b_up]
+rate = "1Gbps"
+delay = "30ms"
+[[flows]]
+name = "mp"
+cc = "sscc"
+detector = "none"
+paths = [{{ path = ["a"], ack_path = ["a_up"] }}, {{ path = ["b"], ack_path = ["b_up"] }}]
+[[controllers]]
+kind = "sscc"
+flow = "mp"
+model = "{path}"
+[[controllers]]
+kind = "data_units"
+flow = "mp"
+'''
+    res = run_point(text, "<test>", str(tmp_path), {}, 1, str(tmp_path / "run"))
+    assert res["status"] == "ok", res["error"]
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(tmp_path / "run" / "features.parquet").to_pandas()
+    for sub in (0, 1):
+        ccs = t[t["subflow"] == sub].sort_values("time_s")["cc"].tolist()
+        assert ccs[0] == "cubic" and ccs[-1] == "bbr", ccs[:5]
