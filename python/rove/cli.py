@@ -575,6 +575,16 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=_cmd_reproduce)
     # --- end of rove reproduce ---
 
+    # --- rove train NAME ... (python/rove/train/): the trainer parses its own options ---
+    tn = sub.add_parser("train", help="train a learned controller's models on rove's own runs",
+                        description="Run the sweep a learned controller's models are trained on, "
+                                    "train them and write them with the sweep (NAME: sscc; "
+                                    "'rove train NAME --help').",
+                        add_help=False, prefix_chars="+")
+    tn.add_argument("train_args", nargs=argparse.REMAINDER, metavar="NAME [options]")
+    tn.set_defaults(func=_cmd_train)
+    # --- end of rove train ---
+
     _add_compare_parser(sub)
     return p
 
@@ -583,6 +593,12 @@ def _cmd_reproduce(args) -> int:  # rove reproduce: dispatch to rove.reproduce.m
     from .reproduce import main as reproduce_main
 
     return reproduce_main(args.study_args)
+
+
+def _cmd_train(args) -> int:  # rove train: dispatch to rove.train.main
+    from .train import main as train_main
+
+    return train_main(args.train_args)
 
 
 def _positive_int(text: str) -> int:

@@ -171,6 +171,9 @@ pub struct SenderStats {
     pub dsacks: u64,
     /// Time the last byte of a finite flow was acknowledged.
     pub completed_at: Option<Nanos>,
+    /// ACKs processed after establishment (Linux's `tcp_ack` calls past its check of the
+    /// acknowledged sequence): what MPTCP-SSCC's Data Units count (seed 000 §4.4).
+    pub acks: u64,
     /// The newest RTT sample (seq_rtt, as fed to the estimator) and the time it was taken: what a
     /// multipath connection's shared-bottleneck detector reads after each ACK.
     pub last_rtt_sample: Option<(Nanos, Nanos)>,
@@ -563,6 +566,7 @@ impl TcpSender {
         if p.ack > self.tp.snd_nxt {
             return; // acks data never sent: ignore (Linux: tcp_ack returns -SKB_DROP_REASON_TCP_ACK_UNSENT_DATA)
         }
+        self.stats.acks += 1;
         let window_changed = p.rwnd_bytes / self.tp.mss_cache as u64 != self.peer_window_segs;
         self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
         self.rcv_tsecr = p.tsecr;

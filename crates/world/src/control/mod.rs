@@ -20,6 +20,7 @@
 
 mod features;
 mod selection;
+pub mod sscc;
 mod tree_cc;
 
 pub use features::{
@@ -65,6 +66,8 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("features", features::FeatureRecorder::build),
     ("selection", selection::Selection::build),
     ("tree_cc", tree_cc::TreeCc::build),
+    ("data_units", sscc::DataUnitRecorder::build),
+    ("sscc", sscc::Selector::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> {
@@ -101,9 +104,16 @@ pub fn read_cadence(p: &ComponentParams, scenario: &Scenario) -> Result<Cadence,
     }
 }
 
-/// Builds the scenario's `[[controllers]]`; errors name the controller's key.
+/// Builds the scenario's `[[controllers]]`, then the ones its flows imply (a `cc = "sscc"`
+/// multipath flow's selection, `sscc::implied`); errors name the controller's key.
 pub fn build_all(
     scenario: &Scenario,
 ) -> Result<Vec<Box<dyn Controller>>, rove_scenario::ScenarioError> {
-    build_components(&scenario.controllers, scenario, REGISTRY)
+    let mut all = build_components(&scenario.controllers, scenario, REGISTRY)?;
+    all.extend(build_components(
+        &sscc::implied(scenario),
+        scenario,
+        REGISTRY,
+    )?);
+    Ok(all)
 }
