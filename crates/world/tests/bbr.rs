@@ -5,7 +5,7 @@
 
 use rove_world::record::FlowSeries;
 
-mod common;
+use crate::common;
 use common::{rows, run};
 
 /// Payload rate of the 10 Mbit/s link, bit/s.

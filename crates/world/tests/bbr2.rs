@@ -4,7 +4,7 @@
 
 use rove_world::{load, ParseOptions};
 
-mod common;
+use crate::common;
 use common::{rows, run};
 
 /// Payload rate of the 10 Mbit/s link, Mbit/s.

@@ -3,7 +3,7 @@
 
 use rove_world::{load, ParseOptions, World};
 
-mod common;
+use crate::common;
 use common::{bottleneck, run};
 
 /// One flow over a 20 Mbit/s bottleneck that drops to 5 Mbit/s at 10 s; 20 ms each way, a

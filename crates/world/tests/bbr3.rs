@@ -3,7 +3,7 @@
 //! force, on multipath subflows, and switched to and from mid-connection. Its arithmetic and
 //! transitions are unit-tested in crates/tcp/src/cc/bbr2/v3.rs.
 
-mod common;
+use crate::common;
 
 use common::{bottleneck, goodput_between, rows, run, run_on_two_subflows, run_switched};
 use rove_world::record::FlowSeries;

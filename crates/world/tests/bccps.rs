@@ -3,7 +3,7 @@
 //! phase and the send queues (complete, in order, each byte once, also when a path dies), and
 //! `scheduler_params` errors.
 
-mod common;
+use crate::common;
 
 use common::{assert_complete_in_order, run, run_logged, world};
 

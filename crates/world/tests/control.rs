@@ -2,7 +2,7 @@
 //! change, path elements that rewrite packets, subflows added and removed mid-transfer, link
 //! changes, and controllers at both cadences.
 
-mod common;
+use crate::common;
 
 use common::{assert_complete_in_order, bottleneck, run, run_logged, world};
 use rove_scenario::spec::{ActionSpec, ActionTarget, Change, HandoffSpec};

@@ -2,7 +2,7 @@
 //! on single-path flows, where each is a one-subflow group; and, ahead of the connection layer,
 //! on pairs of flows coupled through one handle as two subflows of a connection would be.
 
-mod common;
+use crate::common;
 use common::{rows, run};
 
 fn one_flow(cc: &str, loss: f64, buffer: &str) -> String {

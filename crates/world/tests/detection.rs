@@ -9,7 +9,7 @@
 //! MPTCP-BBR with minRTT. Issue 15's done-when: "the detector's accuracy beats DWC's in both
 //! topologies" (seed 001 §5 Q1), judged on the median over seeds 1–3.
 
-mod common;
+use crate::common;
 use common::run;
 use rove_world::summary::Summary;
 

@@ -7,7 +7,7 @@
 //! the ACK link without reordering: an ACK drawn late holds back the ones behind it, which then
 //! arrive in a burst, and the RTT samples jump by several ms from one ACK to the next.
 
-mod common;
+use crate::common;
 
 use common::{bottleneck, rows, run};
 

@@ -1,7 +1,7 @@
 //! An LTE cell (`kind = "lte"`) in whole runs: the TBS rate of one UE, proportional fairness,
 //! a UE moving away, and CUBIC's slow-start exit under the uplink grant model.
 
-mod common;
+use crate::common;
 
 use common::{rows, run};
 use rove_sim::link::lte::amc;

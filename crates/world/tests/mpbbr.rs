@@ -8,7 +8,7 @@
 //! Each ratio is the median over five seeds of 60-s runs (the summary's run length), taken over
 //! 10–60 s so that STARTUP is left out; the band is the summary's 0.85–1.15.
 
-mod common;
+use crate::common;
 use common::{rows, run};
 use rove_world::World;
 

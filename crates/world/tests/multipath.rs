@@ -1,7 +1,7 @@
 //! Multipath scenarios (issue 6): the application's byte stream, schedulers, subflow joining,
 //! reinjection after outages, the share at a shared bottleneck, results and determinism.
 
-mod common;
+use crate::common;
 
 use common::{assert_complete_in_order, run_logged, world};
 use rove_world::summarize;

@@ -2,7 +2,7 @@
 //! one record per packet that crossed the link, in time order, with the sizes the link
 //! carried and headers that decode.
 
-mod common;
+use crate::common;
 
 use rove_world::{summarize, World};
 

@@ -1,7 +1,7 @@
 //! fq_codel and PIE on whole runs (issue 21, item 6): what each is for, against DropTail on the
 //! same path. The disciplines' own mechanics are unit-tested in crates/sim/src/link/.
 
-mod common;
+use crate::common;
 
 use common::run;
 

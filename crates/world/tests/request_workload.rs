@@ -3,7 +3,7 @@
 //! from the initial window permits, and Linux's slow start after idle resets cwnd after a think
 //! time longer than the RTO.
 
-mod common;
+use crate::common;
 
 use common::{run, run_logged, world};
 use rove_world::summary::RequestsSummary;

@@ -1,6 +1,6 @@
 //! Behaviour of whole scenarios, each against a hand-computed or published expectation.
 
-mod common;
+use crate::common;
 use common::run;
 
 /// One flow over `down`/`up` with the given link keys for `down` and flow keys.

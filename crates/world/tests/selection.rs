@@ -1,7 +1,7 @@
 //! The selection controller (issue 17 item 2): seed-002's Option 2 plan switched at the phase
 //! boundaries of the thesis's time rule, with Eq. 6.3's handoff.
 
-mod common;
+use crate::common;
 
 use common::{bottleneck, rows, run, world};
 use rove_scenario::spec::ActionSpec;

@@ -13,7 +13,7 @@
 //! subflows). The detector merges its decisions every D·T = 10 × 350 ms = 3.5 s, so the first
 //! grouping can come at 3.5 s after the first segment, and the next chance 3.5 s later.
 
-mod common;
+use crate::common;
 use rove_world::summary::Summary;
 
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=3;

@@ -2,7 +2,7 @@
 //! Data Units the engine records, the selector's switches with hand-made models, and the
 //! thesis's switching demo (Fig. 5.18) with the shipped model set.
 
-mod common;
+use crate::common;
 use rove_world::control::FeatureLog;
 use rove_world::World;
 

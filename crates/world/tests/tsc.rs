@@ -9,7 +9,7 @@
 //! on LTE), the video at 30 frames/s with rove's GOP defaults and sizes scattered by ±50 %, and
 //! d_req = d_thr^net + d_thr^send, the largest (2.11) allows. 60 s per run.
 
-mod common;
+use crate::common;
 
 use common::run;
 use rove_world::{Summary, World};

@@ -2,7 +2,7 @@
 //! after one-way delay plus serialisation when the path has room, and miss their deadline more
 //! and more when it does not.
 
-mod common;
+use crate::common;
 
 use common::{run, run_logged, world};
 use rove_world::summary::VideoSummary;

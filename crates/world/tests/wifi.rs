@@ -1,7 +1,7 @@
 //! A WiFi cell (`kind = "wifi"`, 802.11a DCF) in whole runs: saturation throughput against
 //! Bianchi's model, TCP over the cell, and MAC drops kept apart from queue drops.
 
-mod common;
+use crate::common;
 
 use common::run;
 use rove_sim::link::wifi::phy;

@@ -8,7 +8,7 @@
 //! (5-s holes) with a 1-s set-up, so data periods [1, 10), [16, 25), [31, 40), [46, 55) s: 36 s
 //! of a 60-s run. The cities' drawn schedules are tested in crates/sim's driveby.rs.
 
-mod common;
+use crate::common;
 
 use common::{rows, run};
 

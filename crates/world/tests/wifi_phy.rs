@@ -3,7 +3,7 @@
 //! drops after the retry limit at p^limit, and the rate controls (`mcs = "ideal"`,
 //! `"minstrel"`) against the best fixed MCS.
 
-mod common;
+use crate::common;
 
 use common::run;
 use rove_sim::link::wifi::phy;

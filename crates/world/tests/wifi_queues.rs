@@ -1,7 +1,7 @@
 //! A WiFi cell's EDCA access categories, its AP queues (DropTail or CoDel) and its counters in
 //! whole runs.
 
-mod common;
+use crate::common;
 
 use common::run;
 use rove_sim::link::wifi::counters::RadioTotals;

@@ -1,6 +1,6 @@
 //! Measurement windows (`measure = [from, to]`): every summary metric over the window only.
 
-mod common;
+use crate::common;
 
 use common::{bottleneck, run};
 

@@ -1,7 +1,7 @@
 //! Unresponsive workloads (issue 10): constant bit rate, Poisson and on/off sources deliver what
 //! the path lets through, lose the rest, and report one-way delay.
 
-mod common;
+use crate::common;
 
 use common::run;
 

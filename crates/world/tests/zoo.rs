@@ -4,7 +4,7 @@
 //! The paths are `common::bottleneck`: a bottleneck "down" (link 0) and a 1 Gbit/s, 20 ms ACK
 //! link "up". Packets are 1500 bytes on the wire (MSS 1448 + 52 bytes of headers).
 
-mod common;
+use crate::common;
 
 use common::{assert_complete_in_order, bottleneck, run, run_logged, run_switched, world};
 use rove_world::World;

@@ -3,7 +3,7 @@
 //! subflows and switched to and from mid-connection. Their arithmetic is unit-tested in
 //! crates/tcp/src/cc/{copa,c2tcp}.rs.
 
-mod common;
+use crate::common;
 
 use common::{bottleneck, goodput_between, mean_queue_ms, run, run_on_two_subflows, run_switched};
 use rove_world::{Summary, World};
