@@ -6,14 +6,16 @@
  * call as kfuncs (tcp_cubic.c registers cubictcp_* for struct_ops). The algorithm of rove's
  * simulator port crates/tcp/src/cc/c2tcp.rs (which documents it, CoDel arithmetic included).
  *
- * C2TCP's state follows CUBIC's struct bictcp in icsk_ca_priv (64 + 18 of 104 bytes), so CUBIC's
+ * C2TCP's state follows CUBIC's struct bictcp in icsk_ca_priv (64 + 32 of 104 bytes), so CUBIC's
  * kfuncs see their own layout and the 1 s discard after an epoch start reads CUBIC's own
  * epoch_start (the simulator mirrors it). Differences from the patch:
  * - the cut cannot write tp->prior_ssthresh (not writable from BPF): an undo after a C2TCP cut
  *   restores less than the patch's;
  * - alpha is the patch's default 2 (TCP_C2TCP_ALPHA_INIT 200), fixed at build time; the
  *   setpoint and interval are alpha·⌊minRTT_ms⌋;
- * - the clock is bpf_ktime_get_ns() (the patch's ktime_get_ns()); no INET_DIAG export.
+ * - the clock is bpf_ktime_get_ns() (the patch's ktime_get_ns()); no INET_DIAG export;
+ * - first_above_time and next_time are u64 where the patch's u32 overflow in the last 103 s of
+ *   every 73.3 min of uptime (time_to_us), as in the simulator's port.
  */
 #include "rove_cc.h"
 
@@ -34,8 +36,8 @@ extern void cubictcp_acked(struct sock *sk, const struct ack_sample *sample) __k
 struct c2tcp {
 	struct bictcp cubic;     /* CUBIC's own state, first: its kfuncs use inet_csk_ca() */
 	__u32 min_urtt;          /* min RTT (us), 0: none */
-	__u32 first_above_time;  /* us; 0: not above the setpoint */
-	__u32 next_time;         /* us */
+	__u64 first_above_time;  /* us; 0: not above the setpoint (u64: see time_to_us) */
+	__u64 next_time;         /* us */
 	__u32 cnt_rtt;           /* n: cuts in this episode + 1 */
 	__u16 rec_inv_sqrt;      /* 1/sqrt(n) in 1/65536 */
 };
@@ -45,7 +47,10 @@ static __always_inline __u32 ms2time(__u64 ms)
 	return (ms * 1000000) >> CODEL_SHIFT;
 }
 
-static __always_inline __u32 time_to_us(__u32 t)
+/* In 64 bits where the patch's u32 fields overflow once the codel clock passes 2^32*1000/1024
+ * (the last 103 s of every 73.3 min of uptime): read back, next_time then lay ~103 s ahead and
+ * C2TCP made no cut (measured: a CI run in that window ran as plain CUBIC, mean RTT 149.9 ms). */
+static __always_inline __u64 time_to_us(__u32 t)
 {
 	return ((__u64)t << CODEL_SHIFT) / 1000;
 }

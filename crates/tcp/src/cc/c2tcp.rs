@@ -58,6 +58,10 @@
 //! - The patch's per-connection enable (`TCP_C2TCP_ENABLE` / the sysctl) is the choice of `cc =
 //!   "c2tcp"`; its throughput/RTT averages for `INET_DIAG_C2TCPINFO` are not kept (they only
 //!   feed user-space reports).
+//! - **`first_above_time` and `next_time` are 64-bit** where the patch's are u32 µs: the patch's
+//!   overflow when the codel clock (ns >> 10, u32) passes 2^32·1000/1024, in the last 103 s of
+//!   every 73.3 min of the kernel's uptime, and C2TCP then makes no cut for up to 103 s (see
+//!   `time_to_us`). Below that the two are the same numbers.
 //! - The patch writes `first_above_time`, `next_time`, `cnt_rtt` and `rec_inv_sqrt` into
 //!   `tcp_sock`; here they are the module's own state. The clock is the simulation's (from 0),
 //!   the kernel's `ktime_get_ns` from boot: `first_above_time == 0` stays the "not above"
@@ -145,9 +149,13 @@ fn ms2time(ms: u64) -> u32 {
     ((ms * 1_000_000) >> CODEL_SHIFT) as u32
 }
 
-/// codel_time_to_us, truncated to the patch's u32 fields.
-fn time_to_us(t: u32) -> u32 {
-    (((t as u64) << CODEL_SHIFT) / 1000) as u32
+/// codel_time_to_us, kept in 64 bits. The patch stores it in u32 fields (`first_above_time`,
+/// `next_time`), where a codel time at or above 2^32·1000/1024 (the last 103 s of each 2^42 ns,
+/// 73.3 min, of the clock) overflows; read back through whole milliseconds it then lies ~103 s
+/// ahead, and no cut happens for that long. A kernel clock is there for 103 s of every 73.3 min
+/// of uptime (measured: the eBPF port on this machine ran as plain CUBIC in such a window).
+fn time_to_us(t: u32) -> u64 {
+    ((t as u64) << CODEL_SHIFT) / 1000
 }
 
 /// codel_time_after_eq(a, b).
@@ -178,10 +186,10 @@ pub struct C2tcp {
     epoch_start: u32,
     /// tp->c2tcp_min_urtt (µs, 0: none).
     min_urtt: u32,
-    /// tp->first_above_time (µs, 0: not above).
-    first_above_time: u32,
-    /// tp->next_time (µs).
-    next_time: u32,
+    /// tp->first_above_time (µs, 0: not above; u64 where the patch's is u32: `time_to_us`).
+    first_above_time: u64,
+    /// tp->next_time (µs; u64 as `first_above_time`).
+    next_time: u64,
     /// tp->cnt_rtt: n, the cut count of this episode plus one.
     cnt_rtt: u32,
     /// tp->rec_inv_sqrt: 1/√cnt_rtt in 1/65536.
@@ -232,7 +240,7 @@ impl C2tcp {
         let interval = ms2time(interval_ms as u64);
         let now = (tp.now >> CODEL_SHIFT) as u32;
         let rtt = ms2time((rtt_us / 1000) as u64);
-        let next = ms2time((self.next_time / 1000) as u64);
+        let next = ms2time(self.next_time / 1000);
         if after_eq(setpoint, rtt) {
             self.first_above_time = 0;
             self.cnt_rtt = 1;
@@ -435,6 +443,34 @@ mod tests {
         // prior_ssthresh = tcp_current_ssthresh (for undo).
         assert_eq!(tp.snd_ssthresh, 100 * 717 / 1024);
         assert_eq!(tp.snd_cwnd_cnt, 0);
+    }
+
+    #[test]
+    fn cuts_come_on_time_where_the_codel_clock_passes_the_u32_microsecond_range() {
+        // The codel clock at 4,194,400,000 (≥ 2^32·1000/1024 = 4,194,304,000): first_above_time
+        // = now + 100 ms in µs is 4,295,066,... > u32::MAX. In the patch's u32 it wrapped and
+        // read back ~103 s ahead (no cut); here the first cut comes one interval later.
+        let mut c = c2tcp();
+        let base = 4_194_400_000u64 << CODEL_SHIFT;
+        let mut tp = TcpState {
+            snd_cwnd: 100,
+            snd_ssthresh: 50,
+            now: base - 1000 * MS,
+            ..Default::default()
+        };
+        c.init(&mut tp);
+        c.pkts_acked(&mut tp, &sample(50));
+        let mut first_cut = None;
+        for i in 0..400 {
+            tp.now = base + i * MS;
+            let before = c.cuts;
+            c.pkts_acked(&mut tp, &sample(120));
+            if c.cuts > before && first_cut.is_none() {
+                first_cut = Some(i);
+            }
+        }
+        assert!(c.first_above_time > u32::MAX as u64, "{}", c.first_above_time);
+        assert_eq!(first_cut, Some(100));
     }
 
     #[test]
