@@ -222,8 +222,14 @@ impl<'a> Parser<'a> {
 
 /// `repr(x)` of a finite Python float (see the module doc).
 pub fn python_float(x: f64) -> String {
-    // "d.ddde-5" / "de7": the shortest round-trip digits and the exponent of the first.
-    let sci = format!("{:e}", x.abs());
+    // "d.ddde-5" / "de7": the shortest round-trip digits and the exponent of the first. Where two
+    // strings of that length are equally near x (562949953421312.25: ".2" and ".3"), Rust's `{:e}`
+    // may write either, Python's repr the one x rounds to half-to-even; x correctly rounded to
+    // that many digits (`{:.N$e}`, exact) is Python's choice whenever it reads back as x.
+    let shortest = format!("{:e}", x.abs());
+    let n = shortest.split_once('e').map_or(0, |(m, _)| m.len() - m.contains('.') as usize);
+    let rounded = format!("{:.*e}", n.saturating_sub(1), x.abs());
+    let sci = if rounded.parse::<f64>() == Ok(x.abs()) { rounded } else { shortest };
     let (mantissa, exp) = sci.split_once('e').expect("{:e} writes an exponent");
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let exp: i32 = exp.parse().expect("{:e} writes an integer exponent");
@@ -303,6 +309,14 @@ fn write(value: &Json<'_>, level: usize, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tie_between_two_shortest_strings_goes_as_pythons_repr() {
+        // 562949953421312.25 (2^49 + 1/4): ".2" and ".3" are both 16 digits and 0.05 away;
+        // repr(562949953421312.2) == '562949953421312.2' (found by the hypothesis test).
+        assert_eq!(python_float(562949953421312.2), "562949953421312.2");
+        assert_eq!(python_float(-562949953421312.2), "-562949953421312.2");
+    }
 
     #[test]
     fn floats_are_written_as_python_repr_writes_them() {
