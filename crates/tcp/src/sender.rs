@@ -1048,12 +1048,11 @@ impl TcpSender {
         let reo_wnd = self.rack_reo_wnd();
         let now = self.tp.now;
         let mut wait = 0;
-        for i in 0..self.board.len() {
+        let mut from = 0;
+        while let Some(i) = self.next_rack_candidate(from) {
+            from = i + 1;
             let seg = self.board[i];
             let seq = self.tp.snd_una + i as u64;
-            if seg.flags & SACKED != 0 || (seg.flags & LOST != 0 && seg.flags & RETRANS == 0) {
-                continue;
-            }
             let sent_before_rack = self.rack.mstamp > seg.xmit
                 || (self.rack.mstamp == seg.xmit && self.rack.end_seq > seq + 1);
             if !sent_before_rack {
@@ -1070,6 +1069,23 @@ impl TcpSender {
             }
         }
         wait
+    }
+
+    /// The first segment at or after board index `from` that RACK may mark lost: neither
+    /// sacked nor already lost and waiting for its retransmission. In recovery most of the
+    /// board is sacked; this skips those runs reading one flag byte per segment over the
+    /// ring's two contiguous halves, instead of indexing the ring entry by entry.
+    #[inline]
+    fn next_rack_candidate(&self, from: usize) -> Option<usize> {
+        let candidate = |s: &Seg| s.flags & SACKED == 0 && (s.flags & LOST == 0 || s.flags & RETRANS != 0);
+        let (a, b) = self.board.as_slices();
+        if from < a.len() {
+            if let Some(k) = a[from..].iter().position(candidate) {
+                return Some(from + k);
+            }
+        }
+        let start = from.max(a.len()) - a.len();
+        b.get(start..)?.iter().position(candidate).map(|k| a.len() + start + k)
     }
 
     /// tcp_rack_mark_lost: run detection if something new was delivered; arm the reorder timer
