@@ -365,8 +365,24 @@ fn offer(
 /// Turns what link `link` put in `out` into events: its deliveries go to the link's lane of the
 /// event queue (a link delivers in time order, so they append to a FIFO instead of entering the
 /// heap), its drops free their packets.
-#[inline]
+///
+/// Often there is nothing (a busy link's offer only queues): that test is inlined at every
+/// call, the work is not.
+#[inline(always)]
 fn drain(
+    link: u32,
+    out: &mut Vec<LinkOutput>,
+    queue: &mut EventQueue<Event>,
+    arena: &mut PacketArena,
+    flow_drops: &mut [u64],
+) {
+    if !out.is_empty() {
+        drain_outputs(link, out, queue, arena, flow_drops);
+    }
+}
+
+/// [`drain`]'s work, when `out` holds something.
+fn drain_outputs(
     link: u32,
     out: &mut Vec<LinkOutput>,
     queue: &mut EventQueue<Event>,
