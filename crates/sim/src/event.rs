@@ -258,8 +258,9 @@ impl<E: Copy> EventQueue<E> {
     /// are larger. The heap is never empty here (the root's slot is the vacancy).
     ///
     /// Written for few instructions per level: the usual case (both children present) runs in
-    /// a loop whose only bounds test is the loop's own; the one-child case can only be the
-    /// last level and is handled once after it.
+    /// a loop whose only bounds test is the loop's own (its accesses are unchecked, see the
+    /// SAFETY note); the one-child case can only be the last level and is handled once after
+    /// it. It runs once per event, about 1.4 levels deep on the benchmark dumbbell.
     #[inline(always)]
     fn sift_down(&mut self, entry: Entry<E>) {
         let h = &mut self.heap[..];
@@ -268,14 +269,19 @@ impl<E: Copy> EventQueue<E> {
         let mut hole = 0;
         let mut first = 1;
         while first + 1 < len {
-            let (ka, kb) = (h[first].key(), h[first + 1].key());
-            let (child, child_key) = if kb < ka { (first + 1, kb) } else { (first, ka) };
-            if key < child_key {
-                h[hole] = entry;
-                return;
+            // SAFETY: `first + 1 < len` (the loop's test), and `hole < first` (hole is the
+            // root or the child chosen one level up, `first` its first child), so every index
+            // below is in bounds.
+            unsafe {
+                let (ka, kb) = (h.get_unchecked(first).key(), h.get_unchecked(first + 1).key());
+                let (child, child_key) = if kb < ka { (first + 1, kb) } else { (first, ka) };
+                if key < child_key {
+                    *h.get_unchecked_mut(hole) = entry;
+                    return;
+                }
+                *h.get_unchecked_mut(hole) = *h.get_unchecked(child);
+                hole = child;
             }
-            h[hole] = h[child];
-            hole = child;
             first = 2 * hole + 1;
         }
         if first + 1 == len && h[first].key() < key {
