@@ -300,7 +300,7 @@ impl SubflowNet for Net<'_> {
 /// Packet `id` reaches the entry of the link of `hop`: the path elements there see it, then
 /// it is offered to the link.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn enter(
     now: Nanos,
     hop: Hop,
@@ -335,7 +335,7 @@ fn enter(
 
 /// Offers packet `id` to the link of `hop` and turns the link's requests into events.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn offer(
     now: Nanos,
     hop: Hop,
