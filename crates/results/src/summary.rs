@@ -227,15 +227,9 @@ pub fn python_float(x: f64) -> String {
     // may write either, Python's repr the one x rounds to half-to-even; x correctly rounded to
     // that many digits (`{:.N$e}`, exact) is Python's choice whenever it reads back as x.
     let shortest = format!("{:e}", x.abs());
-    let n = shortest
-        .split_once('e')
-        .map_or(0, |(m, _)| m.len() - m.contains('.') as usize);
+    let n = shortest.split_once('e').map_or(0, |(m, _)| m.len() - m.contains('.') as usize);
     let rounded = format!("{:.*e}", n.saturating_sub(1), x.abs());
-    let sci = if rounded.parse::<f64>() == Ok(x.abs()) {
-        rounded
-    } else {
-        shortest
-    };
+    let sci = if rounded.parse::<f64>() == Ok(x.abs()) { rounded } else { shortest };
     let (mantissa, exp) = sci.split_once('e').expect("{:e} writes an exponent");
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let exp: i32 = exp.parse().expect("{:e} writes an integer exponent");

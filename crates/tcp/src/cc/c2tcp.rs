@@ -469,11 +469,7 @@ mod tests {
                 first_cut = Some(i);
             }
         }
-        assert!(
-            c.first_above_time > u32::MAX as u64,
-            "{}",
-            c.first_above_time
-        );
+        assert!(c.first_above_time > u32::MAX as u64, "{}", c.first_above_time);
         assert_eq!(first_cut, Some(100));
     }
 
