@@ -30,7 +30,10 @@ enum State {
     Idle,
     Armed,
     /// Holding ACK number `ack`; `retrans_tsval`: the TSval of the held segment's retransmission.
-    Holding { ack: u32, retrans_tsval: Option<u32> },
+    Holding {
+        ack: u32,
+        retrans_tsval: Option<u32>,
+    },
 }
 
 /// One route's injector.
@@ -190,7 +193,8 @@ impl DupAckInjector {
                     return self.rewrite(buf, len, ihl, doff, real_ack, None);
                 }
                 let hole_end = ack.wrapping_add(self.mss);
-                let block = (real_ack.wrapping_sub(hole_end) as i32 > 0).then_some((hole_end, real_ack));
+                let block =
+                    (real_ack.wrapping_sub(hole_end) as i32 > 0).then_some((hole_end, real_ack));
                 self.rewritten_acks += 1;
                 self.rewrite(buf, len, ihl, doff, ack, block)
             }
@@ -321,7 +325,11 @@ mod tests {
             let mut blocks = [(0, 0); 4];
             assert_eq!(crate::rtt::sack_blocks(&a[..n], &mut blocks), 1);
             assert_eq!(blocks[0], (6448, *real));
-            assert_eq!(timestamps(&a[..n]), Some((9 + k as u32, 51)), "other options kept");
+            assert_eq!(
+                timestamps(&a[..n]),
+                Some((9 + k as u32, 51)),
+                "other options kept"
+            );
             assert!(checksums_valid(&a[..n]));
         }
         // The retransmission of 5000 goes by (TSval 60); an ACK echoing 55 (older data, with
@@ -345,6 +353,9 @@ mod tests {
         assert_eq!((n, be32(&a, 28)), (len, 18032));
         assert!(checksums_valid(&a[..n]));
         assert!(!inj.is_active());
-        assert_eq!((inj.episodes, inj.episodes_answered, inj.rewritten_acks), (1, 1, 4));
+        assert_eq!(
+            (inj.episodes, inj.episodes_answered, inj.rewritten_acks),
+            (1, 1, 4)
+        );
     }
 }

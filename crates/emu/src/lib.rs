@@ -16,8 +16,8 @@
 pub mod args;
 pub mod bpf_cc;
 pub mod bpf_params;
-pub mod isolate;
 pub mod dupack;
+pub mod isolate;
 pub mod link_emu;
 pub mod netns;
 pub mod orchestrate;
