@@ -252,12 +252,6 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         .iter()
         .map(|(name, v)| station(name, v, mcs, &phy, edca))
         .collect::<Res<Vec<_>>>()?;
-    if aggregation && stations.iter().any(|s| s.rate == Rate::Minstrel) {
-        return Err((
-            "aggregation".into(),
-            "A-MPDU aggregation with mcs = \"minstrel\" is not built yet; use a fixed MCS or \"ideal\"".into(),
-        ));
-    }
     Ok(WifiParams {
         phy,
         aggregation,
