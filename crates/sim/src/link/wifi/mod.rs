@@ -190,6 +190,9 @@ pub struct PortCounters {
     pub internal_collisions: u64,
     /// Packets dropped because its drive-by station had no data connectivity ([`driveby`]).
     pub offline_drops: u64,
+    /// Air time of its data PPDUs, collided and failed ones included, ns (mac80211's per-
+    /// station tx airtime, `ieee80211_sta_register_airtime`; [GAP] not the Ack or BlockAck).
+    pub airtime_ns: u64,
 }
 
 pub struct Wifi {
@@ -511,9 +514,11 @@ impl Wifi {
         Some(s)
     }
 
-    /// A PPDU of `port` took `air_ns` of the channel: its station's airtime deficit is charged
-    /// (`ieee80211_sta_register_airtime`: tx and rx airtime alike).
+    /// A PPDU of `port` took `air_ns` of the channel: the port's airtime counter and, with the
+    /// airtime scheduler, its station's deficit are charged (`ieee80211_sta_register_airtime`:
+    /// tx and rx airtime alike).
     fn charge_airtime(&mut self, port: usize, air_ns: Nanos) {
+        self.counters[port].airtime_ns += air_ns;
         if let Some(d) = self.deficit.as_mut() {
             d[port / 2] -= (air_ns / 1_000) as i64;
         }
