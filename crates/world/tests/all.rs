@@ -29,6 +29,7 @@ mod tsc;
 mod video_workload;
 mod wifi;
 mod wifi_driveby;
+mod wifi_mobility;
 mod wifi_phy;
 mod wifi_queues;
 mod window;
