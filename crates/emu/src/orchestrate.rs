@@ -1000,6 +1000,30 @@ mod tests {
     }
 
     #[test]
+    fn receiver_behaviours_are_refused_and_dupacks_accepted() {
+        let e = load(&format!("{MP}receiver = \"rtsc\"\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message()
+                .contains("flows[1] (mp).receiver: the kernel backend runs no receiver behaviour"),
+            "{}",
+            e.message()
+        );
+        let action = |key: &str| {
+            format!("{MP}[[actions]]\nat = \"0.5s\"\nflow = \"mp\"\nsubflow = 1\n{key} = true\n")
+        };
+        assert!(load(&action("dupacks")).is_ok());
+        let e = load(&action("withhold_acks")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message()
+                .contains("actions[0]: withhold_acks and release_ack run on the simulator only"),
+            "{}",
+            e.message()
+        );
+    }
+
+    #[test]
     fn multipath_limits_of_the_kernel_are_clear_errors() {
         let e = load(&format!("{MP}scheduler = \"blest\"\n")).unwrap_err();
         assert_eq!(e.exit_code(), 2);
