@@ -244,6 +244,14 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
                 f.name
             )));
         }
+        // A receiver behaviour steers the sender through the simulator's receiver; the kernel
+        // backend's receiver is the kernel's own (its emulator runs scheduled `dupacks` only).
+        if let Some(r) = &m.receiver {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).receiver: the kernel backend runs no receiver behaviour ({r:?}); remove the key or run on the simulator",
+                f.name
+            )));
+        }
         // Upstream MPTCP has no coupled congestion control; rove's eBPF ports in
         // bpf_cc::COUPLED couple every subflow of their connection (crates/emu/bpf/mptcp_coupled.h).
         // "auto" couples a coupled algorithm, so on the kernel it is "connection" for those and

@@ -52,6 +52,7 @@ pub mod coupling;
 pub mod data_sender;
 pub mod detect;
 pub mod detection;
+pub mod receiver;
 pub mod reorder;
 pub mod sched;
 pub mod subflow;

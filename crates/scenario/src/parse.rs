@@ -53,6 +53,8 @@ pub struct ParseOptions<'a> {
     pub known_couplings: &'a [&'a str],
     /// Shared-bottleneck detectors the engine knows, for `flows[].detector`; empty accepts any.
     pub known_detectors: &'a [&'a str],
+    /// Receiver behaviours the engine knows, for `flows[].receiver`; empty accepts any.
+    pub known_receivers: &'a [&'a str],
     /// Link models the engine knows, for `links.NAME.kind` and each model's own keys; empty
     /// accepts any kind, parsed as a point-to-point link.
     pub known_link_kinds: &'a [LinkKind],
@@ -73,6 +75,7 @@ impl Default for ParseOptions<'_> {
             known_schedulers: &[],
             known_couplings: &[],
             known_detectors: &[],
+            known_receivers: &[],
             known_link_kinds: &[],
             known_elements: &[],
             known_controllers: &[],
@@ -181,6 +184,8 @@ const FLOW_KEYS: &[&str] = &[
     "coupling",
     "detector",
     "detector_params",
+    "receiver",
+    "receiver_params",
     "workload",
     "slow_start_after_idle",
 ];
@@ -198,6 +203,8 @@ const TCP_ONLY_KEYS: &[&str] = &[
     "coupling",
     "detector",
     "detector_params",
+    "receiver",
+    "receiver_params",
     "slow_start_after_idle",
 ];
 /// Keys of an `add_subflow` action's table (one subflow).
@@ -1673,6 +1680,8 @@ impl<'a> Validator<'a> {
                     "coupling",
                     "detector",
                     "detector_params",
+                    "receiver",
+                    "receiver_params",
                 ] {
                     if t.contains_key(key) {
                         return Err(self.err(
@@ -2004,6 +2013,35 @@ impl<'a> Validator<'a> {
                 ))
             }
         };
+        let receiver = self.get(t, path, "receiver", read_string)?;
+        let known = self.opts.known_receivers;
+        if let Some(r) = &receiver {
+            if !known.is_empty() && !known.contains(&r.as_str()) {
+                return Err(self.err(
+                    join(path, "receiver"),
+                    format!("unknown receiver {r:?}; accepted: {}", known.join(", ")),
+                ));
+            }
+        }
+        let receiver_params = match t.get("receiver_params") {
+            None => Table::new(),
+            Some(Value::Table(params)) if receiver.is_some() => params.clone(),
+            Some(Value::Table(_)) => {
+                return Err(self.err(
+                    join(path, "receiver_params"),
+                    "goes with receiver = \"NAME\" (a plain receiver takes no parameters)",
+                ))
+            }
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "receiver_params"),
+                    format!(
+                        "expected a table like {{ update_ms = 10 }}, got {}",
+                        describe(other)
+                    ),
+                ))
+            }
+        };
         Ok(Some(MultipathSpec {
             paths,
             costs,
@@ -2012,6 +2050,8 @@ impl<'a> Validator<'a> {
             coupling,
             detector,
             detector_params,
+            receiver,
+            receiver_params,
         }))
     }
 

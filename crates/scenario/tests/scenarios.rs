@@ -46,6 +46,7 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         known_schedulers: &["minrtt", "blest"],
         known_couplings: &["auto", "uncoupled", "connection"],
         known_detectors: &["auto", "truth", "none", "bccps", "dwc"],
+        known_receivers: &[],
         known_link_kinds: LINK_KINDS,
         known_elements: &[],
         known_controllers: &[],
