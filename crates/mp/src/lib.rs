@@ -69,9 +69,3 @@ const _: () = assert!(MAX_SUBFLOWS < SubflowMask::BITS as usize);
 pub use rove_sim::packet::Packet;
 pub use wire::SubflowNet;
 
-// Temporary home of SPC's receiver-side CoDel until the receiver-behaviour registry (branch
-// h-rtsc's `receiver` module) is merged.
-#[path = "receiver/spc/codel.rs"]
-pub mod spc_codel;
-#[path = "receiver/spc/population.rs"]
-pub mod spc_population;

@@ -178,6 +178,12 @@ pub struct MultipathSummary {
     /// subflow's `throughput_mbps` (`crate::path_cost`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_cost: Option<f64>,
+    /// A receiver behaviour (`receiver`) ran: its name and its telemetry at the end of the run
+    /// (`ReceiverBehaviour::telemetry`; SPC: active subflows, dup-ACKs, switches off and on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver_telemetry: Option<std::collections::BTreeMap<&'static str, f64>>,
     pub subflows: Vec<SubflowSummary>,
 }
 
@@ -674,6 +680,13 @@ fn multipath_flow_summary(
             detection_regroupings: c.detection.as_ref().map(|d| d.regroupings),
             detection_groups: c.detection.as_ref().map(|d| d.groups().to_vec()),
             path_cost,
+            receiver: c.receiver_name().map(str::to_string),
+            receiver_telemetry: c.receiver_behaviour().and_then(|b| {
+                let names = b.telemetry_names();
+                let mut values = vec![0.0; names.len()];
+                b.telemetry(&mut values);
+                (!names.is_empty()).then(|| names.iter().copied().zip(values).collect())
+            }),
             subflows,
         }),
     }

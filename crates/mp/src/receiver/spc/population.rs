@@ -33,7 +33,7 @@
 //! * An off subflow is never chosen for a 3-dup-ACK (line 5 reads r ∉ R_F; an off subflow whose
 //!   RTO retransmission repaired its episode would otherwise qualify with zero throughput).
 
-use crate::spc_codel::{ControlLaw, RttStats, Schedule};
+use super::codel::{ControlLaw, RttStats, Schedule};
 use crate::{SubflowMask, MAX_SUBFLOWS};
 use rove_sim::Nanos;
 
@@ -258,7 +258,7 @@ impl Population {
 
 #[cfg(test)]
 mod tests {
-    use crate::spc_codel::INTERVAL_NS;
+    use super::super::codel::INTERVAL_NS;
     use super::*;
 
     const MS: Nanos = 1_000_000;
