@@ -37,3 +37,4 @@ mod zoo;
 mod zoo2;
 mod zoo3;
 mod zoo4;
+mod spc;
