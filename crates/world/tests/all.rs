@@ -21,6 +21,7 @@ mod multipath;
 mod pcap;
 mod queues;
 mod request_workload;
+mod rtsc;
 mod scenarios;
 mod selection;
 mod sscc;
