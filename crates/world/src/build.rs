@@ -148,7 +148,13 @@ pub fn build(scenario: Scenario) -> Result<World, ScenarioError> {
         elements[placed.link].push(placed.element);
     }
     check_action_algorithms(&scenario)?;
-    let controllers = control::build_all(&scenario)?;
+    let mut controllers = control::build_all(&scenario)?;
+    // Elements a controller places for itself (OAL's packet monitor), after the scenario's.
+    for c in &mut controllers {
+        if let Some(placed) = c.take_element() {
+            elements[placed.link].push(placed.element);
+        }
+    }
     Ok(World::new(
         scenario,
         links,

@@ -4,10 +4,10 @@
 
 mod common;
 
-mod bbr;
 mod bbr2;
 mod bbr2plus;
 mod bbr3;
+mod bbr;
 mod bccps;
 mod control;
 mod coupled;
@@ -18,12 +18,14 @@ mod lte;
 mod memory;
 mod mpbbr;
 mod multipath;
+mod oal;
 mod pcap;
 mod queues;
 mod request_workload;
 mod rtsc;
 mod scenarios;
 mod selection;
+mod spc;
 mod sscc;
 mod sscc_select;
 mod tsc;
@@ -34,8 +36,7 @@ mod wifi_phy;
 mod wifi_queues;
 mod window;
 mod workloads;
-mod zoo;
 mod zoo2;
 mod zoo3;
 mod zoo4;
-mod spc;
+mod zoo;
