@@ -4,10 +4,10 @@
 
 mod common;
 
+mod bbr;
 mod bbr2;
 mod bbr2plus;
 mod bbr3;
-mod bbr;
 mod bccps;
 mod control;
 mod coupled;
@@ -36,7 +36,7 @@ mod wifi_phy;
 mod wifi_queues;
 mod window;
 mod workloads;
+mod zoo;
 mod zoo2;
 mod zoo3;
 mod zoo4;
-mod zoo;
