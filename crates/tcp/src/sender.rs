@@ -534,7 +534,7 @@ impl TcpSender {
                 }
                 return;
             }
-            Timer::DelayedAck | Timer::Scheduler => return,
+            Timer::DelayedAck | Timer::Scheduler | Timer::Receiver => return,
             _ => {}
         }
         // tcp_write_timer_handler: a callback for what the timer no longer holds is stale.
