@@ -10,6 +10,7 @@ use crate::reorder::ReorderBuffer;
 use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo, MAX_QUEUED_SEGS};
 use crate::subflow::Subflow;
 use crate::wire::{Stamp, SubWire, SubflowNet};
+use crate::{SubflowMask, MAX_SUBFLOWS};
 use rove_sim::histogram::Histogram;
 use rove_sim::packet::{Direction, Kind, Packet};
 use rove_sim::Nanos;
@@ -89,8 +90,8 @@ pub struct Connection {
 impl Connection {
     pub fn new(config: ConnectionConfig) -> Self {
         assert!(
-            !config.ccs.is_empty() && config.ccs.len() <= 8,
-            "1 to 8 subflows"
+            !config.ccs.is_empty() && config.ccs.len() <= MAX_SUBFLOWS,
+            "1 to {MAX_SUBFLOWS} subflows"
         );
         let n = config.ccs.len();
         let loss_rate_weight = config.scheduler.loss_rate_weight();
@@ -476,7 +477,10 @@ impl Connection {
         cc: Box<dyn CongestionControl>,
         net: &mut N,
     ) -> usize {
-        assert!(self.subflows.len() < 8, "at most 8 subflows");
+        assert!(
+            self.subflows.len() < MAX_SUBFLOWS,
+            "at most {MAX_SUBFLOWS} subflows"
+        );
         let i = self.subflows.len();
         self.subflows
             .push(new_subflow(cc, self.rwnd_bytes, self.app_writes));
@@ -538,7 +542,7 @@ impl Connection {
         self.subflows[sub].queue_bytes = 0;
         let mut moved = 0;
         for &(dsn, _) in &queue {
-            let carried_elsewhere = self.data.carried(dsn) & !(1u8 << sub) != 0;
+            let carried_elsewhere = self.data.carried(dsn) & !(1 << sub) != 0;
             let queued_elsewhere = self
                 .subflows
                 .iter()
@@ -682,7 +686,7 @@ impl Connection {
                     // Only subflows that can take it (a scheduler's mistake must not loop).
                     let mask = (0..self.infos.len())
                         .filter(|&i| mask & (1 << i) != 0 && self.infos[i].available())
-                        .fold(0u8, |m, i| m | 1 << i);
+                        .fold(0, |m: SubflowMask, i| m | 1 << i);
                     if mask == 0 {
                         break;
                     }
@@ -709,7 +713,7 @@ impl Connection {
                                 && sf.may_queue()
                                 && (sf.queue.len() as u32) < MAX_QUEUED_SEGS
                         })
-                        .fold(0u8, |m, i| m | 1 << i);
+                        .fold(0, |m: SubflowMask, i| m | 1 << i);
                     if mask == 0 {
                         break;
                     }
@@ -1052,7 +1056,7 @@ mod tests {
 
     /// A scheduler that queues each of the first `dsns` new DSNs on the subflows of `mask`.
     struct QueueOn {
-        mask: u8,
+        mask: SubflowMask,
         dsns: u64,
     }
 
@@ -1071,7 +1075,7 @@ mod tests {
 
     /// Opens a connection scheduled by `QueueOn { mask, dsns }`; subflow 0 is established at
     /// 10 ms (RTT 10 ms), when subflow 1 sends its MP_JOIN SYN (returned).
-    fn queueing_connection(mask: u8, dsns: u64) -> (Connection, MockNet, Vec<Packet>) {
+    fn queueing_connection(mask: SubflowMask, dsns: u64) -> (Connection, MockNet, Vec<Packet>) {
         let mut c = connection_with(Box::new(QueueOn { mask, dsns }), None);
         let mut net = MockNet::default();
         c.start(&mut net);

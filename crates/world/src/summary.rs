@@ -181,6 +181,10 @@ pub struct MultipathSummary {
     /// The receiver behaviour (`receiver`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receiver: Option<String>,
+    /// Its telemetry at the end of the run (`ReceiverBehaviour::telemetry`; SPC: active
+    /// subflows, |R_F|, dup-ACKs, switches off and on), when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver_telemetry: Option<std::collections::BTreeMap<&'static str, f64>>,
     pub subflows: Vec<SubflowSummary>,
 }
 
@@ -713,6 +717,12 @@ fn multipath_flow_summary(
             detection_groups: c.detection.as_ref().map(|d| d.groups().to_vec()),
             path_cost,
             receiver: c.receiver_name().map(str::to_string),
+            receiver_telemetry: c.receiver_behaviour().and_then(|b| {
+                let names = b.telemetry_names();
+                let mut values = vec![0.0; names.len()];
+                b.telemetry(&mut values);
+                (!names.is_empty()).then(|| names.iter().copied().zip(values).collect())
+            }),
             subflows,
         }),
     }

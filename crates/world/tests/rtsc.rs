@@ -133,7 +133,7 @@ fn receiver_keys_are_validated_and_named() {
     };
     assert_eq!(
         err("receiver = \"spx\""),
-        "t.toml: flows[0].receiver: unknown receiver \"spx\"; accepted: rtsc"
+        "t.toml: flows[0].receiver: unknown receiver \"spx\"; accepted: rtsc, spc"
     );
     assert_eq!(
         err("receiver = \"rtsc\"\nreceiver_params = { cap = 3 }"),

@@ -31,8 +31,10 @@
 
 pub mod delay_optimum;
 mod rtsc;
+mod spc;
 
 pub use rtsc::{Rtsc, RtscParams};
+pub use spc::Spc;
 
 use crate::reorder::ReorderBuffer;
 use crate::subflow::Subflow;
@@ -121,6 +123,16 @@ pub trait ReceiverBehaviour: Send + Sync {
 
     fn on_wake(&mut self, _now: Nanos, _view: &ReceiverView, _actions: &mut Vec<ReceiverAction>) {}
 
+    /// Names of the behaviour's time-series columns, on its connection's row (SPC: the active
+    /// subflows and its action counts); their last values go to the summary's
+    /// `receiver_telemetry`. Empty: none.
+    fn telemetry_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The columns' values now, one per name (`values` is as long as the names).
+    fn telemetry(&self, _values: &mut [f64]) {}
+
     /// Per subflow, a line of what the behaviour decided, for the results (R-TSC: its window
     /// cap); `None` when it has nothing to report.
     fn report(&self) -> Option<BehaviourReport> {
@@ -143,7 +155,7 @@ pub struct BehaviourReport {
 type Builder = fn(&toml::Table) -> Result<Box<dyn ReceiverBehaviour>, ParamError>;
 
 /// Every receiver behaviour rove knows: (name, constructor). Add a line here for a new one.
-pub const REGISTRY: &[(&str, Builder)] = &[("rtsc", Rtsc::build)];
+pub const REGISTRY: &[(&str, Builder)] = &[("rtsc", Rtsc::build), ("spc", Spc::build)];
 
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(n, _)| *n).collect()
