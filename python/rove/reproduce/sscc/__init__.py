@@ -24,8 +24,8 @@ from __future__ import annotations
 from ..runner import Quick, repo_root
 from ..study import Experiment, Part, RunInfo, Study, main as _study_main, run_line
 from . import fairness, performance, switching
-from .common import (BALIA, LIA, NO_DETECTION, OLIA, POISSON_UDP, SELECTION_OFF, SSCC,
-                     TRUE_GROUPING, UNCOUPLED_RENO, WVEGAS, run_with_records)
+from .common import (BALIA, LIA, NO_BBR, NO_DETECTION, OLIA, POISSON_UDP, SELECTION_OFF,
+                     SSCC, TRUE_GROUPING, UNCOUPLED_RENO, WVEGAS, run_with_records)
 
 SWEEPS = repo_root() / "scenarios" / "sscc" / "sweeps"
 
@@ -68,21 +68,29 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                (SSCC, LIA, OLIA, BALIA, WVEGAS), (PERFORMANCE,), performance.analyse,
                run=performance.run_on_networks(performance.NETWORKS_FULL)),
     Experiment("ablation-static", "What keeps MPTCP-SSCC fair at the static bottleneck "
-               "(rove's ablation)", (SSCC, SELECTION_OFF, NO_DETECTION, TRUE_GROUPING),
+               "(rove's ablation)", (SSCC, SELECTION_OFF, NO_DETECTION, TRUE_GROUPING, NO_BBR),
                (STATIC_ABLATION,),
                lambda ctx: fairness.analyse_ablation(
                    ctx, "What keeps MPTCP-SSCC fair at the static bottleneck (rove's ablation)",
-                   "rove's hypothesis: without detection (every subflow alone, on the "
-                   "selection's algorithms) MPTCP-SSCC is less fair to NewReno",
-                   NO_DETECTION.key, SSCC.key),
+                   (("rove's hypothesis: without detection (every subflow alone, on the "
+                     "selection's algorithms) MPTCP-SSCC is less fair to NewReno",
+                     NO_DETECTION.key, SSCC.key),
+                    ("rove's hypothesis: the selection makes MPTCP-SSCC less fair than its "
+                     "coupling alone (OLIA* + RFC 8382)", SSCC.key, SELECTION_OFF.key),
+                    ("rove's hypothesis: BBR among the candidates makes MPTCP-SSCC less fair "
+                     "(a subflow keeps BBR's pacing after it is switched back to OLIA*)",
+                     SSCC.key, NO_BBR.key))),
                run=run_with_records(SWEEPS, fairness.measure), counted=False),
     Experiment("ablation-dynamic", "What MPTCP-SSCC does at the dynamic bottleneck (rove's "
-               "ablation)", (SSCC, SELECTION_OFF, NO_DETECTION, POISSON_UDP), (DYNAMIC_ABLATION,),
+               "ablation)", (SSCC, SELECTION_OFF, NO_DETECTION, NO_BBR, POISSON_UDP),
+               (DYNAMIC_ABLATION,),
                lambda ctx: fairness.analyse_ablation(
                    ctx, "What MPTCP-SSCC does at the dynamic bottleneck (rove's ablation)",
-                   "rove's hypothesis: at the dynamic bottleneck the selection is what makes "
-                   "MPTCP-SSCC unfair: its coupling alone (OLIA* + RFC 8382) is fairer",
-                   SSCC.key, SELECTION_OFF.key),
+                   (("rove's hypothesis: at the dynamic bottleneck the selection makes "
+                     "MPTCP-SSCC less fair than its coupling alone (OLIA* + RFC 8382)",
+                     SSCC.key, SELECTION_OFF.key),
+                    ("rove's hypothesis: BBR among the candidates makes MPTCP-SSCC less fair",
+                     SSCC.key, NO_BBR.key))),
                run=run_with_records(SWEEPS, fairness.measure), counted=False),
     Experiment("ablation-switching", "The switching demo with fewer predictions (rove's "
                "ablation)", (switching.SSCC_PERIOD_50,), (SWITCHING,),

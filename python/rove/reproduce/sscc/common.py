@@ -13,12 +13,12 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ..runner import Series
+from ..runner import Series, repo_root
 from ..study import Context, run_parts
 from ..verdicts import jain_index
 
 __all__ = ["SSCC", "LIA", "OLIA", "BALIA", "WVEGAS", "UNCOUPLED_RENO", "COUPLED", "uncoupled",
-           "SELECTION_OFF", "NO_DETECTION", "TRUE_GROUPING", "POISSON_UDP",
+           "SELECTION_OFF", "NO_DETECTION", "TRUE_GROUPING", "POISSON_UDP", "NO_BBR",
            "THESIS_STATIC", "THESIS_DYNAMIC", "SUBFLOWS", "FAIR_BAND", "JAIN_FLOOR",
            "THROUGHPUT_GAIN", "DELAY_CUT", "CLOSE", "records", "run_with_records", "sscc_every",
            "jain_of_run", "subflow_count"]
@@ -60,6 +60,15 @@ TRUE_GROUPING = Series("detector-truth", "MPTCP-SSCC, true grouping", "sscc",
                        extra={"flows.0.detector": "truth"})
 POISSON_UDP = Series("poisson-udp", "MPTCP-SSCC, Poisson UDP", "sscc",
                      extra={"flows.1.workload": "poisson"})
+# The selection without BBR among its candidates (scenarios/sscc/model-no-bbr/: the built-in
+# models but BBR's). BBR asks for internal pacing, and a subflow switched away from it keeps
+# pacing (rove's sender, as Linux keeps sk_pacing_status across a change of congestion
+# control): this tells whether the subflows' past on BBR decides the fairness.
+NO_BBR = Series("no-bbr", "MPTCP-SSCC without BBR as a candidate", "sscc",
+                extra={"controllers": [{
+                    "kind": "sscc", "flow": "mptcp",
+                    "model": str(repo_root() / "scenarios" / "sscc" / "model-no-bbr" /
+                                 "manifest.json")}]})
 
 
 def sscc_every(period: int, recorder: bool = False) -> Series:

@@ -17,6 +17,7 @@ reference rows (in the table, not in the claims).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -175,10 +176,11 @@ def analyse_dynamic(ctx: Context) -> Section:
 # Ablations (not counted)
 
 
-def analyse_ablation(ctx: Context, title: str, hypothesis: str, lower: str,
-                     higher: str) -> Section:
-    """The fairness tables of the ablation's series, and the hypothesis "series ``lower`` is
-    less fair than series ``higher``" judged over seeds at every subflow count."""
+def analyse_ablation(ctx: Context, title: str,
+                     hypotheses: Sequence[tuple[str, str, str]]) -> Section:
+    """The fairness tables of the ablation's series, and each hypothesis (statement, series
+    ``lower``, series ``higher``): "``lower`` is less fair than ``higher``", judged over seeds
+    at every subflow count."""
     s = Section(title)
     runs = _runs(ctx)
     s.notes += missing_series(ctx, list(ctx.labels()))
@@ -195,19 +197,20 @@ def analyse_ablation(ctx: Context, title: str, hypothesis: str, lower: str,
     s.tables.append(Table(["scheme", *[f"{m} subflows" for m in ms]], acc_rows,
                           "detection accuracy against the topology's grouping (the link of "
                           "lowest nominal capacity; at the dynamic bottleneck that is each "
-                          "path's own link, so 1.0 means never grouped), whole run"))
-    a, b = by_case(runs, lower, "jain"), by_case(runs, higher, "jain")
-    verdicts, parts = [], []
-    for m in ms:
-        v, _ = judge_less(a.get(m, []), b.get(m, []))
-        verdicts.append(v)
-        parts.append(f"{m}: {fmt(np.mean(a[m]) if a.get(m) else None, '.3f')} < "
-                     f"{fmt(np.mean(b[m]) if b.get(m) else None, '.3f')} {v}")
+                          "path's own link, so 1.0 means never grouped), over 120-180 s"))
     labels = ctx.labels()
-    s.claims.append(Claim(hypothesis, "rove's ablation", "; ".join(parts) or "no runs",
-                          f"Jain's index of {labels.get(lower, lower)} < that of "
-                          f"{labels.get(higher, higher)} at each subflow count, over seeds "
-                          f"(difference beyond the larger s.d.: holds; positive: partly)",
-                          combine(verdicts) if verdicts else NOT_MEASURED))
-    s.verdict = s.claims[0].verdict
+    for hypothesis, lower, higher in hypotheses:
+        a, b = by_case(runs, lower, "jain"), by_case(runs, higher, "jain")
+        verdicts, parts = [], []
+        for m in ms:
+            v, _ = judge_less(a.get(m, []), b.get(m, []))
+            verdicts.append(v)
+            parts.append(f"{m}: {fmt(np.mean(a[m]) if a.get(m) else None, '.3f')} < "
+                         f"{fmt(np.mean(b[m]) if b.get(m) else None, '.3f')} {v}")
+        s.claims.append(Claim(
+            hypothesis, "rove's ablation", "; ".join(parts) or "no runs",
+            f"Jain's index of {labels.get(lower, lower)} < that of {labels.get(higher, higher)} "
+            f"at each subflow count, over seeds (difference beyond the larger s.d.: holds; "
+            f"positive: partly)", combine(verdicts) if verdicts else NOT_MEASURED))
+    s.verdict = combine(c.verdict for c in s.claims)
     return s
