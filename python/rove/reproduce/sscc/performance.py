@@ -296,10 +296,9 @@ def scatter_figure(ctx: Context, runs: pd.DataFrame, reference, name: str, title
                 continue
             ax.errorbar(n["delay_mean"], n["tput_mean"], yerr=n["tput_sd"], marker="o",
                         capsize=2, label=label)
-        ax.set_xscale("log")
-        ax.invert_xaxis()
+        ax.invert_xaxis()                    # better to the right, as Pantheon's plots
         ax.set_title(f"{c} flows")
-        ax.set_xlabel("normalised avg queueing delay (log)")
+        ax.set_xlabel("normalised avg queueing delay")
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("normalised throughput")
     axes[-1].legend(fontsize=7)
