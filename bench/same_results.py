@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,12 +36,20 @@ ALGORITHMS = ("reno", "cubic", "bbr", "bbr2", "bbr2plus", "bbr3", "vegas", "west
 SCHEDULERS = ("minrtt", "roundrobin", "redundant", "blest", "ecf")
 
 
+def committed_scenarios() -> list[Path]:
+    """Every committed scenario file: sweep documents (in a sweeps/ folder, or beside a model set
+    with their top-level `scenario` key) are not scenarios."""
+    return [
+        p
+        for p in sorted((ROOT / "scenarios").rglob("*.toml"))
+        if "sweeps" not in p.parts and "scenario" not in tomllib.loads(p.read_text())
+    ]
+
+
 def engine_cases() -> list[tuple[str, str, tuple[str, ...]]]:
     """(name, scenario, overrides) of every engine-level case."""
     cases = []
-    for p in sorted((ROOT / "scenarios").rglob("*.toml")):
-        if "sweeps" in p.parts:
-            continue
+    for p in committed_scenarios():
         rel = p.relative_to(ROOT)
         cases.append((str(rel).replace("/", "_"), str(rel), ()))
     for cc in ALGORITHMS:
@@ -67,9 +76,8 @@ ROVE_CASES = [
 ]
 ROVE_CASES += [
     (str(p.relative_to(ROOT)).replace("/", "_"), str(p.relative_to(ROOT)), ())
-    for p in sorted((ROOT / "scenarios").rglob("*.toml"))
-    if "sweeps" not in p.parts
-    and str(p.relative_to(ROOT)) not in {scenario for _, scenario, _ in ROVE_CASES}
+    for p in committed_scenarios()
+    if str(p.relative_to(ROOT)) not in {scenario for _, scenario, _ in ROVE_CASES}
 ]
 
 

@@ -310,14 +310,24 @@ pub enum Process {
 }
 
 /// A video source (seed 003's VBR video): frames at `fps`, an I-frame every `gop` frames and
-/// P-frames between, I-frames `i_to_p` times the size of P-frames, sizes averaging `bitrate`,
-/// optionally scattered by `frame_jitter`; each frame is due `deadline` after it is written.
+/// P-frames between (with `b_frames` B-frames between anchors), I-frames `i_to_p` and B-frames
+/// `b_to_p` times the size of P-frames, sizes averaging `bitrate`, optionally varied per scene
+/// (`scene_spread`) and scattered per frame by `frame_jitter`; each frame is due `deadline`
+/// after it is written.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VideoSpec {
     pub fps: f64,
     pub bitrate_bps: u64,
     pub gop: u32,
     pub i_to_p: f64,
+    /// B-frames between two anchor (I or P) frames of a GOP (0: none).
+    pub b_frames: u32,
+    /// A B-frame's size over a P-frame's.
+    pub b_to_p: f64,
+    /// Each scene's sizes are multiplied by a uniform draw from [1 − s, 1 + s] (0: none).
+    pub scene_spread: f64,
+    /// A scene's length: the sizes' scene factor is drawn anew every `scene_ns`.
+    pub scene_ns: Nanos,
     /// Each frame's size is multiplied by a uniform draw from [1 − j, 1 + j] (0: none).
     pub frame_jitter: f64,
     pub deadline_ns: Nanos,

@@ -1611,12 +1611,26 @@ fn video_and_request_workloads_parse_with_their_defaults_and_reject_other_keys()
             bitrate_bps: 4_000_000,
             gop: 10,
             i_to_p: 5.0,
+            b_frames: 0,
+            b_to_p: 0.5,
+            scene_spread: 0.0,
+            scene_ns: 5 * NS_PER_S,
             frame_jitter: 0.0,
             deadline_ns: 150 * NS_PER_MS,
             required_delay_ns: None,
         })
     );
     assert!(s.flows[0].slow_start_after_idle);
+    let s = parse_ok(&with_flow(&format!(
+        "workload = \"video\"\nbitrate = \"4Mbps\"\nb_frames = 2\nb_to_p = 0.3\nscene_spread = 0.5\nscene = \"2s\"\n{PATHS}"
+    )));
+    let Workload::Video(v) = &s.flows[0].workload else {
+        panic!("{:?}", s.flows[0].workload)
+    };
+    assert_eq!(
+        (v.gop, v.b_frames, v.b_to_p, v.scene_spread, v.scene_ns),
+        (12, 2, 0.3, 0.5, 2 * NS_PER_S)
+    );
     let s = parse_ok(&with_flow(&format!(
         "workload = \"requests\"\nsizes = [\"10KB\", \"1MB\"]\nthink = \"1s\"\nthink_dist = \"exponential\"\nrequests = 4\nslow_start_after_idle = false\n{PATHS}"
     )));
@@ -1652,6 +1666,26 @@ fn video_and_request_workloads_parse_with_their_defaults_and_reject_other_keys()
             "workload = \"video\"\nbitrate = \"1Mbps\"\nframe_jitter = 1.5\nPATHS",
             "flows[0].frame_jitter",
             "accepted: 0 <= frame_jitter < 1",
+        ),
+        (
+            "workload = \"video\"\nbitrate = \"1Mbps\"\ngop = 3\nb_frames = 3\nPATHS",
+            "flows[0].b_frames",
+            "accepted: 0 <= b_frames < gop",
+        ),
+        (
+            "workload = \"video\"\nbitrate = \"1Mbps\"\nb_to_p = 0\nPATHS",
+            "flows[0].b_to_p",
+            "accepted: 0 < b_to_p <= 1000",
+        ),
+        (
+            "workload = \"video\"\nbitrate = \"1Mbps\"\nscene_spread = 1\nPATHS",
+            "flows[0].scene_spread",
+            "accepted: 0 <= scene_spread < 1",
+        ),
+        (
+            "workload = \"video\"\nbitrate = \"1Mbps\"\nscene = \"0s\"\nPATHS",
+            "flows[0].scene",
+            "",
         ),
         (
             "workload = \"requests\"\nPATHS",

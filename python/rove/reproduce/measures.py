@@ -92,18 +92,18 @@ def window_goodputs(run_dir: Path, window_s: float) -> dict[str, float]:
     return out
 
 
-def srtt_samples(run_dir: Path, flow: str | None = None) -> np.ndarray:
+def srtt_samples(run_dir: Path, flow: str | None = None, subflow: int = -1) -> np.ndarray:
     """A flow's smoothed RTT (ms) at every time-series sample from its first RTT measurement
     on (samples with srtt 0 come before it). Samples are evenly spaced in time (every
     ``sample_interval``, 10 ms by default, on both backends: the kernel's from TCP_INFO), so
     their mean is the time-averaged srtt. ``flow`` None: the first flow; a multipath flow's
-    connection row (``subflow`` -1)."""
+    connection row (``subflow`` -1), or with ``subflow`` = i its subflow i's own srtt."""
     t = pq.read_table(Path(run_dir) / "timeseries.parquet",
                       columns=["time_s", "flow", "srtt_ms", "subflow"]).to_pandas()
     t["flow"] = t["flow"].astype(str)
     if flow is None:
         flow = t["flow"].iloc[0] if len(t) else ""
-    t = t[(t["flow"] == str(flow)) & (t["subflow"].fillna(-1) == -1)].sort_values("time_s")
+    t = t[(t["flow"] == str(flow)) & (t["subflow"].fillna(-1) == subflow)].sort_values("time_s")
     v = t["srtt_ms"].to_numpy(dtype=float)
     return v[np.isfinite(v) & (v > 0)]
 

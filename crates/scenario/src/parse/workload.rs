@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::spec::{RequestSpec, ResponseSizes, ThinkTime, VideoSpec};
+use crate::NS_PER_S;
 
 /// Every workload and the flow keys that belong to it alone.
 pub const WORKLOADS: &[(&str, &[&str])] = &[
@@ -19,6 +20,10 @@ pub const WORKLOADS: &[(&str, &[&str])] = &[
             "bitrate",
             "gop",
             "i_to_p",
+            "b_frames",
+            "b_to_p",
+            "scene_spread",
+            "scene",
             "frame_jitter",
             "deadline",
             "required_delay",
@@ -73,6 +78,12 @@ pub const DEFAULT_FPS: f64 = 30.0;
 pub const DEFAULT_GOP: u32 = 12;
 /// I-frames 5 times the size of P-frames. [GAP] a typical ratio for H.264 at moderate rates.
 pub const DEFAULT_I_TO_P: f64 = 5.0;
+/// B-frames 0.5 times the size of P-frames when `b_frames` asks for them. [GAP] H.264 B-frames
+/// are predicted from two anchors and typically half a P-frame or less.
+pub const DEFAULT_B_TO_P: f64 = 0.5;
+/// A scene of 5 s when `scene_spread` varies the rate per scene. [GAP] seed 003's traces
+/// (Seeling & Reisslein) vary their rate scene by scene; the scene lengths are not given.
+pub const DEFAULT_SCENE_NS: Nanos = 5 * NS_PER_S;
 /// 150 ms per frame: ITU-T G.114's one-way delay bound for interactive media. [GAP]
 pub const DEFAULT_DEADLINE_NS: Nanos = 150 * NS_PER_MS;
 /// Think time of a request loop when `think` is absent: none (the next request leaves as the
@@ -189,6 +200,38 @@ impl Validator<'_> {
                 "1 to 1000 (an I-frame's size over a P-frame's)",
             )?
             .unwrap_or(DEFAULT_I_TO_P);
+        let b_frames = match self.get(t, path, "b_frames", read_count)? {
+            Some(b) if b >= gop as u64 => {
+                return Err(self.err(
+                    join(path, "b_frames"),
+                    format!("{b} B-frames between anchors in a GOP of {gop} frames; accepted: 0 <= b_frames < gop"),
+                ))
+            }
+            Some(b) => b as u32,
+            None => 0,
+        };
+        let b_to_p = self
+            .number_in(
+                t,
+                path,
+                "b_to_p",
+                |x| x > 0.0 && x <= 1000.0,
+                "0 < b_to_p <= 1000 (a B-frame's size over a P-frame's)",
+            )?
+            .unwrap_or(DEFAULT_B_TO_P);
+        let scene_spread = self
+            .number_in(
+                t,
+                path,
+                "scene_spread",
+                |x| (0.0..1.0).contains(&x),
+                "0 <= scene_spread < 1 (each scene's sizes scaled uniformly by ± that fraction)",
+            )?
+            .unwrap_or(0.0);
+        let scene_ns = self
+            .get(t, path, "scene", read_time)?
+            .unwrap_or(DEFAULT_SCENE_NS);
+        self.positive(scene_ns, || join(path, "scene"))?;
         let frame_jitter = self
             .number_in(
                 t,
@@ -218,6 +261,10 @@ impl Validator<'_> {
             bitrate_bps,
             gop,
             i_to_p,
+            b_frames,
+            b_to_p,
+            scene_spread,
+            scene_ns,
             frame_jitter,
             deadline_ns,
             required_delay_ns,

@@ -29,7 +29,7 @@ use impairment::{Loss, Propagation};
 pub use model::{AnyLink, LinkChange, LinkModel, Offer};
 use queue::{Queue, QueuedPacket};
 use rove_scenario::spec::{LinkSpec, LossSpec, Outage, RateChange, Serializer as SerializerSpec};
-use serializer::{serialization_ns, RateSchedule, TraceCursor};
+use serializer::{serialization_ns, CapacityPrefix, RateSchedule, TraceCursor};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DropReason {
@@ -174,6 +174,8 @@ pub struct Link {
     next_outage: usize,
     /// Time of the service call the driver has been asked for, if any.
     service_pending: Option<Nanos>,
+    /// The rate schedule's capacity from time 0 (fixed-rate links only), for utilisation.
+    capacity_prefix: Option<CapacityPrefix>,
     pub stats: LinkStats,
 }
 
@@ -216,6 +218,7 @@ impl Link {
             serving_bytes: 0,
             next_outage: 0,
             service_pending: None,
+            capacity_prefix: capacity_prefix(&spec.serializer),
             stats: LinkStats::default(),
         }
     }
@@ -411,9 +414,10 @@ impl Link {
     pub fn capacity_bytes(&self, until: Nanos) -> f64 {
         let in_window = |from: Nanos, to: Nanos| -> f64 {
             match &self.spec.serializer {
-                SerializerSpec::Rate { rate_bps, changes } => {
-                    RateSchedule::capacity_bytes(*rate_bps, changes, from, to)
-                }
+                SerializerSpec::Rate { rate_bps, changes } => match &self.capacity_prefix {
+                    Some(prefix) if from == 0 => prefix.bytes_until(*rate_bps, changes, to),
+                    _ => RateSchedule::capacity_bytes(*rate_bps, changes, from, to),
+                },
                 SerializerSpec::Trace {
                     opportunities_ms,
                     period_ms,
@@ -435,6 +439,13 @@ impl Link {
             }
         }
         total.max(0.0)
+    }
+}
+
+fn capacity_prefix(serializer: &SerializerSpec) -> Option<CapacityPrefix> {
+    match serializer {
+        SerializerSpec::Rate { rate_bps, changes } => Some(CapacityPrefix::new(*rate_bps, changes)),
+        _ => None,
     }
 }
 
@@ -514,6 +525,7 @@ impl LinkModel for Link {
                         rate_bps,
                     },
                 );
+                self.capacity_prefix = capacity_prefix(&self.spec.serializer);
             }
             LinkChange::Delay(delay_ns) => {
                 self.propagation.set_delay(delay_ns);

@@ -60,6 +60,7 @@ impl RateSchedule {
     }
 
     /// Bytes the serializer could send in `[from, to)` at the scheduled rates (for utilization).
+    /// `changes` are in increasing time order (the parser's and `set_rate`'s).
     pub fn capacity_bytes(initial_bps: u64, changes: &[RateChange], from: Nanos, to: Nanos) -> f64 {
         let mut total_bits = 0.0;
         let mut rate = initial_bps;
@@ -70,7 +71,7 @@ impl RateSchedule {
         })) {
             let (a, b) = (t.max(from), c.at_ns.min(to));
             if b > a {
-                total_bits += rate as f64 * (b - a) as f64 / NS_PER_S as f64;
+                total_bits += segment_bits(rate, a, b);
             }
             if c.at_ns >= to {
                 break;
@@ -79,6 +80,55 @@ impl RateSchedule {
             t = c.at_ns;
         }
         total_bits / 8.0
+    }
+}
+
+/// Bits sent at `rate_bps` in `[a, b)`.
+#[inline]
+fn segment_bits(rate_bps: u64, a: Nanos, b: Nanos) -> f64 {
+    rate_bps as f64 * (b - a) as f64 / NS_PER_S as f64
+}
+
+/// A rate schedule's capacity from time 0, by binary search: `bits_before[k]` is what
+/// [`RateSchedule::capacity_bytes`] has summed when it reaches change `k`, added in the same
+/// order, so [`bytes_until`](Self::bytes_until) gives the same value to the last bit. The
+/// recorder asks at every sample; walking the schedule each time made a long run with a
+/// `rate_cycle` quadratic in its length.
+pub struct CapacityPrefix {
+    bits_before: Vec<f64>,
+}
+
+impl CapacityPrefix {
+    pub fn new(initial_bps: u64, changes: &[RateChange]) -> Self {
+        let mut bits_before = Vec::with_capacity(changes.len() + 1);
+        let (mut total, mut rate, mut t) = (0.0, initial_bps, 0);
+        bits_before.push(total);
+        for c in changes {
+            if c.at_ns > t {
+                total += segment_bits(rate, t, c.at_ns);
+            }
+            bits_before.push(total);
+            rate = c.rate_bps;
+            t = c.at_ns;
+        }
+        CapacityPrefix { bits_before }
+    }
+
+    /// `RateSchedule::capacity_bytes(initial_bps, changes, 0, to)` for the schedule this was
+    /// built from.
+    pub fn bytes_until(&self, initial_bps: u64, changes: &[RateChange], to: Nanos) -> f64 {
+        debug_assert_eq!(self.bits_before.len(), changes.len() + 1);
+        // The first change at or after `to` ends the walk; the ones before it are whole segments.
+        let k = changes.partition_point(|c| c.at_ns < to);
+        let (rate, t) = match k {
+            0 => (initial_bps, 0),
+            _ => (changes[k - 1].rate_bps, changes[k - 1].at_ns),
+        };
+        let mut total = self.bits_before[k];
+        if to > t {
+            total += segment_bits(rate, t, to);
+        }
+        total / 8.0
     }
 }
 
@@ -310,5 +360,42 @@ mod tests {
                 "to = {to_ms} ms"
             );
         }
+    }
+
+    #[test]
+    fn capacity_prefix_equals_the_walk_bit_for_bit() {
+        // Rates and times chosen so that sums round: the prefix must add the same values in
+        // the same order as the walk, not merely close ones.
+        let changes: Vec<RateChange> = [
+            (3, 7_000_001),
+            (1_000_000_007, 11_000_003),
+            (1_000_000_008, 13),
+            (2_500_000_011, 999_999_937),
+        ]
+        .iter()
+        .map(|&(at_ns, rate_bps)| RateChange { at_ns, rate_bps })
+        .collect();
+        let prefix = CapacityPrefix::new(14_000_017, &changes);
+        for to in [
+            0,
+            1,
+            3,
+            4,
+            999_999_999,
+            1_000_000_007,
+            1_000_000_008,
+            1_000_000_009,
+            2_500_000_011,
+            7_777_777_777,
+        ] {
+            let walk = RateSchedule::capacity_bytes(14_000_017, &changes, 0, to);
+            let fast = prefix.bytes_until(14_000_017, &changes, to);
+            assert_eq!(walk.to_bits(), fast.to_bits(), "to = {to}");
+        }
+        // Hand-computed: 3 ns at 14,000,017 bit/s then 1 s + 4 ns at 7,000,001 bit/s.
+        let hand = (14_000_017.0 * 3.0 / 1e9 + 7_000_001.0 * 1_000_000_004.0 / 1e9) / 8.0;
+        assert!((prefix.bytes_until(14_000_017, &changes, 1_000_000_007) - hand).abs() < 1e-9);
+        let empty = CapacityPrefix::new(8_000_000, &[]);
+        assert_eq!(empty.bytes_until(8_000_000, &[], NS_PER_S), 1_000_000.0);
     }
 }

@@ -68,6 +68,7 @@ impl App {
                 *v,
                 spec.size_bytes,
                 stream("frames"),
+                stream("scenes"),
             ))),
             Workload::Requests(r) => {
                 // The ACK path of subflow 0 (the flow's own for a single-path flow).

@@ -2,16 +2,25 @@
 //! reproduction notes suggest, since the Seeling–Reisslein traces are not available offline).
 //!
 //! Frame k is written at t₀ + k/fps, where t₀ is when the connection is established. Frames
-//! repeat a group of pictures (GOP) of `gop` frames: one I-frame, then `gop − 1` P-frames, an
-//! I-frame `i_to_p` times the size of a P-frame. Over a GOP the sizes average the mean frame
-//! M = bitrate / (8·fps), so with r = i_to_p and G = gop:
+//! repeat a group of pictures (GOP) of G = `gop` frames: one I-frame, then anchors (P-frames)
+//! every b + 1 frames with b = `b_frames` B-frames between them (gop 12 with b = 2 is
+//! I B B P B B P B B P B B, the "G12B2" structure of the Seeling–Reisslein H.264 traces). An
+//! I-frame is r_I = `i_to_p` and a B-frame r_B = `b_to_p` times a P-frame. A GOP holds one
+//! I-frame, n_P = ⌊(G − 1)/(b + 1)⌋ P-frames and n_B = G − 1 − n_P B-frames, and its frames
+//! average the mean frame M = bitrate / (8·fps), so
 //!
 //! ```text
-//!     P = G·M / (r + G − 1),    I = r·P
+//!     P = G·M / (r_I + n_P + n_B·r_B),    I = r_I·P,    B = r_B·P
 //! ```
 //!
-//! With `frame_jitter = j` each size is multiplied by a uniform draw from [1 − j, 1 + j] (mean
-//! preserved). A frame's delay runs from its write to the in-order delivery of its last byte
+//! (without B-frames P = G·M/(r_I + G − 1)). Burstiness comes in three scales: within a GOP
+//! (an I-frame is I/M times the mean frame), per scene (`scene_spread = s`: every `scene` of
+//! time, all sizes are multiplied by a new uniform draw from [1 − s, 1 + s], so the rate of a
+//! scene lies in bitrate·[1 − s, 1 + s], mean kept; a 4 Mbit/s video with s = 0.5 is seed
+//! 003's "VBR, f ∈ [0, 6] Mbit/s" at its top), and per frame (`frame_jitter = j`: each size
+//! times a uniform draw from [1 − j, 1 + j], mean kept). The scene draws come from a stream of
+//! their own (`flow:NAME:scenes`), so turning them on leaves the frame draws as they were.
+//! A frame's delay runs from its write to the in-order delivery of its last byte
 //! at the receiving application; it misses its deadline when that delay exceeds `deadline`, or
 //! when the deadline passes before it is delivered at all.
 //!
@@ -34,6 +43,9 @@ pub struct VideoSource {
     limit_bytes: Option<u64>,
     /// Draws of the frame-size jitter.
     rng: Stream,
+    /// Draws of the scene factors, the current scene's index and its factor.
+    scene_rng: Stream,
+    scene: Option<(u64, f64)>,
     /// When frame 0 was written (the establishment), and the next frame's index.
     first_at: Nanos,
     next_frame: u64,
@@ -42,14 +54,20 @@ pub struct VideoSource {
 }
 
 impl VideoSource {
-    pub fn new(spec: VideoSpec, limit_bytes: Option<u64>, rng: Stream) -> Self {
+    pub fn new(spec: VideoSpec, limit_bytes: Option<u64>, rng: Stream, scene_rng: Stream) -> Self {
         let mean = spec.bitrate_bps as f64 / 8.0 / spec.fps;
         let g = spec.gop as f64;
+        let (_, b_frames) = gop_counts(spec.gop, spec.b_frames);
+        // r_I + n_P + n_B·r_B written as r_I + G − 1 + n_B·(r_B − 1): without B-frames the
+        // same number, to the bit, as before B-frames existed.
+        let weights = spec.i_to_p + g - 1.0 + b_frames as f64 * (spec.b_to_p - 1.0);
         VideoSource {
-            p_frame_bytes: g * mean / (spec.i_to_p + g - 1.0),
+            p_frame_bytes: g * mean / weights,
             spec,
             limit_bytes,
             rng,
+            scene_rng,
+            scene: None,
             first_at: 0,
             next_frame: 0,
             log: WriteLog::default(),
@@ -61,17 +79,43 @@ impl VideoSource {
         self.spec.deadline_ns
     }
 
-    /// Size of frame `k` before jitter: an I-frame at the start of each GOP, else a P-frame.
+    /// Size of frame `k` before the scene factor and jitter: an I-frame at the start of each
+    /// GOP, a P-frame every `b_frames + 1` frames after it, B-frames between.
     pub fn nominal_frame_bytes(&self, k: u64) -> f64 {
-        if k.is_multiple_of(self.spec.gop as u64) {
+        let in_gop = k % self.spec.gop as u64;
+        if in_gop == 0 {
             self.spec.i_to_p * self.p_frame_bytes
-        } else {
+        } else if in_gop.is_multiple_of(self.spec.b_frames as u64 + 1) {
             self.p_frame_bytes
+        } else {
+            self.spec.b_to_p * self.p_frame_bytes
+        }
+    }
+
+    /// The scene factor of frame `k` (1 without `scene_spread`): a new uniform draw from
+    /// [1 − s, 1 + s] for the first frame written in each scene of `scene_ns`.
+    fn scene_factor(&mut self, k: u64) -> f64 {
+        let s = self.spec.scene_spread;
+        if s == 0.0 {
+            return 1.0;
+        }
+        let at = self.frame_at(k) - self.first_at;
+        let index = at / self.spec.scene_ns;
+        match self.scene {
+            Some((i, f)) if i == index => f,
+            _ => {
+                let f = 1.0 + s * (2.0 * self.scene_rng.uniform() - 1.0);
+                self.scene = Some((index, f));
+                f
+            }
         }
     }
 
     fn frame_bytes(&mut self, k: u64) -> u64 {
         let mut b = self.nominal_frame_bytes(k);
+        if self.spec.scene_spread > 0.0 {
+            b *= self.scene_factor(k);
+        }
         if self.spec.frame_jitter > 0.0 {
             b *= 1.0 + self.spec.frame_jitter * (2.0 * self.rng.uniform() - 1.0);
         }
@@ -160,6 +204,13 @@ impl VideoSource {
     }
 }
 
+/// P- and B-frames in a GOP of `gop` frames with `b_frames` B-frames between anchors:
+/// n_P = ⌊(G − 1)/(b + 1)⌋, n_B = G − 1 − n_P.
+pub fn gop_counts(gop: u32, b_frames: u32) -> (u32, u32) {
+    let p = (gop - 1) / (b_frames + 1);
+    (p, gop - 1 - p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +221,10 @@ mod tests {
             bitrate_bps: 2_000_000,
             gop,
             i_to_p,
+            b_frames: 0,
+            b_to_p: 0.5,
+            scene_spread: 0.0,
+            scene_ns: 5 * NS_PER_S,
             frame_jitter,
             deadline_ns: 150_000_000,
             required_delay_ns: None,
@@ -180,7 +235,12 @@ mod tests {
     fn the_gop_pattern_gives_the_hand_computed_frame_sizes() {
         // 2 Mbit/s at 25 frames/s: a mean frame of 10 000 B. GOP 10 with I = 4·P: a GOP holds
         // 4P + 9P = 13P = 100 000 B, so P = 7692.3 B and I = 30 769.2 B.
-        let mut v = VideoSource::new(spec(10, 4.0, 0.0), None, Stream::new(1, "t"));
+        let mut v = VideoSource::new(
+            spec(10, 4.0, 0.0),
+            None,
+            Stream::new(1, "t"),
+            Stream::new(1, "s"),
+        );
         let sizes: Vec<u64> = (0..20).map(|k| v.frame_bytes(k)).collect();
         assert_eq!(sizes[0], 30_769);
         assert_eq!(sizes[10], 30_769);
@@ -193,8 +253,77 @@ mod tests {
     }
 
     #[test]
+    fn b_frames_follow_the_g12b2_pattern_with_the_hand_computed_sizes() {
+        // 2 Mbit/s at 25 frames/s: M = 10 000 B. I B B P B B P B B P B B: n_P = 3, n_B = 8;
+        // with I = 5P and B = P/2 a GOP holds 5P + 3P + 4P = 12P = 120 000 B, so P = 10 000 B,
+        // I = 50 000 B, B = 5 000 B.
+        assert_eq!(gop_counts(12, 2), (3, 8));
+        let mut s = spec(12, 5.0, 0.0);
+        s.b_frames = 2;
+        let mut v = VideoSource::new(s, None, Stream::new(1, "t"), Stream::new(1, "s"));
+        let sizes: Vec<u64> = (0..24).map(|k| v.frame_bytes(k)).collect();
+        let expected: Vec<u64> = (0..24)
+            .map(|k| match k % 12 {
+                0 => 50_000,
+                3 | 6 | 9 => 10_000,
+                _ => 5_000,
+            })
+            .collect();
+        assert_eq!(sizes, expected);
+        assert_eq!(sizes[..12].iter().sum::<u64>(), 120_000);
+    }
+
+    #[test]
+    fn without_b_frames_the_p_frame_is_the_earlier_formula_to_the_bit() {
+        let v = VideoSource::new(
+            spec(12, 5.0, 0.0),
+            None,
+            Stream::new(1, "t"),
+            Stream::new(1, "s"),
+        );
+        let mean = 2_000_000.0 / 8.0 / 25.0;
+        assert_eq!(v.p_frame_bytes, 12.0 * mean / (5.0 + 12.0 - 1.0));
+    }
+
+    #[test]
+    fn a_scene_scales_every_frame_of_it_by_one_draw_in_the_band_keeping_the_mean() {
+        // GOP 1 (all frames 10 000 B), scenes of 1 s = 25 frames, spread 0.5.
+        let mut s = spec(1, 1.0, 0.0);
+        s.scene_spread = 0.5;
+        s.scene_ns = NS_PER_S;
+        let mut v = VideoSource::new(s, None, Stream::new(3, "t"), Stream::new(3, "s"));
+        let sizes: Vec<u64> = (0..25 * 2000).map(|k| v.frame_bytes(k)).collect();
+        for scene in sizes.chunks(25) {
+            assert!(scene.iter().all(|&b| b == scene[0]), "one factor per scene");
+            assert!((5_000..=15_000).contains(&scene[0]), "{}", scene[0]);
+        }
+        assert_ne!(sizes[0], sizes[25], "a new draw for the next scene");
+        let mean = sizes.iter().sum::<u64>() as f64 / sizes.len() as f64;
+        // 2000 uniform draws of sd 0.5/√3: the mean's sd is 0.0065, so 1 % is 1.5 sd.
+        assert!((mean - 10_000.0).abs() < 150.0, "{mean}");
+        // The frame draws are another stream's: with jitter too, each frame's size over its
+        // scene's factor is the jitter-only source's size.
+        let mut jit = spec(1, 1.0, 0.2);
+        let mut alone = VideoSource::new(jit, None, Stream::new(3, "t"), Stream::new(3, "s"));
+        jit.scene_spread = 0.5;
+        jit.scene_ns = NS_PER_S;
+        let mut both = VideoSource::new(jit, None, Stream::new(3, "t"), Stream::new(3, "s"));
+        for k in 0..100 {
+            let (a, b) = (alone.frame_bytes(k) as f64, both.frame_bytes(k) as f64);
+            let f = sizes[k as usize] as f64 / 10_000.0;
+            // Three roundings to whole bytes: at most 0.5 + 0.5·f + a·0.5e-4 < 2.5 B.
+            assert!((b - a * f).abs() < 2.5, "frame {k}: {b} vs {a}·{f}");
+        }
+    }
+
+    #[test]
     fn frames_are_written_every_frame_interval_from_the_start() {
-        let mut v = VideoSource::new(spec(10, 4.0, 0.0), None, Stream::new(1, "t"));
+        let mut v = VideoSource::new(
+            spec(10, 4.0, 0.0),
+            None,
+            Stream::new(1, "t"),
+            Stream::new(1, "s"),
+        );
         let mut written = Vec::new();
         let mut at = v.start(1_000).unwrap();
         for _ in 0..3 {
@@ -210,7 +339,12 @@ mod tests {
 
     #[test]
     fn jitter_keeps_sizes_within_the_band_and_the_mean() {
-        let mut v = VideoSource::new(spec(1, 1.0, 0.5), None, Stream::new(7, "t"));
+        let mut v = VideoSource::new(
+            spec(1, 1.0, 0.5),
+            None,
+            Stream::new(7, "t"),
+            Stream::new(7, "s"),
+        );
         let sizes: Vec<u64> = (0..10_000).map(|k| v.frame_bytes(k)).collect();
         assert!(sizes.iter().all(|&b| (5_000..=15_000).contains(&b)));
         let mean = sizes.iter().sum::<u64>() as f64 / sizes.len() as f64;
@@ -220,7 +354,12 @@ mod tests {
     #[test]
     fn a_size_limit_stops_the_source_before_the_frame_that_would_cross_it() {
         // GOP 1: every frame 10 000 B; 25 000 B hold two frames.
-        let mut v = VideoSource::new(spec(1, 1.0, 0.0), Some(25_000), Stream::new(1, "t"));
+        let mut v = VideoSource::new(
+            spec(1, 1.0, 0.0),
+            Some(25_000),
+            Stream::new(1, "t"),
+            Stream::new(1, "s"),
+        );
         let mut n = 0;
         let mut at = v.start(0);
         while let Some(t) = at {
@@ -231,7 +370,12 @@ mod tests {
 
     #[test]
     fn late_and_overdue_frames_are_deadline_misses() {
-        let mut v = VideoSource::new(spec(1, 1.0, 0.0), None, Stream::new(1, "t"));
+        let mut v = VideoSource::new(
+            spec(1, 1.0, 0.0),
+            None,
+            Stream::new(1, "t"),
+            Stream::new(1, "s"),
+        );
         let at = v.start(0).unwrap();
         v.on_wake(at, &mut |_| {});
         v.on_wake(40_000_000, &mut |_| {});
@@ -251,7 +395,7 @@ mod tests {
     fn with_a_required_delay_every_packet_is_followed() {
         let mut s = spec(1, 1.0, 0.0);
         s.required_delay_ns = Some(100_000_000);
-        let mut v = VideoSource::new(s, None, Stream::new(1, "t"));
+        let mut v = VideoSource::new(s, None, Stream::new(1, "t"), Stream::new(1, "s"));
         let at = v.start(0).unwrap();
         v.on_wake(at, &mut |_| {}); // frame 0: segments 0..7 at 0
         v.on_wake(40_000_000, &mut |_| {}); // frame 1: segments 7..14 at 40 ms
