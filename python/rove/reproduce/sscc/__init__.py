@@ -22,7 +22,8 @@ nothing, so the command reads like the other studies'.
 from __future__ import annotations
 
 from ..runner import Quick, repo_root
-from ..study import Experiment, Part, RunInfo, Study, main as _study_main, run_line
+from ..study import (Experiment, Part, RunInfo, Study, accept_sim_only,
+                     main as _study_main, run_line)
 from . import fairness, performance, switching
 from .common import (BALIA, LIA, NO_BBR, NO_DETECTION, OLIA, POISSON_UDP, SELECTION_OFF,
                      SSCC, TRUE_GROUPING, UNCOUPLED_RENO, WVEGAS, run_with_records)
@@ -103,12 +104,6 @@ EXPERIMENTS: tuple[Experiment, ...] = (
 )
 
 
-def _add_arguments(p) -> None:
-    p.add_argument("--sim-only", action="store_true",
-                   help="accepted for symmetry with the other studies: this study runs the "
-                        "simulator only")
-
-
 def _intro(info: RunInfo) -> list[str]:
     return [
         "Seed 000, chapter 5 (Furong Yang's PhD thesis, 2022): MPTCP-SSCC couples only the "
@@ -138,7 +133,7 @@ STUDY = Study(
     quick_help="two subflow counts, short runs, one network, one or two seeds (well under two "
                "minutes on two cores)",
     sweeps=SWEEPS,
-    add_arguments=_add_arguments,
+    add_arguments=accept_sim_only,
     default_jobs=2,
 )
 

@@ -8,19 +8,20 @@ compares, over seeds; "not measured" never counts as support
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ..document import Section
 from ..runner import Series, repo_root
-from ..study import Context, run_parts
+from ..study import Context, records, run_with_records  # noqa: F401 (re-exported)
 from ..verdicts import jain_index
 
 __all__ = ["SSCC", "LIA", "OLIA", "BALIA", "WVEGAS", "UNCOUPLED_RENO", "COUPLED", "uncoupled",
            "SELECTION_OFF", "NO_DETECTION", "TRUE_GROUPING", "POISSON_UDP", "NO_BBR",
            "THESIS_STATIC", "THESIS_DYNAMIC", "SUBFLOWS", "FAIR_BAND", "JAIN_FLOOR",
            "THROUGHPUT_GAIN", "DELAY_CUT", "CLOSE", "records", "run_with_records", "sscc_every",
+           "opened_section", "missing_series",
            "jain_of_run", "subflow_count"]
 
 # --------------------------------------------------------------------------------------------
@@ -109,36 +110,7 @@ CLOSE = 0.10
 
 
 # --------------------------------------------------------------------------------------------
-# Records
-
-
-def records(ctx: Context, measure: Callable[[Path, pd.DataFrame], dict]) -> pd.DataFrame:
-    """One row per run of ``ctx``: ``series``, ``setting``, ``point``, ``case``, ``seed`` and
-    ``measure(run directory, that run's summary rows)``."""
-    out = []
-    for r in ctx.runs:
-        if r.table is None or not len(r.table):
-            continue
-        for point, g in r.table.groupby("point", sort=False):
-            first = g.iloc[0]
-            row = {"series": r.series.key, "setting": r.setting.key, "point": point,
-                   "case": first["case"] if "case" in g.columns else "default",
-                   "seed": int(first["seed"])}
-            row.update(measure(r.run_dir(point), g))
-            out.append(row)
-    return pd.DataFrame(out)
-
-
-def run_with_records(sweeps: Path, measure: Callable[[Path, pd.DataFrame], dict]):
-    """An experiment's ``run``: its parts as usual, then :func:`records` into
-    ``ctx.data["runs"]``."""
-
-    def run(exp, out, quick, jobs, log, options) -> Context:
-        ctx = run_parts(sweeps, exp, out, quick, jobs, log, options)
-        ctx.data = {"runs": records(ctx, measure)}
-        return ctx
-
-    return run
+# Reading runs
 
 
 def subflow_count(case: str) -> int:
@@ -169,6 +141,19 @@ def by_case(runs: pd.DataFrame, series: str, column: str) -> dict[int, list[floa
 
 def labels_of(ctx: Context) -> Mapping[str, str]:
     return ctx.labels()
+
+
+def opened_section(ctx: Context, title: str, keys: Sequence[str]
+                   ) -> tuple[Section, pd.DataFrame]:
+    """A section for ``ctx`` with notes on the series of ``keys`` the engine refused, and the
+    experiment's records (``ctx.data["runs"]``); when there is none, the section already
+    says so."""
+    s = Section(title)
+    s.notes += missing_series(ctx, keys)
+    runs = (ctx.data or {}).get("runs", pd.DataFrame())
+    if not len(runs):
+        s.paragraphs.append("No run completed.")
+    return s, runs
 
 
 def missing_series(ctx: Context, keys: Sequence[str]) -> list[str]:

@@ -27,7 +27,7 @@ from ..document import spread as pm
 from ..study import Context, pyplot, save_figure
 from ..verdicts import Claim, combine, judge_less, judge_range, median, NOT_MEASURED
 from .common import (FAIR_BAND, FAIR_PARTLY, JAIN_FLOOR, SSCC, SUBFLOWS, THESIS_DYNAMIC,
-                     THESIS_STATIC, by_case, jain_of_run, missing_series)
+                     THESIS_STATIC, by_case, jain_of_run, opened_section)
 
 WHERE_STATIC = "§5.5.2, Table 5.5, Figs. 5.12-5.14"
 WHERE_DYNAMIC = "§5.5.2, Table 5.6, Figs. 5.15-5.17"
@@ -129,11 +129,8 @@ def figure_claims(runs: pd.DataFrame, thesis: dict[int, float], where: str,
 
 def _analyse(ctx: Context, title: str, thesis: dict[int, float], where: str, table: str,
              setup: str) -> Section:
-    s = Section(title)
-    s.notes += missing_series(ctx, [SSCC.key])
-    runs = _runs(ctx)
+    s, runs = opened_section(ctx, title, [SSCC.key])
     if not len(runs):
-        s.paragraphs.append("No run completed.")
         return s
     s.paragraphs.append(setup)
     s.tables.append(jain_table(ctx, thesis, "Jain's index (%) between the MPTCP connection and "
@@ -181,11 +178,8 @@ def analyse_ablation(ctx: Context, title: str,
     """The fairness tables of the ablation's series, and each hypothesis (statement, series
     ``lower``, series ``higher``): "``lower`` is less fair than ``higher``", judged over seeds
     at every subflow count."""
-    s = Section(title)
-    runs = _runs(ctx)
-    s.notes += missing_series(ctx, list(ctx.labels()))
+    s, runs = opened_section(ctx, title, list(ctx.labels()))
     if not len(runs):
-        s.paragraphs.append("No run completed.")
         return s
     s.tables.append(jain_table(ctx, None, "Jain's index (%), mean ± sd (seeds)"))
     s.tables.append(goodput_table(ctx))

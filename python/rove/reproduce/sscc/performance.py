@@ -29,7 +29,6 @@ averaged over the (network, configuration) cells of a flow class (short, long, m
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,11 +37,11 @@ import pandas as pd
 
 from ..document import Section, Table, fmt
 from ..runner import Setting
-from ..study import Context, Part, pyplot, run_parts, save_figure
+from ..study import Context, pyplot, run_parts, save_figure
 from ..verdicts import (FAILS, HOLDS, NOT_MEASURED, PARTLY, Claim, combine, is_number,
                         normalise_networks)
-from .common import (BALIA, CLOSE, COUPLED, DELAY_CUT, LIA, OLIA, SSCC, THROUGHPUT_GAIN,
-                     WVEGAS, missing_series, records, sscc_every, uncoupled)
+from .common import (CLOSE, COUPLED, DELAY_CUT, OLIA, SSCC, THROUGHPUT_GAIN, WVEGAS,
+                     opened_section, records, sscc_every, uncoupled)
 
 WHERE = "§5.5.4, Figs. 5.19-5.20"
 DOWNLINKS = ("cell_down", "wifi_down")
@@ -307,13 +306,11 @@ def scatter_figure(ctx: Context, runs: pd.DataFrame, reference, name: str, title
 
 
 def analyse(ctx: Context) -> Section:
-    s = Section("Performance on dual-path traces (Figs. 5.19-5.20, the +21-32 % claim)")
-    s.notes += missing_series(ctx, [x.key for x in (SSCC, *COUPLED, WVEGAS)])
-    runs = (ctx.data or {}).get("runs", pd.DataFrame())
-    nets = (ctx.data or {}).get("networks", [])
+    s, runs = opened_section(ctx, "Performance on dual-path traces (Figs. 5.19-5.20, the "
+                             "+21-32 % claim)", [x.key for x in (SSCC, *COUPLED, WVEGAS)])
     if not len(runs):
-        s.paragraphs.append("No run completed.")
         return s
+    nets = ctx.data.get("networks", [])
     s.paragraphs.append(
         "Setup (thesis §5.5.4; scenarios/sscc/dual-path.toml, sweeps/performance.toml): one "
         "MPTCP download over a cellular and a WiFi path that share no bottleneck, a CUBIC "
@@ -399,11 +396,9 @@ ABLATION_SERIES = (SSCC, OLIA, FIXED_BBR, FIXED_CUBIC, FIXED_C2TCP, SSCC_P50)
 
 
 def analyse_ablation(ctx: Context) -> Section:
-    s = Section("What the selection earns on the dual-path traces (rove's ablation)")
-    runs = (ctx.data or {}).get("runs", pd.DataFrame())
-    s.notes += missing_series(ctx, [x.key for x in ABLATION_SERIES])
+    s, runs = opened_section(ctx, "What the selection earns on the dual-path traces (rove's "
+                             "ablation)", [x.key for x in ABLATION_SERIES])
     if not len(runs):
-        s.paragraphs.append("No run completed.")
         return s
     s.paragraphs.append(
         "The performance runs (the first four networks) with MPTCP-SSCC beside OLIA, each of "

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from ..document import Section, Table
 from ..study import Context, pyplot, save_figure
 from ..verdicts import Claim, NOT_MEASURED, combine, judge_fraction
-from .common import SSCC, missing_series, sscc_every
+from .common import SSCC, opened_section, sscc_every
 
 WHERE = "§5.5.3, Fig. 5.18"
 WINDOWS = ((0.0, 10.0), (10.0, 20.0), (20.0, 30.0))
@@ -144,13 +144,12 @@ def analyse_ablation(ctx: Context) -> Section:
 
 
 def _analyse(ctx: Context, title: str, key: str) -> Section:
-    s = Section(title)
-    s.notes += missing_series(ctx, [key])
-    runs = (ctx.data or {}).get("runs", pd.DataFrame())
+    s, runs = opened_section(ctx, title, [key])
     if len(runs):
         runs = runs[runs["series"] == key].sort_values("seed")
     if not len(runs):
-        s.paragraphs.append("No run completed.")
+        if not s.paragraphs:
+            s.paragraphs.append(f"No run of {key} completed.")
         return s
     s.paragraphs.append(
         "Setup (thesis §5.5.3, scenarios/sscc/fig5-18-switching.toml): one MPTCP-SSCC download "
