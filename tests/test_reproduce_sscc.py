@@ -4,8 +4,8 @@ well-formed report in which every experiment ran; and the verdict logic and meas
 hand-made numbers (Jain's index of a run, the thesis's figures against rove's, the switching
 demo's majorities, the queueing-delay percentile, the normalised gains).
 
-Measured: the quick run (``--quick --sim-only``) takes about 25 s of CPU (70 s of wall time on
-the project's 2-core machine shared with other jobs)."""
+Measured: the quick run (``--quick --sim-only``) takes 17-24 s of CPU (70 s of wall time on the
+project's 2-core machine shared with six other jobs)."""
 
 from __future__ import annotations
 
