@@ -26,11 +26,13 @@ from ..study import (Experiment, Part, RunInfo, Study, accept_sim_only,
                      main as _study_main, run_line)
 from . import fairness, performance, switching
 from .common import (BALIA, LIA, NO_BBR, NO_DETECTION, OLIA, POISSON_UDP, SELECTION_OFF,
-                     SSCC, TRUE_GROUPING, UNCOUPLED_RENO, WVEGAS, run_with_records)
+                     SSCC, TRUE_GROUPING, UNCOUPLED_RENO, WVEGAS, run_with_records,
+                     thesis_models)
 
 SWEEPS = repo_root() / "scenarios" / "sscc" / "sweeps"
 
 FAIRNESS_SERIES = (SSCC, LIA, OLIA, BALIA, UNCOUPLED_RENO)
+THESIS_MODELS = thesis_models("mptcp")         # the fairness scenarios' connection
 # Quick: two subflow counts, shorter runs measured over their last 20 s (NewReno still starts at
 # 20 s on the static bottleneck, at 40 s on the dynamic one).
 STATIC_QUICK = Quick({}, {"duration": "60s", "measure": ["40s", "60s"]}, (1, 2),
@@ -69,7 +71,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                (SSCC, LIA, OLIA, BALIA, WVEGAS), (PERFORMANCE,), performance.analyse,
                run=performance.run_on_networks(performance.NETWORKS_FULL)),
     Experiment("ablation-static", "What keeps MPTCP-SSCC fair at the static bottleneck "
-               "(rove's ablation)", (SSCC, SELECTION_OFF, NO_DETECTION, TRUE_GROUPING, NO_BBR),
+               "(rove's ablation)",
+               (SSCC, SELECTION_OFF, NO_DETECTION, TRUE_GROUPING, NO_BBR, THESIS_MODELS),
                (STATIC_ABLATION,),
                lambda ctx: fairness.analyse_ablation(
                    ctx, "What keeps MPTCP-SSCC fair at the static bottleneck (rove's ablation)",
@@ -83,7 +86,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                      SSCC.key, NO_BBR.key))),
                run=run_with_records(SWEEPS, fairness.measure), counted=False),
     Experiment("ablation-dynamic", "What MPTCP-SSCC does at the dynamic bottleneck (rove's "
-               "ablation)", (SSCC, SELECTION_OFF, NO_DETECTION, NO_BBR, POISSON_UDP),
+               "ablation)", (SSCC, SELECTION_OFF, NO_DETECTION, NO_BBR, POISSON_UDP, THESIS_MODELS),
                (DYNAMIC_ABLATION,),
                lambda ctx: fairness.analyse_ablation(
                    ctx, "What MPTCP-SSCC does at the dynamic bottleneck (rove's ablation)",
@@ -93,8 +96,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                     ("rove's hypothesis: BBR among the candidates makes MPTCP-SSCC less fair",
                      SSCC.key, NO_BBR.key))),
                run=run_with_records(SWEEPS, fairness.measure), counted=False),
-    Experiment("ablation-switching", "The switching demo with fewer predictions (rove's "
-               "ablation)", (switching.SSCC_PERIOD_50,), (SWITCHING,),
+    Experiment("ablation-switching", "The switching demo with fewer predictions or the "
+               "thesis-scale models (rove's ablation)",
+               (switching.SSCC_PERIOD_50, switching.THESIS_MODELS), (SWITCHING,),
                switching.analyse_ablation, run=run_with_records(SWEEPS, switching.measure),
                counted=False),
     Experiment("ablation-performance", "What the selection earns on the dual-path traces "

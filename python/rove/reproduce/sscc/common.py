@@ -19,6 +19,7 @@ from ..verdicts import jain_index
 
 __all__ = ["SSCC", "LIA", "OLIA", "BALIA", "WVEGAS", "UNCOUPLED_RENO", "COUPLED", "uncoupled",
            "SELECTION_OFF", "NO_DETECTION", "TRUE_GROUPING", "POISSON_UDP", "NO_BBR",
+           "selector", "models", "no_bbr", "thesis_models",
            "THESIS_STATIC", "THESIS_DYNAMIC", "SUBFLOWS", "FAIR_BAND", "JAIN_FLOOR",
            "THROUGHPUT_GAIN", "DELAY_CUT", "CLOSE", "records", "run_with_records", "sscc_every",
            "opened_section", "missing_series",
@@ -61,26 +62,47 @@ TRUE_GROUPING = Series("detector-truth", "MPTCP-SSCC, true grouping", "sscc",
                        extra={"flows.0.detector": "truth"})
 POISSON_UDP = Series("poisson-udp", "MPTCP-SSCC, Poisson UDP", "sscc",
                      extra={"flows.1.workload": "poisson"})
-# The selection without BBR among its candidates (scenarios/sscc/model-no-bbr/: the built-in
-# models but BBR's). BBR asks for internal pacing, and a subflow switched away from it keeps
-# pacing (rove's sender, as Linux keeps sk_pacing_status across a change of congestion
-# control): this tells whether the subflows' past on BBR decides the fairness.
-NO_BBR = Series("no-bbr", "MPTCP-SSCC without BBR as a candidate", "sscc",
-                extra={"controllers": [{
-                    "kind": "sscc", "flow": "mptcp",
-                    "model": str(repo_root() / "scenarios" / "sscc" / "model-no-bbr" /
-                                 "manifest.json")}]})
 
 
-def sscc_every(period: int, recorder: bool = False) -> Series:
-    """MPTCP-SSCC with its selector predicting every ``period`` Data Units (rove's ablation;
-    the thesis predicts at every one). The scenario's controllers are replaced whole (a sweep
-    cannot add to a list): with ``recorder``, the ``data_units`` recorder is kept first."""
-    ctl = [{"kind": "sscc", "flow": "mp", "period": period}]
+def selector(key: str, label: str, flow: str, recorder: bool = False, **keys) -> Series:
+    """MPTCP-SSCC with its selector's controller keys ``keys`` (rove's ablations): the
+    scenario's controllers are replaced whole (a sweep cannot add to a list), with the
+    ``data_units`` recorder first when ``recorder``."""
+    ctl = [{"kind": "sscc", "flow": flow, **keys}]
     if recorder:
-        ctl.insert(0, {"kind": "data_units", "flow": "mp"})
-    return Series(f"sscc-period{period}", f"MPTCP-SSCC, a prediction every {period} Data Units",
-                  "sscc", extra={"controllers": ctl})
+        ctl.insert(0, {"kind": "data_units", "flow": flow})
+    return Series(key, label, "sscc", extra={"controllers": ctl})
+
+
+def models(name: str) -> str:
+    """The manifest of the model set ``scenarios/sscc/NAME/``."""
+    return str(repo_root() / "scenarios" / "sscc" / name / "manifest.json")
+
+
+def sscc_every(period: int, flow: str = "mp", recorder: bool = False) -> Series:
+    """A prediction every ``period`` Data Units (the thesis predicts at every one)."""
+    return selector(f"sscc-period{period}", f"MPTCP-SSCC, a prediction every {period} Data "
+                    f"Units", flow, recorder, period=period)
+
+
+def no_bbr(flow: str) -> Series:
+    """The selection without BBR among its candidates (scenarios/sscc/model-no-bbr/: the
+    built-in models but BBR's). BBR asks for internal pacing, and a subflow switched away from
+    it keeps pacing (rove's sender, as Linux keeps sk_pacing_status across a change of
+    congestion control): this tells whether the subflows' past on BBR decides the fairness."""
+    return selector("no-bbr", "MPTCP-SSCC without BBR as a candidate", flow,
+                    model=models("model-no-bbr"))
+
+
+def thesis_models(flow: str, recorder: bool = False) -> Series:
+    """The models of ``rove train sscc --scale thesis`` (scenarios/sscc/model-thesis/: the
+    thesis's 200 environments x 6 algorithms x 5 runs) instead of the built-in default-scale
+    set: does a larger bootstrap change what the selection does?"""
+    return selector("thesis-models", "MPTCP-SSCC, thesis-scale models", flow, recorder,
+                    model=models("model-thesis"))
+
+
+NO_BBR = no_bbr("mptcp")
 
 # --------------------------------------------------------------------------------------------
 # The thesis's figures (seed-000 §4.8, §7 rows 14-16)

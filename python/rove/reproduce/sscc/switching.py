@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from ..document import Section, Table
 from ..study import Context, pyplot, save_figure
 from ..verdicts import Claim, NOT_MEASURED, combine, judge_fraction
-from .common import SSCC, opened_section, sscc_every
+from .common import SSCC, opened_section, sscc_every, thesis_models
 
 WHERE = "§5.5.3, Fig. 5.18"
 WINDOWS = ((0.0, 10.0), (10.0, 20.0), (20.0, 30.0))
@@ -27,6 +27,7 @@ CANDIDATE_ORDER = ("cubic", "bbr", "c2tcp", "vegas", "westwood", "illinois", "ol
 
 # The selector with a prediction every 50 Data Units instead of every one (rove's ablation).
 SSCC_PERIOD_50 = sscc_every(50, recorder=True)
+THESIS_MODELS = thesis_models("mp", recorder=True)
 
 
 def data_units(run_dir: Path) -> pd.DataFrame:
@@ -135,11 +136,21 @@ def analyse(ctx: Context) -> Section:
 
 
 def analyse_ablation(ctx: Context) -> Section:
+    """The demo with each ablation's selector: its own section per series."""
     s = _analyse(ctx, "The switching demo with a prediction every 50 Data Units (rove's "
                  "ablation)", SSCC_PERIOD_50.key)
     s.paragraphs.insert(0, "The same runs with the selector predicting every 50 Data Units "
                         "instead of every one (`period = 50`): does switching less often change "
                         "what it picks?")
+    t = _analyse(ctx, "", THESIS_MODELS.key)
+    s.paragraphs.append("With the thesis-scale models (scenarios/sscc/model-thesis/) and a "
+                        "prediction every Data Unit:")
+    s.tables += t.tables
+    s.figures += t.figures
+    for c in t.claims:
+        c.quote += " (thesis-scale models)"
+    s.claims += t.claims
+    s.verdict = combine(c.verdict for c in s.claims) if s.claims else NOT_MEASURED
     return s
 
 
