@@ -195,6 +195,15 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             &sc.flows[i],
             sc.flows[i].multipath.as_ref().expect("multipath"),
         );
+        let kernel_max = crate::traffic::mptcp::MAX_SUBFLOWS;
+        if m.paths.len() > kernel_max {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).paths: {} subflows; upstream MPTCP allows at most {kernel_max} per connection (the simulator allows {}); run on the simulator",
+                f.name,
+                m.paths.len(),
+                rove_scenario::MAX_SUBFLOWS
+            )));
+        }
         // Upstream MPTCP has one packet scheduler, the default one (net/mptcp/protocol.c,
         // mptcp_subflow_get_send: the subflow that would finish sending soonest, from its
         // pacing rate and queued bytes; the lowest-RTT subflow when both are free), and no
@@ -232,6 +241,14 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             };
             return Err(RunError::Usage(format!(
                 "{source}: flows[{i}] ({}).{key}: the kernel backend runs no shared-bottleneck detector; remove the key or run on the simulator",
+                f.name
+            )));
+        }
+        // A receiver behaviour steers the sender through the simulator's receiver; the kernel
+        // backend's receiver is the kernel's own (its emulator runs scheduled `dupacks` only).
+        if let Some(r) = &m.receiver {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).receiver: the kernel backend runs no receiver behaviour ({r:?}); remove the key or run on the simulator",
                 f.name
             )));
         }
@@ -991,6 +1008,18 @@ mod tests {
         assert!(
             e.message()
                 .contains("flows[1] (mp).paths[0].cost: the kernel backend does not report"),
+            "{}",
+            e.message()
+        );
+        let nine = MP.replace(
+            "paths = [{ path = [\"a\"], ack_path = [\"b\"] }",
+            "paths = [{ path = [\"a\"], ack_path = [\"b\"], subflows = 8 }",
+        );
+        let e = load(&nine).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message().contains("flows[1] (mp).paths: 9 subflows")
+                && e.message().contains("at most 8"),
             "{}",
             e.message()
         );

@@ -96,6 +96,32 @@ impl<'a> ComponentParams<'a> {
         })
     }
 
+    /// A boolean (key `key`).
+    pub fn boolean(&self, key: &'static str) -> Res<Option<bool>> {
+        self.get(key, |v| match v {
+            toml::Value::Boolean(b) => Ok(*b),
+            other => Err(format!("expected true or false, got {}", describe(other))),
+        })
+    }
+
+    /// A list of numbers (key `key`).
+    pub fn numbers(&self, key: &'static str) -> Res<Option<Vec<f64>>> {
+        self.get(key, |v| {
+            let looks_like = "a list of numbers like [1, 2.5]";
+            match v {
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(|item| match item {
+                        toml::Value::Integer(i) => Ok(*i as f64),
+                        toml::Value::Float(f) => Ok(*f),
+                        other => Err(format!("expected {looks_like}, got {} in it", describe(other))),
+                    })
+                    .collect(),
+                other => Err(format!("expected {looks_like}, got {}", describe(other))),
+            }
+        })
+    }
+
     /// A file path (key `key`), resolved as trace paths are: a relative path against the
     /// scenario file's directory ([`Scenario::base_dir`]). Whether the file exists is the
     /// reader's to say.

@@ -19,6 +19,7 @@
 //! drives the same `World::apply`.
 
 mod features;
+pub mod oal;
 mod selection;
 pub mod sscc;
 mod tree_cc;
@@ -57,6 +58,17 @@ pub trait Controller: Send + Sync {
     fn features(&self) -> Option<&FeatureLog> {
         None
     }
+
+    /// A path element the controller needs on a link (OAL's packet monitor), taken once when
+    /// the world is built.
+    fn take_element(&mut self) -> Option<crate::element::Placed> {
+        None
+    }
+
+    /// What the controller counted over the run, for tests and reports (`None`: nothing).
+    fn report(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 type Builder = fn(&ComponentParams, &Scenario) -> Result<Box<dyn Controller>, ComponentError>;
@@ -68,6 +80,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("tree_cc", tree_cc::TreeCc::build),
     ("data_units", sscc::DataUnitRecorder::build),
     ("sscc", sscc::Selector::build),
+    ("oal", oal::Oal::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> {
