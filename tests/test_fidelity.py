@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -275,6 +276,28 @@ def test_a_machine_that_cannot_run_the_kernel_backend_stops_trying(tmp_path):
     assert len(calls) == 2  # the same exit-2 error twice: no more attempts
     assert all(o.sim is not None and o.kernel is None for o in outcomes)
     assert outcomes[-1].kernel_error.startswith("not run: skipped after the same error twice")
+
+
+def test_kernel_run_n_meets_simulator_seed_n(tmp_path):
+    # The emulator draws a link's random loss from the simulator's stream, so kernel runs at
+    # one seed drop the same packets: with kernel_seeds, run N gets seed N's scenario (its start
+    # shifted as the simulator's seed N) and --seed N.
+    calls = []
+
+    def record(scenario_file, out, duration_s, seed=None):
+        calls.append((Path(scenario_file).name, seed))
+        return "exit 1: stand-in"
+
+    case = zoo.zoo_cases(["reno"], True, None, duration_s=0.5)[0]
+    fidelity.run_cases([case], tmp_path / "fid", KernelRunner(True, run=record),
+                       sim_seeds=(1, 2), kernel_runs=2, overlay=False, start_step_ms=7.0,
+                       kernel_seeds=True)
+    assert calls == [(f"{case.id}.toml", 1), (f"{case.id}-seed2.toml", 2)]
+    # Without kernel_seeds (the other studies), every kernel run gets the scenario's own seed.
+    calls.clear()
+    fidelity.run_cases([case], tmp_path / "fid2", KernelRunner(True, run=record),
+                       sim_seeds=(1,), kernel_runs=2, overlay=False)
+    assert calls == [(f"{case.id}.toml", None), (f"{case.id}.toml", None)]
 
 
 def _fake_rove_kernel(tmp_path, monkeypatch, doc: dict) -> None:

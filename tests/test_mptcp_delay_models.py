@@ -160,6 +160,21 @@ def test_tsc_allocator_cases_shared_with_the_rust_scheduler():
         assert [float(v) for v in x] == c["x"], c["name"]
 
 
+def test_delay_optimum_cases_shared_with_the_rust_receiver():
+    # crates/mp/src/receiver/delay_optimum_python_cases.toml holds (3.10) inputs and this
+    # model's solution; R-TSC's Rust solver is tested against the same file (1e-9 relative).
+    import tomllib
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "crates/mp/src/receiver/delay_optimum_python_cases.toml"
+    cases = tomllib.loads(path.read_text())["case"]
+    assert len(cases) >= 20
+    for c in cases:
+        o = md.minimize_delay(c["c"], c["tp"], c["f"], ca2=c["ca2"])
+        assert [float(v) for v in o.x] == c["x"], c["name"]
+        assert float(o.bound) == c["bound"], c["name"]
+
+
 # ------------------------------------------------------------------------------------------
 # Chapter 3: delay terms
 

@@ -37,7 +37,7 @@ COLUMNS = [
     "time_s", "link", "port", "station", "direction", "ac", "backlog_bytes", "qlen",
     "overflow_drops", "codel_drops", "mac_drops", "requeues", "tx_packets", "tx_bytes",
     "tx_retries", "collisions", "phy_errors", "internal_collisions", "tx_bitrate_bps",
-    "signal_db", "survey_busy_ms", "survey_tx_ms", "survey_rx_ms",
+    "signal_db", "survey_busy_ms", "survey_tx_ms", "survey_rx_ms", "airtime_ms",
 ]
 
 COUNTERS = ["tx_packets", "tx_bytes", "tx_retries", "mac_drops", "overflow_drops", "codel_drops",
@@ -75,6 +75,11 @@ def test_radio_parquet_columns_and_totals_equal_the_summary(tmp_path):
     assert radio["ports"][2]["phy_errors"] > 0
     link = next(l for l in summary["links"] if l["name"] == "air")
     assert link["mac_drops"] == radio["mac_drops"]
+    # Each port's airtime is within the channel's busy time; the download's data frames (1500 B
+    # at 54 Mbit/s: 248 us each, 20 us preamble plus 57 symbols) take at least that per frame.
+    for _, row in last.iterrows():
+        assert 0 <= row.airtime_ms <= row.survey_busy_ms + 1e-9
+    assert last.loc["s1", "airtime_ms"] >= last.loc["s1", "tx_packets"] * 0.248 - 1e-6
     # The results reader gives the table back.
     res = read_results(out)
     assert list(res.radio.columns) == COLUMNS
@@ -116,3 +121,21 @@ def test_each_sweep_point_has_its_radio_parquet(tmp_path):
         assert df.time_s.max() == 1.0
         for p in radio["ports"]:
             assert last.loc[p["port"], "tx_packets"] == p["tx_packets"], (run.name, p["port"])
+
+
+def test_the_report_draws_the_radio_figure_only_with_a_radio_cell(tmp_path):
+    from rove.report import make_report
+
+    out = tmp_path / "run"
+    rove.run(CELL, out=out)
+    page = make_report(out)
+    assert (out / "radio.png").stat().st_size > 10_000
+    assert "radio.png" in page.read_text()
+    # A time window cuts radio.parquet's rows too.
+    make_report(out, out=tmp_path / "window", window=(1.0, 2.0))
+    assert (tmp_path / "window" / "radio.png").exists()
+    plain = tmp_path / "plain"
+    rove.run({"duration": "1s", "links": {"l": {"rate": "10Mbps", "delay": "10ms"}},
+              "flows": [{"path": ["l"], "ack_path": ["l"]}]}, out=plain)
+    make_report(plain)
+    assert not (plain / "radio.png").exists()

@@ -204,7 +204,7 @@ RADIO_COLUMN_TYPES = {
     "mac_drops": "<u8", "requeues": "<u8", "tx_packets": "<u8", "tx_bytes": "<u8",
     "tx_retries": "<u8", "collisions": "<u8", "phy_errors": "<u8", "internal_collisions": "<u8",
     "tx_bitrate_bps": "<f8", "signal_db": "<f8", "survey_busy_ms": "<f8", "survey_tx_ms": "<f8",
-    "survey_rx_ms": "<f8",
+    "survey_rx_ms": "<f8", "airtime_ms": "<f8",
 }
 
 

@@ -17,6 +17,9 @@ wrote it. ``rove report DIR`` writes into DIR:
   delay axis inverted so that better is up and to the right;
 - ``multipath.png`` (only when there are multipath flows): per subflow, throughput (payload that
   arrived on it) and srtt over time, and each connection's reordering-buffer occupancy;
+- ``radio.png`` (only with a radio cell's ``radio.parquet``): per cell, the capacity given to
+  each port beside each flow's goodput, the PHY rate and SNR, airtime shares and the AP's
+  counters over time (:mod:`rove.radio_report`);
 - ``report.html``: the summary tables and the figures (embedded, so the page can be moved alone).
 
 Up to 10 flows get a colour each; beyond, flows are coloured by congestion control and the
@@ -36,6 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .radio_report import fig_radio, radio_links
 from .results import ResultsError, read_results
 
 __all__ = ["make_report", "FIGURES", "flow_throughput", "queue_delay_per_sample"]
@@ -491,6 +495,7 @@ _HEADINGS = {
     "cwnd": "Congestion window over time",
     "queue_delay": "Queueing delay over time",
     "multipath": "Multipath subflows and reordering buffer",
+    "radio": "Radio cells",
 }
 
 _CAPTIONS = {
@@ -505,6 +510,10 @@ _CAPTIONS = {
                    "that left the queue in each sample interval.",
     "multipath": "Multipath flows: throughput and srtt of each subflow, and each connection's "
                  "reordering-buffer occupancy.",
+    "radio": "Per radio cell: the capacity the cell gave each port (its delivered bytes) beside "
+             "each flow's goodput (dashed); the PHY rate of each port's last transmission and "
+             "each station's SNR (dotted); each port's airtime share and the channel's busy "
+             "time; the AP's queue lengths and the cell's drops by cause (radio.parquet).",
 }
 
 
@@ -522,7 +531,8 @@ def _html(result, images: dict[str, Path]) -> str:
         "<h2>Flows</h2>", _table(s.get("flows", [])),
         "<h2>Links</h2>", _table(s.get("links", [])),
     ]
-    for key in ("throughput_delay", "throughput", "rtt", "cwnd", "queue_delay", "multipath"):
+    for key in ("throughput_delay", "throughput", "rtt", "cwnd", "queue_delay", "multipath",
+                "radio"):
         path = images.get(key)
         if path is None:
             continue
@@ -552,8 +562,9 @@ def _restricted(result, window: tuple[float, float] | None):
     def cut(table):
         t = table.column("time_s")
         return table.filter(pc.and_(pc.greater_equal(t, t0), pc.less_equal(t, t1)))
+    radio = result.radio_table
     cut_result = RunResult(result.summary, cut(result.timeseries_table), cut(result.queue_table),
-                           out=result.out)
+                           out=result.out, radio_table=cut(radio) if radio is not None else None)
     cut_result.window = window
     return cut_result
 
@@ -606,7 +617,9 @@ def make_report(directory: str | os.PathLike, out: str | os.PathLike | None = No
     }
     images: dict[str, Path] = {}
     keys = FIGURES + (("multipath",) if _has_subflows(result) else ())
+    keys += ("radio",) if radio_links(result) else ()
     makers["multipath"] = lambda: _fig_multipath(result)
+    makers["radio"] = lambda: fig_radio(result, flows, colors, by_flow)
     for key in keys:
         fig = makers[key]()
         path = d_out / f"{key}.png"

@@ -258,6 +258,9 @@ class RunResult:
     features_table = property(lambda self: self._table("features"),
                               lambda self, t: self._set_table("features", t),
                               doc="What feature recorders recorded (Arrow table), or None.")
+    radio_table = property(lambda self: self._table("radio"),
+                           lambda self, t: self._set_table("radio", t),
+                           doc="The radio cells' counters (Arrow table), or None.")
 
     def _frame(self, name: str):
         if name not in self._frames:

@@ -114,6 +114,14 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
     sc.actions.extend(selected);
     sc.controllers.clear();
     for (k, a) in sc.actions.iter().enumerate() {
+        if let Some(what) = kernel_receiver_action(&sc, a) {
+            what.map_err(|what| {
+                RunError::Usage(format!(
+                    "{source}: actions[{k}]: {what}; run without --backend kernel"
+                ))
+            })?;
+            continue;
+        }
         kernel_switch(&sc, a).map_err(|what| {
             RunError::Usage(format!(
                 "{source}: actions[{k}]: {what}; run without --backend kernel"
@@ -195,6 +203,15 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             &sc.flows[i],
             sc.flows[i].multipath.as_ref().expect("multipath"),
         );
+        let kernel_max = crate::traffic::mptcp::MAX_SUBFLOWS;
+        if m.paths.len() > kernel_max {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).paths: {} subflows; upstream MPTCP allows at most {kernel_max} per connection (the simulator allows {}); run on the simulator",
+                f.name,
+                m.paths.len(),
+                rove_scenario::MAX_SUBFLOWS
+            )));
+        }
         // Upstream MPTCP has one packet scheduler, the default one (net/mptcp/protocol.c,
         // mptcp_subflow_get_send: the subflow that would finish sending soonest, from its
         // pacing rate and queued bytes; the lowest-RTT subflow when both are free), and no
@@ -232,6 +249,14 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
             };
             return Err(RunError::Usage(format!(
                 "{source}: flows[{i}] ({}).{key}: the kernel backend runs no shared-bottleneck detector; remove the key or run on the simulator",
+                f.name
+            )));
+        }
+        // A receiver behaviour steers the sender through the simulator's receiver; the kernel
+        // backend's receiver is the kernel's own (its emulator runs scheduled `dupacks` only).
+        if let Some(r) = &m.receiver {
+            return Err(RunError::Usage(format!(
+                "{source}: flows[{i}] ({}).receiver: the kernel backend runs no receiver behaviour ({r:?}); remove the key or run on the simulator",
                 f.name
             )));
         }
@@ -350,6 +375,35 @@ pub fn kernel_switch(
             handoff,
         },
     ))
+}
+
+/// An `[[actions]]` entry that acts on a subflow's ACKs: `Some(Ok)` for `dupacks` on a
+/// multipath flow's subflow (the emulator's injector, dupack.rs, runs it), `Some(Err)` for the
+/// ones the kernel backend cannot run; `None` for any other action.
+fn kernel_receiver_action(
+    sc: &Scenario,
+    a: &rove_scenario::spec::ActionSpec,
+) -> Option<Result<(), String>> {
+    use rove_scenario::spec::{ActionTarget, Change};
+    match (&a.target, &a.change) {
+        (ActionTarget::Flow { flow, subflow }, Change::DupAcks) => {
+            let f = &sc.flows[*flow];
+            // Upstream MPTCP's limit (MPTCP_PM_ADDR_MAX = 8): the emulator routes at most 8.
+            let sub = subflow.unwrap_or(0);
+            Some(if sub >= 8 {
+                Err(format!(
+                    "dupacks on subflow {sub} of flow {:?}: the kernel runs at most 8 subflows",
+                    f.name
+                ))
+            } else {
+                Ok(())
+            })
+        }
+        (_, Change::WithholdAcks | Change::ReleaseAck) => Some(Err(
+            "withhold_acks and release_ack run on the simulator only for now".into(),
+        )),
+        _ => None,
+    }
 }
 
 /// Every switch of flow `i`, in time order.
@@ -955,6 +1009,30 @@ mod tests {
     }
 
     #[test]
+    fn receiver_behaviours_are_refused_and_dupacks_accepted() {
+        let e = load(&format!("{MP}receiver = \"rtsc\"\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message()
+                .contains("flows[1] (mp).receiver: the kernel backend runs no receiver behaviour"),
+            "{}",
+            e.message()
+        );
+        let action = |key: &str| {
+            format!("{MP}[[actions]]\nat = \"0.5s\"\nflow = \"mp\"\nsubflow = 1\n{key} = true\n")
+        };
+        assert!(load(&action("dupacks")).is_ok());
+        let e = load(&action("withhold_acks")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message()
+                .contains("actions[0]: withhold_acks and release_ack run on the simulator only"),
+            "{}",
+            e.message()
+        );
+    }
+
+    #[test]
     fn multipath_limits_of_the_kernel_are_clear_errors() {
         let e = load(&format!("{MP}scheduler = \"blest\"\n")).unwrap_err();
         assert_eq!(e.exit_code(), 2);
@@ -991,6 +1069,18 @@ mod tests {
         assert!(
             e.message()
                 .contains("flows[1] (mp).paths[0].cost: the kernel backend does not report"),
+            "{}",
+            e.message()
+        );
+        let nine = MP.replace(
+            "paths = [{ path = [\"a\"], ack_path = [\"b\"] }",
+            "paths = [{ path = [\"a\"], ack_path = [\"b\"], subflows = 8 }",
+        );
+        let e = load(&nine).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message().contains("flows[1] (mp).paths: 9 subflows")
+                && e.message().contains("at most 8"),
             "{}",
             e.message()
         );

@@ -67,6 +67,7 @@ pub const RADIO_COLUMNS: &[&str] = &[
     "survey_busy_ms",
     "survey_tx_ms",
     "survey_rx_ms",
+    "airtime_ms",
 ];
 
 /// Per-flow counters kept by the emulator (TCP payload bytes: IP length minus IP and TCP
@@ -210,7 +211,7 @@ impl Recorder {
             // Names and the station (its even port) as the simulator's radio.parquet has them.
             let _ = writeln!(
                 self.line,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 rows.time_s[k],
                 name,
                 ports[p],
@@ -234,6 +235,7 @@ impl Recorder {
                 rows.survey_busy_ms[k],
                 rows.survey_tx_ms[k],
                 rows.survey_rx_ms[k],
+                rows.airtime_ms[k],
             );
             file.write_all(self.line.as_bytes())?;
         }

@@ -5,10 +5,12 @@
 use crate::data_sender::DataSender;
 use crate::detect::{AckObservation, SegmentObservation};
 use crate::detection::Detection;
+use crate::receiver::{ReceiverAction, ReceiverBehaviour, ReceiverView, SegmentArrival};
 use crate::reorder::ReorderBuffer;
 use crate::sched::{Pick, SchedContext, Scheduler, SubflowInfo, MAX_QUEUED_SEGS};
 use crate::subflow::Subflow;
 use crate::wire::{Stamp, SubWire, SubflowNet};
+use crate::{SubflowMask, MAX_SUBFLOWS};
 use rove_sim::histogram::Histogram;
 use rove_sim::packet::{Direction, Kind, Packet};
 use rove_sim::Nanos;
@@ -41,6 +43,9 @@ pub struct ConnectionConfig {
     /// Shared-bottleneck detection, which regroups `coupling` at run time (`None`: the coupling
     /// keeps the groups it was built with).
     pub detection: Option<Detection>,
+    /// What the receiver does with its ACKs beyond a plain receiver (`receiver` module;
+    /// `None`: a plain receiver).
+    pub receiver: Option<Box<dyn ReceiverBehaviour>>,
 }
 
 pub struct Connection {
@@ -77,13 +82,16 @@ pub struct Connection {
     scheduler_uses_extended_info: bool,
     /// Scratch: the scheduler's view of the subflows.
     infos: Vec<SubflowInfo>,
+    /// The receiver behaviour, if any, and the scratch its actions go to.
+    receiver: Option<Box<dyn ReceiverBehaviour>>,
+    receiver_actions: Vec<ReceiverAction>,
 }
 
 impl Connection {
     pub fn new(config: ConnectionConfig) -> Self {
         assert!(
-            !config.ccs.is_empty() && config.ccs.len() <= 8,
-            "1 to 8 subflows"
+            !config.ccs.is_empty() && config.ccs.len() <= MAX_SUBFLOWS,
+            "1 to {MAX_SUBFLOWS} subflows"
         );
         let n = config.ccs.len();
         let loss_rate_weight = config.scheduler.loss_rate_weight();
@@ -123,6 +131,8 @@ impl Connection {
             loss_rate_weight,
             scheduler_uses_extended_info,
             infos: vec![SubflowInfo::default(); n],
+            receiver: config.receiver,
+            receiver_actions: Vec::with_capacity(8),
         };
         c.apply_detected_groups();
         c
@@ -194,6 +204,95 @@ impl Connection {
     /// Opens the connection: subflow 0 sends its SYN (MP_CAPABLE).
     pub fn start<N: SubflowNet>(&mut self, net: &mut N) {
         self.start_subflow(0, net);
+        self.arm_receiver_wake(net);
+    }
+
+    /// The receiver behaviour's name (`None`: a plain receiver).
+    pub fn receiver_name(&self) -> Option<&'static str> {
+        self.receiver.as_ref().map(|b| b.name())
+    }
+
+    /// The receiver behaviour, to read its state (its report).
+    pub fn receiver_behaviour(&self) -> Option<&dyn ReceiverBehaviour> {
+        self.receiver.as_deref()
+    }
+
+    /// Applies a receiver action to subflow `sub`'s receiver now (a behaviour's, or a
+    /// scenario `[[actions]]` entry's, `dupacks` / `withhold_acks` / `release_ack`).
+    pub fn apply_receiver_action<N: SubflowNet>(&mut self, action: ReceiverAction, net: &mut N) {
+        let sub = match action {
+            ReceiverAction::DupAcks { sub }
+            | ReceiverAction::Withhold { sub }
+            | ReceiverAction::Release { sub } => sub,
+        };
+        let Some(sf) = self.subflows.get_mut(sub) else {
+            return;
+        };
+        if sf.closed {
+            return;
+        }
+        match action {
+            ReceiverAction::DupAcks { .. } => {
+                sf.receiver.hold_next_ack();
+            }
+            ReceiverAction::Withhold { .. } => sf.receiver.withhold_acks(true),
+            ReceiverAction::Release { .. } => {
+                let data_ack = self.reorder.rcv_nxt;
+                sf.receiver.release_ack(&mut SubWire {
+                    net,
+                    sub,
+                    stamp: Stamp::DataAck(data_ack),
+                });
+            }
+        }
+    }
+
+    /// Applies the actions the behaviour pushed, then arms its next wake-up.
+    fn apply_receiver_actions<N: SubflowNet>(&mut self, net: &mut N) {
+        let mut actions = std::mem::take(&mut self.receiver_actions);
+        for &a in &actions {
+            self.apply_receiver_action(a, net);
+        }
+        actions.clear();
+        self.receiver_actions = actions; // keep its capacity
+        self.arm_receiver_wake(net);
+    }
+
+    fn arm_receiver_wake<N: SubflowNet>(&mut self, net: &mut N) {
+        if let Some(at) = self.receiver.as_ref().and_then(|b| b.wake_at()) {
+            if at > net.now() {
+                net.arm(0, Timer::Receiver, at);
+            }
+        }
+    }
+
+    /// Shows data segment `p` of subflow `sub` to the receiver behaviour (before the subflow
+    /// receiver acknowledges it) and applies what it asks.
+    fn receiver_sees<N: SubflowNet>(&mut self, sub: usize, p: &Packet, net: &mut N) {
+        let Some(behaviour) = self.receiver.as_mut() else {
+            return;
+        };
+        let now = net.now();
+        let receiver = &self.subflows[sub].receiver;
+        let rcv_nxt = receiver.rcv_nxt();
+        let arrival = SegmentArrival {
+            now,
+            sub,
+            seq: p.seq,
+            in_order: p.seq == rcv_nxt,
+            duplicate: p.seq < rcv_nxt || receiver.holds_out_of_order(p.seq),
+            dsn: p.dsn,
+            payload_bytes: p.payload_bytes,
+            sent_at: p.sent_at,
+            echo_rtt_ns: (p.tsecr > 0)
+                .then(|| (rove_tcp::ts_ms(now).saturating_sub(p.tsecr)) as Nanos * 1_000_000),
+        };
+        let view = ReceiverView {
+            subflows: &self.subflows,
+            reorder: &self.reorder,
+        };
+        behaviour.on_segment(&arrival, &view, &mut self.receiver_actions);
+        self.apply_receiver_actions(net);
     }
 
     fn start_subflow<N: SubflowNet>(&mut self, i: usize, net: &mut N) {
@@ -228,6 +327,7 @@ impl Connection {
         match direction {
             Direction::Data => {
                 if p.kind == Kind::Segment {
+                    self.receiver_sees(sub, p, net);
                     if let Some(d) = &mut self.detection {
                         // A receiver-side detector's sample: the segment's send time is the
                         // sender's timestamp (MPTCP-SSCC's timestamp option).
@@ -303,6 +403,17 @@ impl Connection {
     }
 
     pub fn on_timer<N: SubflowNet>(&mut self, sub: usize, timer: Timer, net: &mut N) {
+        if timer == Timer::Receiver {
+            if let Some(b) = self.receiver.as_mut() {
+                let view = ReceiverView {
+                    subflows: &self.subflows,
+                    reorder: &self.reorder,
+                };
+                b.on_wake(net.now(), &view, &mut self.receiver_actions);
+                self.apply_receiver_actions(net);
+            }
+            return;
+        }
         if timer == Timer::Scheduler {
             // The scheduler's own wake-up (`Scheduler::wake_at`), armed on subflow 0 whether
             // or not that subflow is still open.
@@ -366,7 +477,10 @@ impl Connection {
         cc: Box<dyn CongestionControl>,
         net: &mut N,
     ) -> usize {
-        assert!(self.subflows.len() < 8, "at most 8 subflows");
+        assert!(
+            self.subflows.len() < MAX_SUBFLOWS,
+            "at most {MAX_SUBFLOWS} subflows"
+        );
         let i = self.subflows.len();
         self.subflows
             .push(new_subflow(cc, self.rwnd_bytes, self.app_writes));
@@ -428,7 +542,7 @@ impl Connection {
         self.subflows[sub].queue_bytes = 0;
         let mut moved = 0;
         for &(dsn, _) in &queue {
-            let carried_elsewhere = self.data.carried(dsn) & !(1u8 << sub) != 0;
+            let carried_elsewhere = self.data.carried(dsn) & !(1 << sub) != 0;
             let queued_elsewhere = self
                 .subflows
                 .iter()
@@ -572,7 +686,7 @@ impl Connection {
                     // Only subflows that can take it (a scheduler's mistake must not loop).
                     let mask = (0..self.infos.len())
                         .filter(|&i| mask & (1 << i) != 0 && self.infos[i].available())
-                        .fold(0u8, |m, i| m | 1 << i);
+                        .fold(0, |m: SubflowMask, i| m | 1 << i);
                     if mask == 0 {
                         break;
                     }
@@ -599,7 +713,7 @@ impl Connection {
                                 && sf.may_queue()
                                 && (sf.queue.len() as u32) < MAX_QUEUED_SEGS
                         })
-                        .fold(0u8, |m, i| m | 1 << i);
+                        .fold(0, |m: SubflowMask, i| m | 1 << i);
                     if mask == 0 {
                         break;
                     }
@@ -790,6 +904,7 @@ mod tests {
             rwnd_bytes: 6 << 20,
             start_ns: 0,
             detection: None,
+            receiver: None,
         });
         c.reorder.delivery_log = Some(Vec::new());
         c
@@ -941,7 +1056,7 @@ mod tests {
 
     /// A scheduler that queues each of the first `dsns` new DSNs on the subflows of `mask`.
     struct QueueOn {
-        mask: u8,
+        mask: SubflowMask,
         dsns: u64,
     }
 
@@ -960,7 +1075,7 @@ mod tests {
 
     /// Opens a connection scheduled by `QueueOn { mask, dsns }`; subflow 0 is established at
     /// 10 ms (RTT 10 ms), when subflow 1 sends its MP_JOIN SYN (returned).
-    fn queueing_connection(mask: u8, dsns: u64) -> (Connection, MockNet, Vec<Packet>) {
+    fn queueing_connection(mask: SubflowMask, dsns: u64) -> (Connection, MockNet, Vec<Packet>) {
         let mut c = connection_with(Box::new(QueueOn { mask, dsns }), None);
         let mut net = MockNet::default();
         c.start(&mut net);

@@ -6,6 +6,7 @@
 //! stream, at the start: [`Segments`]) or what an application writing over time has written so
 //! far ([`FedSegments`], one entry per DSN not yet DATA_ACKed); the latter never completes.
 
+use crate::SubflowMask;
 use rove_sim::Nanos;
 use rove_tcp::{DataSource, FedSegments, Segments, MSS};
 use std::collections::VecDeque;
@@ -15,8 +16,8 @@ use std::collections::VecDeque;
 /// default (net.ipv4.tcp_wmem = 4096 16384 4194304); we take that maximum.
 pub const SEND_BUFFER_BYTES: u64 = 4 << 20;
 
-/// Flag in `carried`: the DSN waits in the reinjection queue (subflow bits are 0..8).
-const QUEUED_FOR_REINJECTION: u16 = 1 << 15;
+/// Flag in `carried`: the DSN waits in the reinjection queue (subflow bits are below it).
+const QUEUED_FOR_REINJECTION: SubflowMask = 1 << (SubflowMask::BITS - 1);
 
 /// `first_tx` of a DSN created into subflows' send queues and not yet handed to any subflow.
 const NOT_HANDED_OVER: Nanos = Nanos::MAX;
@@ -40,7 +41,7 @@ pub struct DataSender {
     /// (`NOT_HANDED_OVER` while it only waits in send queues), and a bit per subflow that
     /// carried it (plus `QUEUED_FOR_REINJECTION`).
     first_tx: VecDeque<Nanos>,
-    carried: VecDeque<u16>,
+    carried: VecDeque<SubflowMask>,
     /// DSNs to send again on another subflow (from potentially failed subflows), oldest first.
     pub reinject: VecDeque<u64>,
     /// Times the scheduler found new data blocked by the connection-level window.
@@ -184,9 +185,9 @@ impl DataSender {
     }
 
     /// Subflows that carried `dsn` (bit per subflow); 0 once DATA_ACKed.
-    pub fn carried(&self, dsn: u64) -> u8 {
+    pub fn carried(&self, dsn: u64) -> SubflowMask {
         if dsn >= self.una && dsn < self.next {
-            (self.carried[(dsn - self.una) as usize] & 0xff) as u8
+            self.carried[(dsn - self.una) as usize] & !QUEUED_FOR_REINJECTION
         } else {
             0
         }

@@ -52,11 +52,20 @@ pub mod coupling;
 pub mod data_sender;
 pub mod detect;
 pub mod detection;
+pub mod receiver;
 pub mod reorder;
 pub mod sched;
 pub mod subflow;
 pub mod wire;
 
 pub use connection::{Connection, ConnectionConfig, ConnectionData};
+
+/// Most subflows of one connection: the scenario's limit (seed 003 Ch. 4 opens up to 20 on one
+/// path). Per-connection fixed arrays are sized for it.
+pub const MAX_SUBFLOWS: usize = rove_scenario::MAX_SUBFLOWS;
+/// A set of a connection's subflows, bit `i` for subflow `i` (the top bit is free for a flag).
+pub type SubflowMask = u32;
+const _: () = assert!(MAX_SUBFLOWS < SubflowMask::BITS as usize);
 pub use rove_sim::packet::Packet;
 pub use wire::SubflowNet;
+

@@ -303,6 +303,7 @@ fn radio(world: &World) -> Vec<Column<'_>> {
         ("survey_busy_ms", &s.survey_busy_ms),
         ("survey_tx_ms", &s.survey_tx_ms),
         ("survey_rx_ms", &s.survey_rx_ms),
+        ("airtime_ms", &s.airtime_ms),
     ] {
         out.push(col(name, Values::F64(Cow::Borrowed(values))));
     }

@@ -53,6 +53,8 @@ pub struct ParseOptions<'a> {
     pub known_couplings: &'a [&'a str],
     /// Shared-bottleneck detectors the engine knows, for `flows[].detector`; empty accepts any.
     pub known_detectors: &'a [&'a str],
+    /// Receiver behaviours the engine knows, for `flows[].receiver`; empty accepts any.
+    pub known_receivers: &'a [&'a str],
     /// Link models the engine knows, for `links.NAME.kind` and each model's own keys; empty
     /// accepts any kind, parsed as a point-to-point link.
     pub known_link_kinds: &'a [LinkKind],
@@ -73,6 +75,7 @@ impl Default for ParseOptions<'_> {
             known_schedulers: &[],
             known_couplings: &[],
             known_detectors: &[],
+            known_receivers: &[],
             known_link_kinds: &[],
             known_elements: &[],
             known_controllers: &[],
@@ -181,6 +184,8 @@ const FLOW_KEYS: &[&str] = &[
     "coupling",
     "detector",
     "detector_params",
+    "receiver",
+    "receiver_params",
     "workload",
     "slow_start_after_idle",
 ];
@@ -198,9 +203,14 @@ const TCP_ONLY_KEYS: &[&str] = &[
     "coupling",
     "detector",
     "detector_params",
+    "receiver",
+    "receiver_params",
     "slow_start_after_idle",
 ];
+/// Keys of an `add_subflow` action's table (one subflow).
 const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path", "cost"];
+/// Keys of a `paths` entry: a subflow's, and how many subflows open over it.
+const PATHS_ENTRY_KEYS: &[&str] = &["path", "ack_path", "cost", "subflows"];
 /// Default multipath scheduler: minRTT, the default of Linux MPTCP (multipath-tcp.org
 /// `mptcp_sched.c` "default", upstream `mptcp_subflow_get_send`).
 pub const DEFAULT_SCHEDULER: &str = "minrtt";
@@ -210,9 +220,10 @@ pub const DEFAULT_COUPLING: &str = "auto";
 /// The default `detector` of a multipath flow: the flow's algorithm's own (MPTCP-BBR's S1 + S2
 /// for `mpbbr`, RFC 8382 for `sscc`), none for the others.
 pub const DEFAULT_DETECTOR: &str = "auto";
-/// Most subflows of one multipath flow. [GAP] A choice: the multipath-tcp.org kernel allows 8
-/// addresses per host (MPTCP_MAX_ADDR); upstream Linux's default subflow limit is lower (2).
-pub const MAX_SUBFLOWS: usize = 8;
+/// Most subflows of one multipath flow: Subflow Population Control opens "up to 20 subflows" on
+/// one path (seed 003 §4.4 and §4.5, dissertation Ch. 4). The kernel backend keeps upstream
+/// MPTCP's own limit of 8 (rove-emu refuses more).
+pub const MAX_SUBFLOWS: usize = 20;
 const SERIALIZER_KEYS: &[&str] = &["rate", "rate_cycle", "trace"];
 const SYNTH_PREFIX: &str = "synth:";
 
@@ -1669,6 +1680,8 @@ impl<'a> Validator<'a> {
                     "coupling",
                     "detector",
                     "detector_params",
+                    "receiver",
+                    "receiver_params",
                 ] {
                     if t.contains_key(key) {
                         return Err(self.err(
@@ -1874,11 +1887,13 @@ impl<'a> Validator<'a> {
         if items.is_empty() || items.len() > MAX_SUBFLOWS {
             return Err(self.err(
                 list_path,
-                format!("must hold 1 to {MAX_SUBFLOWS} paths (one subflow each), got {}; expected {looks_like}", items.len()),
+                format!("must hold 1 to {MAX_SUBFLOWS} paths (one subflow each, or `subflows` each), got {}; expected {looks_like}", items.len()),
             ));
         }
         let mut paths = Vec::with_capacity(items.len());
         let mut costs = Vec::with_capacity(items.len());
+        // Which `paths` entry each subflow came from (an entry with `subflows = n` opens n).
+        let mut entry_of = Vec::with_capacity(items.len());
         for (j, item) in items.iter().enumerate() {
             let item_path = index(&list_path, j);
             let Value::Table(pt) = item else {
@@ -1890,18 +1905,20 @@ impl<'a> Validator<'a> {
                     ),
                 ));
             };
-            self.keys(pt, &item_path, SUBFLOW_PATH_KEYS)?;
+            self.keys(pt, &item_path, PATHS_ENTRY_KEYS)?;
             let sub = SubflowPath {
                 path: self.link_list(pt, &item_path, "path", links)?,
                 ack_path: self.link_list(pt, &item_path, "ack_path", links)?,
             };
-            if let Some(k) = paths.iter().position(|p: &SubflowPath| p.path == sub.path) {
+            // Several subflows may share links (MPTCP opens several subflows between the same
+            // addresses on different ports, RFC 8684 §3.2; seed 003 Ch. 4 opens 20 on one path).
+            let count = self.get(pt, &item_path, "subflows", read_count)?.unwrap_or(1);
+            if paths.len() as u64 + count > MAX_SUBFLOWS as u64 {
                 return Err(self.err(
-                    join(&item_path, "path"),
-                    format!("the same links as paths[{k}].path: each subflow needs its own path"),
+                    join(&item_path, "subflows"),
+                    format!("the flow would have more than {MAX_SUBFLOWS} subflows (the most a multipath flow may have; seed 003 Ch. 4 opens up to 20)"),
                 ));
             }
-            paths.push(sub);
             let cost = self.get(pt, &item_path, "cost", read_number)?;
             if let Some(c) = cost {
                 if !(0.0..=1e12).contains(&c) {
@@ -1911,7 +1928,11 @@ impl<'a> Validator<'a> {
                     ));
                 }
             }
-            costs.push(cost);
+            for _ in 0..count {
+                paths.push(sub.clone());
+                costs.push(cost);
+                entry_of.push(j);
+            }
         }
         let costs = match costs.iter().filter(|c| c.is_some()).count() {
             0 => None,
@@ -1922,7 +1943,7 @@ impl<'a> Validator<'a> {
                     .position(|c| c.is_none())
                     .expect("one is missing");
                 return Err(self.err(
-                    join(&index(&list_path, k), "cost"),
+                    join(&index(&list_path, entry_of[k]), "cost"),
                     "missing: give `cost` on every paths entry or on none",
                 ));
             }
@@ -1992,6 +2013,35 @@ impl<'a> Validator<'a> {
                 ))
             }
         };
+        let receiver = self.get(t, path, "receiver", read_string)?;
+        let known = self.opts.known_receivers;
+        if let Some(r) = &receiver {
+            if !known.is_empty() && !known.contains(&r.as_str()) {
+                return Err(self.err(
+                    join(path, "receiver"),
+                    format!("unknown receiver {r:?}; accepted: {}", known.join(", ")),
+                ));
+            }
+        }
+        let receiver_params = match t.get("receiver_params") {
+            None => Table::new(),
+            Some(Value::Table(params)) if receiver.is_some() => params.clone(),
+            Some(Value::Table(_)) => {
+                return Err(self.err(
+                    join(path, "receiver_params"),
+                    "goes with receiver = \"NAME\" (a plain receiver takes no parameters)",
+                ))
+            }
+            Some(other) => {
+                return Err(self.err(
+                    join(path, "receiver_params"),
+                    format!(
+                        "expected a table like {{ update_ms = 10 }}, got {}",
+                        describe(other)
+                    ),
+                ))
+            }
+        };
         Ok(Some(MultipathSpec {
             paths,
             costs,
@@ -2000,6 +2050,8 @@ impl<'a> Validator<'a> {
             coupling,
             detector,
             detector_params,
+            receiver,
+            receiver_params,
         }))
     }
 

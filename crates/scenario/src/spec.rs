@@ -418,6 +418,11 @@ pub struct MultipathSpec {
     pub detector: String,
     /// The detector's parameters (key `detector_params`), checked when the world is built.
     pub detector_params: toml::Table,
+    /// Receiver behaviour name (key `receiver`), validated against
+    /// `ParseOptions::known_receivers`; `None`: a plain receiver.
+    pub receiver: Option<String>,
+    /// The behaviour's parameters (key `receiver_params`), checked when the world is built.
+    pub receiver_params: toml::Table,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -471,6 +476,13 @@ pub enum Change {
     /// Stop scheduling data on a subflow (MP_PRIO backup), and use it again.
     PauseSubflow,
     ResumeSubflow,
+    /// An intentional duplicate-ACK episode on a subflow's receiver (`rove_mp::receiver`): its
+    /// cumulative ACK is held at the next in-order segment until the sender retransmits it, so
+    /// the sender sees duplicate ACKs and reduces its window.
+    DupAcks,
+    /// Stop sending a subflow's ACKs; and send one now and resume.
+    WithholdAcks,
+    ReleaseAck,
     /// A link's serializer rate from now on (fixed-rate links).
     LinkRate(u64),
     /// A link's one-way propagation delay for packets that leave it from now on.

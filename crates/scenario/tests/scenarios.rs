@@ -46,6 +46,7 @@ fn options<'a>(overrides: &'a [(String, String)], base_dir: Option<&'a Path>) ->
         known_schedulers: &["minrtt", "blest"],
         known_couplings: &["auto", "uncoupled", "connection"],
         known_detectors: &["auto", "truth", "none", "bccps", "dwc"],
+        known_receivers: &[],
         known_link_kinds: LINK_KINDS,
         known_elements: &[],
         known_controllers: &[],
@@ -1344,7 +1345,7 @@ fn multipath_errors_name_the_key() {
     assert_error(
         &with_mp_flow("paths = []"),
         "flows[0].paths",
-        "1 to 8 paths",
+        "1 to 20 paths",
     );
     assert_error(
         &with_mp_flow("paths = \"down\""),
@@ -1369,12 +1370,54 @@ fn multipath_errors_name_the_key() {
         "",
     );
     assert_error(
-        &with_mp_flow(
-            r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down"], ack_path = ["up2"] }]"#,
-        ),
-        "flows[0].paths[1].path",
-        "the same links as paths[0].path",
+        &with_mp_flow(r#"paths = [{ path = ["down"], ack_path = ["up"], subflows = 0 }]"#),
+        "flows[0].paths[0].subflows",
+        "expected a whole number ≥ 1",
     );
+    assert_error(
+        &with_mp_flow(
+            r#"paths = [{ path = ["down"], ack_path = ["up"], subflows = 19 }, { path = ["down2"], ack_path = ["up2"], subflows = 2 }]"#,
+        ),
+        "flows[0].paths[1].subflows",
+        "more than 20 subflows",
+    );
+    assert_error(
+        &with_mp_flow(&format!(
+            "paths = [{}]",
+            vec![r#"{ path = ["down"], ack_path = ["up"] }"#; 21].join(", ")
+        )),
+        "flows[0].paths",
+        "got 21",
+    );
+    assert_error(
+        &with_mp_flow(
+            r#"paths = [{ path = ["down"], ack_path = ["up"], subflows = 2, cost = 1 }, { path = ["down2"], ack_path = ["up2"] }]"#,
+        ),
+        "flows[0].paths[1].cost",
+        "on every paths entry or on none",
+    );
+}
+
+/// Seed 003 Ch. 4 opens up to 20 subflows on one path: entries may repeat links, and
+/// `subflows = n` opens n subflows over one entry's links (costs copied to each).
+#[test]
+fn several_subflows_may_share_one_path() {
+    let same = parse_ok(&with_mp_flow(
+        r#"paths = [{ path = ["down"], ack_path = ["up"] }, { path = ["down"], ack_path = ["up2"] }]"#,
+    ));
+    let mp = same.flows[0].multipath.as_ref().expect("multipath");
+    assert_eq!(mp.paths.len(), 2);
+    assert_eq!(mp.paths[0].path, mp.paths[1].path);
+    let twenty = parse_ok(&with_mp_flow(
+        r#"paths = [{ path = ["down"], ack_path = ["up"], subflows = 18, cost = 2 }, { path = ["down2"], ack_path = ["up2"], subflows = 2, cost = 1 }]"#,
+    ));
+    let mp = twenty.flows[0].multipath.as_ref().expect("multipath");
+    assert_eq!(mp.paths.len(), 20);
+    assert!(mp.paths[..18].iter().all(|p| p.path == hops(&[0]) && p.ack_path == hops(&[1])));
+    assert!(mp.paths[18..].iter().all(|p| p.path == hops(&[2]) && p.ack_path == hops(&[3])));
+    let mut costs = vec![2.0; 18];
+    costs.extend([1.0, 1.0]);
+    assert_eq!(mp.costs.as_deref(), Some(&costs[..]));
 }
 
 #[test]
@@ -1382,10 +1425,10 @@ fn multipath_overrides_reach_into_paths() {
     let text = with_mp_flow(MP_PATHS);
     let overrides = vec![(
         "flows.0.paths.1.path".to_string(),
-        r#"["down"]"#.to_string(),
+        r#"["nowhere"]"#.to_string(),
     )];
     let e = parse(&text, &options(&overrides, None)).unwrap_err();
-    assert_eq!(e.location, "flows[0].paths[1].path");
+    assert_eq!(e.location, "flows[0].paths[1].path[0]");
 }
 
 #[test]

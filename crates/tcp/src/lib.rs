@@ -74,10 +74,13 @@ pub enum Timer {
     /// A multipath connection's scheduler wake-up (a rate limiter's next refill, see
     /// `rove_mp::sched::Scheduler::wake_at`); no TCP endpoint arms it.
     Scheduler,
+    /// A multipath connection's receiver-behaviour wake-up (`rove_mp::receiver`); no TCP
+    /// endpoint arms it.
+    Receiver,
 }
 
 impl Timer {
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
     pub fn index(self) -> usize {
         self as usize
     }

@@ -12,6 +12,21 @@
 //!   (Linux compresses dup-ACKs after the third, tcp_comp_sack_*: not modelled);
 //! - a duplicate segment is reported as a D-SACK block (RFC 2883, tcp_dsack_set) in front of
 //!   the SACK blocks of the ACK it triggers.
+//!
+//! Intentional ACK control, for receiver behaviours that steer an unmodified sender (seed 003's
+//! R-TSC and Subflow Population Control; `rove_mp::receiver`), none of which a plain Linux
+//! receiver does:
+//! - **held ACK** ([`TcpReceiver::hold_next_ack`]): the next segment that arrives in order is
+//!   received as usual (the application gets it), but the cumulative ACK stays at it, as if it
+//!   were missing, until the sender sends it again. Every arrival meanwhile is acknowledged at
+//!   once with that ACK number and a SACK block for the data above it: duplicate ACKs. A SACK
+//!   sender marks the held segment lost once three segments above it are SACKed (RACK's
+//!   reordering window is 0 at tp->reordering = 3 sacked segments), retransmits it and reduces
+//!   its window: seed 003's "intentional 3 duplicate ACKs". The retransmission is absorbed
+//!   without a D-SACK (which would undo the reduction, tcp_try_undo_dsack), and the ACK it
+//!   triggers echoes its timestamp (so Eifel detection sees no spurious retransmission).
+//! - **withheld ACKs** ([`TcpReceiver::withhold_acks`]): ACKs are built but not sent (the
+//!   sender eventually times out); [`TcpReceiver::release_ack`] sends one now and resumes.
 
 use crate::rcvbuf::{RcvBuf, RcvBufConfig};
 use crate::{ack_wire_bytes, Segments, Timer, Wire, MSS, SYN_BYTES};
@@ -58,6 +73,37 @@ pub struct TcpReceiver {
     window_clamp: Option<u64>,
     /// Right edge of the last window advertised (ack + window), bytes: it never moves left.
     right_edge: u64,
+    /// An intentional duplicate-ACK episode: armed, or holding the ACK at a segment.
+    hold: Option<Hold>,
+    /// ACKs are built but not sent.
+    withheld: bool,
+    /// The ACK number of the last ACK sent (or withheld).
+    last_ack: Option<u64>,
+    /// What intentional ACK control did (module documentation).
+    pub intentional: IntentionalAcks,
+}
+
+/// An intentional duplicate-ACK episode's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Waiting for the next segment that arrives in order.
+    Armed,
+    /// The cumulative ACK is held at this segment until it arrives again.
+    At(u64),
+}
+
+/// Counters of intentional ACK control.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IntentionalAcks {
+    /// Episodes begun (a segment held), and the time each began.
+    pub episodes: u64,
+    pub episode_starts: Vec<Nanos>,
+    /// Episodes ended by the held segment's retransmission.
+    pub episodes_answered: u64,
+    /// Duplicate ACKs sent while an ACK was held (same ACK number as the previous ACK).
+    pub dupacks: u64,
+    /// ACKs built but not sent while withheld.
+    pub withheld_acks: u64,
 }
 
 impl TcpReceiver {
@@ -80,6 +126,50 @@ impl TcpReceiver {
             max_ofo_segs: 0,
             window_clamp: None,
             right_edge: 0,
+            hold: None,
+            withheld: false,
+            last_ack: None,
+            intentional: IntentionalAcks::default(),
+        }
+    }
+
+    /// Starts an intentional duplicate-ACK episode (module documentation): the next segment
+    /// that arrives in order is held. Returns false (and does nothing) while an episode runs.
+    pub fn hold_next_ack(&mut self) -> bool {
+        if self.hold.is_some() {
+            return false;
+        }
+        self.hold = Some(Hold::Armed);
+        true
+    }
+
+    /// Whether an intentional duplicate-ACK episode is armed or holding.
+    pub fn is_holding(&self) -> bool {
+        self.hold.is_some()
+    }
+
+    /// Stops sending ACKs (they are built, counted and dropped) while `on`.
+    pub fn withhold_acks(&mut self, on: bool) {
+        self.withheld = on;
+    }
+
+    pub fn is_withheld(&self) -> bool {
+        self.withheld
+    }
+
+    /// Ends withholding and sends one ACK now (for the data received so far).
+    pub fn release_ack<W: Wire>(&mut self, w: &mut W) {
+        self.withheld = false;
+        if self.got_data {
+            self.send_ack(w);
+        }
+    }
+
+    /// The ACK number this receiver sends: rcv_nxt, or the held segment during an episode.
+    fn ack_number(&self) -> u64 {
+        match self.hold {
+            Some(Hold::At(h)) => h,
+            _ => self.rcv_nxt,
         }
     }
 
@@ -175,6 +265,11 @@ impl TcpReceiver {
             self.quick_acks = ((self.rwnd_bytes / (2 * MSS as u64)) as u32).clamp(2, MAX_QUICKACKS);
         }
         let seq = p.seq;
+        if self.hold == Some(Hold::Armed) && seq == self.rcv_nxt {
+            self.hold = Some(Hold::At(seq));
+            self.intentional.episodes += 1;
+            self.intentional.episode_starts.push(w.now());
+        }
         // tcp_replace_ts_recent: only a segment at or left of the last ACKed edge updates the
         // echoed timestamp, so a delayed ACK echoes the earliest segment it covers and the ACK
         // for a filled hole echoes whichever copy (original or retransmission) filled it.
@@ -183,7 +278,14 @@ impl TcpReceiver {
         }
         let duplicate = seq < self.rcv_nxt || self.holds(seq);
         let delivered_new = seq == self.rcv_nxt;
-        let immediate = if duplicate {
+        let holding = matches!(self.hold, Some(Hold::At(_)));
+        let immediate = if duplicate && self.hold == Some(Hold::At(seq)) {
+            // The held segment came again: the sender answered the duplicate ACKs. No D-SACK
+            // (it would undo the reduction); the ACK moves on.
+            self.hold = None;
+            self.intentional.episodes_answered += 1;
+            true
+        } else if duplicate {
             self.dsack = Some(SeqRange {
                 start: seq,
                 end: seq + 1,
@@ -218,7 +320,7 @@ impl TcpReceiver {
             }
         }
         let unacked_segs = self.rcv_nxt - self.rcv_wup;
-        if immediate || grew || unacked_segs > 1 || self.quick_acks > 0 {
+        if immediate || holding || grew || unacked_segs > 1 || self.quick_acks > 0 {
             self.send_ack(w);
         } else if self.delack_deadline.is_none() {
             let at = w.now() + DELAYED_ACK_NS;
@@ -247,6 +349,11 @@ impl TcpReceiver {
             Some(d) => w.arm(Timer::DelayedAck, d),
             None => {}
         }
+    }
+
+    /// Whether out-of-order segment `seq` is held (received above a hole).
+    pub fn holds_out_of_order(&self, seq: u64) -> bool {
+        self.holds(seq)
     }
 
     fn holds(&self, seq: u64) -> bool {
@@ -289,12 +396,19 @@ impl TcpReceiver {
     }
 
     fn send_ack<W: Wire>(&mut self, w: &mut W) {
+        let ack = self.ack_number();
+        // During an episode, the data received above the held segment is SACKed first.
+        let held_above = (ack < self.rcv_nxt).then_some(SeqRange {
+            start: ack + 1,
+            end: self.rcv_nxt,
+        });
         let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
         for b in self
             .dsack
             .take()
             .iter()
+            .chain(held_above.iter().filter(|b| b.start < b.end))
             .chain(self.sack_order.iter())
             .take(MAX_SACK_BLOCKS)
         {
@@ -302,9 +416,21 @@ impl TcpReceiver {
             n += 1;
         }
         let rwnd_bytes = self.window();
+        let duplicate = self.last_ack == Some(ack);
+        self.last_ack = Some(ack);
+        self.rcv_wup = ack;
+        self.delack_deadline = None;
+        self.quick_acks = self.quick_acks.saturating_sub(1);
+        if duplicate && matches!(self.hold, Some(Hold::At(_))) {
+            self.intentional.dupacks += 1;
+        }
+        if self.withheld {
+            self.intentional.withheld_acks += 1;
+            return;
+        }
         w.transmit(Packet {
             kind: Kind::Ack,
-            ack: self.rcv_nxt,
+            ack,
             rwnd_bytes,
             sack,
             sack_len: n as u8,
@@ -314,9 +440,6 @@ impl TcpReceiver {
             tsecr: self.ts_recent,
             ..Default::default()
         });
-        self.rcv_wup = self.rcv_nxt;
-        self.delack_deadline = None;
-        self.quick_acks = self.quick_acks.saturating_sub(1);
     }
 }
 
@@ -480,6 +603,73 @@ mod tests {
             w.sent.last().unwrap().sack_blocks()[0],
             SeqRange { start: 7, end: 10 }
         );
+    }
+
+    fn seg_ts(seq: u64, tsval: u32) -> Packet {
+        Packet { tsval, ..seg(seq) }
+    }
+
+    #[test]
+    fn a_held_ack_repeats_with_sack_blocks_until_the_retransmission_and_sends_no_dsack() {
+        let mut r = receiver();
+        let mut w = Recorder::default();
+        r.quick_acks = 0;
+        r.got_data = true;
+        for s in 0..4 {
+            r.on_packet(&seg_ts(s, 10 + s as u32), &mut w);
+        }
+        assert_eq!(w.sent.last().unwrap().ack, 4);
+        let before = w.sent.len();
+        assert!(r.hold_next_ack());
+        assert!(!r.hold_next_ack(), "one episode at a time");
+        // Segment 4 arrives in order: received (rcv_nxt 5, delivered), but ACKed as missing.
+        r.on_packet(&seg_ts(4, 20), &mut w);
+        assert_eq!(r.rcv_nxt(), 5);
+        assert_eq!(r.bytes_delivered, 5 * MSS as u64);
+        assert_eq!(r.intentional.episodes, 1);
+        let a = w.sent.last().unwrap();
+        assert_eq!((a.ack, a.sack_len), (4, 0));
+        // Segments 5, 6, 7: each acknowledged at once, ACK 4, SACK [5, rcv_nxt): three duplicates.
+        for s in 5..8 {
+            r.on_packet(&seg_ts(s, 21 + s as u32), &mut w);
+            let a = w.sent.last().unwrap();
+            assert_eq!(a.ack, 4);
+            assert_eq!(
+                a.sack_blocks(),
+                &[SeqRange {
+                    start: 5,
+                    end: s + 1
+                }]
+            );
+            assert_eq!(a.tsecr, 20, "echoes the held segment's timestamp");
+        }
+        assert_eq!(w.sent.len(), before + 4);
+        assert_eq!(r.intentional.dupacks, 4, "the ACK for 4 repeats ACK 4 too");
+        // The retransmission of 4: no D-SACK, the ACK moves to rcv_nxt and echoes its timestamp.
+        r.on_packet(&seg_ts(4, 99), &mut w);
+        let a = w.sent.last().unwrap();
+        assert_eq!((a.ack, a.sack_len, a.tsecr), (8, 0, 99));
+        assert!(!r.is_holding());
+        assert_eq!(r.intentional.episodes_answered, 1);
+        // Back to delayed ACKs for in-order data.
+        r.on_packet(&seg_ts(8, 100), &mut w);
+        assert_eq!(w.sent.last().unwrap().ack, 8);
+    }
+
+    #[test]
+    fn withheld_acks_are_not_sent_and_a_release_sends_one() {
+        let mut r = receiver();
+        let mut w = Recorder::default();
+        r.withhold_acks(true);
+        for s in 0..5 {
+            r.on_packet(&seg(s), &mut w);
+        }
+        assert!(w.sent.is_empty());
+        assert_eq!(r.intentional.withheld_acks, 5, "quick ACKs, all withheld");
+        r.release_ack(&mut w);
+        assert_eq!(w.sent.len(), 1);
+        assert_eq!(w.sent[0].ack, 5);
+        assert!(!r.is_withheld());
     }
 
     #[test]

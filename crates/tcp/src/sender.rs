@@ -534,7 +534,7 @@ impl TcpSender {
                 }
                 return;
             }
-            Timer::DelayedAck | Timer::Scheduler => return,
+            Timer::DelayedAck | Timer::Scheduler | Timer::Receiver => return,
             _ => {}
         }
         // tcp_write_timer_handler: a callback for what the timer no longer holds is stale.
@@ -599,7 +599,7 @@ impl TcpSender {
         if !blocks.is_empty() {
             flag |= self.sacktag(blocks, &mut rs, &mut sacked_times);
         }
-        // tcp_ack: tcp_in_ack_event before the retransmission queue is cleaned.
+        // tcp_ack's FLAG_SLOWPATH / FLAG_WIN_UPDATE, for tcp_in_ack_event below.
         let fast_path = p.sack_len == 0 && !window_changed && p.ack > prior_snd_una;
         let ack_flags = if fast_path {
             CA_ACK_WIN_UPDATE
@@ -608,7 +608,6 @@ impl TcpSender {
         } else {
             CA_ACK_SLOWPATH
         };
-        self.cc.in_ack_event(&mut self.tp, ack_flags);
         // FLAG_RETRANS_DATA_ACKED: a cum-acked segment had been retransmitted.
         let mut retrans_acked = false;
         let pkts_acked = if p.ack > self.tp.snd_una {
@@ -658,6 +657,11 @@ impl TcpSender {
                 as u32,
         };
         self.cc.pkts_acked(&mut self.tp, &sample);
+        // tcp_ack: tcp_in_ack_event after tcp_clean_rtx_queue (snd_una advanced, pkts_acked
+        // called) and before tcp_process_tlp_ack, since upstream commit 149dfb31615e, "tcp: reorganize
+        // tcp_in_ack_event() and tcp_count_delivered()" (2025, in the 6.18 this machine runs; before it,
+        // in_ack_event ran ahead of the retransmission queue's cleaning).
+        self.cc.in_ack_event(&mut self.tp, ack_flags);
         if pkts_acked > 0 {
             flag |= FLAG_SET_XMIT_TIMER;
         } else if let (Some(sack_rtt), Some(head)) = (sack_rtt, self.board.front()) {

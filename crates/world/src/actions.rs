@@ -3,6 +3,7 @@
 
 use crate::transport::Transport;
 use crate::world::{Event, World};
+use rove_mp::receiver::ReceiverAction;
 use rove_scenario::spec::{ActionSpec, ActionTarget, Change, HandoffSpec};
 use rove_sim::link::LinkChange;
 use rove_tcp::cc::{self, CcConfig, CongestionControl};
@@ -121,6 +122,15 @@ impl World {
                     Change::RemoveSubflow => c.remove_subflow(sub, net),
                     Change::PauseSubflow => c.set_paused(sub, true, net),
                     Change::ResumeSubflow => c.set_paused(sub, false, net),
+                    Change::DupAcks => {
+                        c.apply_receiver_action(ReceiverAction::DupAcks { sub }, net)
+                    }
+                    Change::WithholdAcks => {
+                        c.apply_receiver_action(ReceiverAction::Withhold { sub }, net)
+                    }
+                    Change::ReleaseAck => {
+                        c.apply_receiver_action(ReceiverAction::Release { sub }, net)
+                    }
                     _ => unreachable!("flow changes are matched above"),
                 });
                 Ok(())

@@ -10,7 +10,7 @@ use crate::world::{Flow, RouteTable, World};
 use crate::{control, element};
 use rove_mp::detect::{self, Fixed};
 use rove_mp::detection::Detection;
-use rove_mp::{coupling, sched, Connection, ConnectionConfig, ConnectionData};
+use rove_mp::{coupling, receiver, sched, Connection, ConnectionConfig, ConnectionData};
 use rove_scenario::{FlowSpec, MultipathSpec, ParseOptions, Scenario, ScenarioError};
 use rove_sim::link::{model as link_model, AnyLink};
 use rove_tcp::cc;
@@ -29,6 +29,7 @@ pub fn parse(text: &str, opts: &ParseOptions) -> Result<Scenario, ScenarioError>
     let names = cc::names();
     let schedulers = sched::names();
     let detectors = detector_names();
+    let receivers = receiver::names();
     let link_kinds = link_model::kinds();
     let element_kinds = element::kinds();
     let controller_kinds = control::kinds();
@@ -40,6 +41,7 @@ pub fn parse(text: &str, opts: &ParseOptions) -> Result<Scenario, ScenarioError>
         known_schedulers: &schedulers,
         known_couplings: coupling::COUPLINGS,
         known_detectors: &detectors,
+        known_receivers: &receivers,
         ..*opts
     };
     rove_scenario::parse(text, &opts)
@@ -236,6 +238,22 @@ fn build_connection(
         .set_path_costs(mp.paths.len(), mp.costs.as_deref())
         .map_err(|e| (format!("scheduler_params.{}", e.key), e.message))?;
     let detection = build_detection(scenario, spec, mp)?;
+    let receiver = match &mp.receiver {
+        None => None,
+        Some(name) => match receiver::build(name, &mp.receiver_params) {
+            None => {
+                return Err((
+                    "receiver".to_string(),
+                    format!(
+                        "unknown receiver {name:?}; accepted: {}",
+                        receiver::names().join(", ")
+                    ),
+                ))
+            }
+            Some(Err(e)) => return Err((format!("receiver_params.{}", e.key), e.message)),
+            Some(Ok(b)) => Some(b),
+        },
+    };
     // The coupling as resolved ("auto" becomes what it chose), for the results.
     let coupling = if built.coupling.is_some() {
         "connection"
@@ -258,6 +276,7 @@ fn build_connection(
         rwnd_bytes: spec.rwnd_bytes,
         start_ns: spec.start_ns,
         detection,
+        receiver,
     });
     let subflows = mp
         .paths

@@ -358,9 +358,21 @@ impl Recorder {
         s.cc_state
             .push(if state == "open" { "multipath" } else { state });
         s.ofo_bytes.push(c.reorder.ofo_bytes);
+        if let Some(b) = c.receiver_behaviour() {
+            let names = b.telemetry_names();
+            let mut values = [0.0; MAX_RECEIVER_TELEMETRY];
+            let values = &mut values[..names.len()];
+            b.telemetry(values);
+            for (name, &x) in names.iter().zip(values.iter()) {
+                s.put_extra(name, x);
+            }
+        }
         s.end_row();
     }
 }
+
+/// Most time-series columns a receiver behaviour has (`ReceiverBehaviour::telemetry_names`).
+pub const MAX_RECEIVER_TELEMETRY: usize = 8;
 
 /// Nanoseconds to milliseconds as f64.
 pub fn ns_to_ms(ns: Nanos) -> f64 {

@@ -178,6 +178,13 @@ pub struct MultipathSummary {
     /// subflow's `throughput_mbps` (`crate::path_cost`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_cost: Option<f64>,
+    /// The receiver behaviour (`receiver`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<String>,
+    /// Its telemetry at the end of the run (`ReceiverBehaviour::telemetry`; SPC: active
+    /// subflows, |R_F|, dup-ACKs, switches off and on), when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver_telemetry: Option<std::collections::BTreeMap<&'static str, f64>>,
     pub subflows: Vec<SubflowSummary>,
 }
 
@@ -205,6 +212,26 @@ pub struct SubflowSummary {
     pub cost: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_x_over_c: Option<f64>,
+    /// Intentional ACK control (a receiver behaviour, or `[[actions]]` dupacks / withhold_acks),
+    /// present when the flow has a receiver behaviour or one happened: duplicate-ACK episodes
+    /// begun over the whole run and the time each began, the duplicate ACKs sent, and the ACKs
+    /// withheld.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dupack_episodes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dupack_episode_times_s: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dupacks_sent: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld_acks: Option<u64>,
+    /// What the behaviour decided last for this subflow (R-TSC: W̄_r in packets, c_r and x*_r
+    /// in Mbit/s; null where it had none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_cap_pkts: Option<Option<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_estimate_mbps: Option<Option<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_rate_mbps: Option<Option<f64>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -587,12 +614,19 @@ fn multipath_flow_summary(
         .multipath
         .as_ref()
         .and_then(|mp| mp.costs.as_deref());
+    let report = c.receiver_behaviour().and_then(|b| b.report());
     let subflows: Vec<SubflowSummary> = c
         .subflows
         .iter()
         .enumerate()
         .map(|(j, sf)| {
             let st = &sf.sender.stats;
+            let ia = &sf.receiver.intentional;
+            let acks_controlled = c.receiver_name().is_some() || ia.episodes + ia.withheld_acks > 0;
+            let shown = |v: u64| acks_controlled.then_some(v);
+            let reported = |f: fn(&rove_mp::receiver::BehaviourReport) -> &Vec<Option<f64>>| {
+                report.as_ref().map(|r| f(r).get(j).copied().flatten())
+            };
             let (segs, re, rcv) = diff(j);
             let rtts = rtt_window(j);
             SubflowSummary {
@@ -614,6 +648,14 @@ fn multipath_flow_summary(
                     .rate_peaks
                     .as_ref()
                     .and_then(|p| p.peak.get(j).copied().flatten()),
+                dupack_episodes: shown(ia.episodes),
+                dupack_episode_times_s: acks_controlled
+                    .then(|| ia.episode_starts.iter().map(|&t| secs(t)).collect()),
+                dupacks_sent: shown(ia.dupacks),
+                withheld_acks: shown(ia.withheld_acks),
+                window_cap_pkts: reported(|r| &r.window_cap_pkts),
+                capacity_estimate_mbps: reported(|r| &r.capacity_mbps),
+                target_rate_mbps: reported(|r| &r.target_rate_mbps),
             }
         })
         .collect();
@@ -674,6 +716,13 @@ fn multipath_flow_summary(
             detection_regroupings: c.detection.as_ref().map(|d| d.regroupings),
             detection_groups: c.detection.as_ref().map(|d| d.groups().to_vec()),
             path_cost,
+            receiver: c.receiver_name().map(str::to_string),
+            receiver_telemetry: c.receiver_behaviour().and_then(|b| {
+                let names = b.telemetry_names();
+                let mut values = vec![0.0; names.len()];
+                b.telemetry(&mut values);
+                (!names.is_empty()).then(|| names.iter().copied().zip(values).collect())
+            }),
             subflows,
         }),
     }

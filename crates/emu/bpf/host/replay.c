@@ -14,10 +14,6 @@
  *
  * Where rove's sender calls hooks in another order or way than Linux, the replay calls the port
  * as Linux would (docs/kernel-backend.md "Checking the ports' arithmetic"):
- * - in_ack_event: rove calls it before the cumulative ACK is applied, Linux after snd_una has
- *   advanced (tcp_ack); rove's algorithms that use it (Westwood+) do its work at the start of
- *   pkts_acked, which follows on every ACK. The replay calls the port's in_ack_event with the
- *   next pkts_acked line's snapshot, just before that pkts_acked.
  * - enter_cwr (tcp_cdg's tcp_enter_cwr, which a BPF port cannot call): the port sets ssthresh and
  *   cwnd itself at once. The simulator's line says enter_cwr = 1 and its sender then calls
  *   ssthresh (the next ssthresh line of the socket); the port's cong_avoid must leave ssthresh =
@@ -181,8 +177,7 @@ int main(int argc, char **argv)
 {
 	struct trace t;
 	int mptcp = 0, argi = 1;
-	size_t i, compared = 0, absent = 0, deferred = 0, absorbed = 0, skipped = 0;
-	size_t *pending = calloc(RV_MAX_SOCKS, sizeof(size_t)); /* in_ack_event line + 1 */
+	size_t i, compared = 0, absent = 0, absorbed = 0, skipped = 0;
 	char *absorbed_line;
 
 	if (argc > 1 && !strcmp(argv[1], "--mptcp")) {
@@ -215,25 +210,6 @@ int main(int argc, char **argv)
 			skipped++;
 			continue;
 		}
-		if (!strcmp(l->hook, "in_ack_event")) {
-			/* rove's in_ack_event changes nothing in tcp_sock, the port's neither. */
-			check(l, "in_ack_event leaves cwnd (sim)", l->snd_cwnd, l->out_cwnd);
-			pending[sk] = i + 1;
-			deferred++;
-			continue;
-		}
-		if (!strcmp(l->hook, "pkts_acked") && pending[sk]) {
-			const struct rv_line *ev = &t.lines[pending[sk] - 1];
-
-			rv_sock_load(sk, l, mptcp);
-			rv_call(sk, ev, &o);
-			check(ev, "snd_cwnd", l->snd_cwnd, o.cwnd);
-			check(ev, "snd_ssthresh", l->ssthresh, o.ssthresh);
-			check(ev, "snd_cwnd_cnt", l->cnt, o.cnt);
-			check(ev, "sk_pacing_rate", l->pacing_rate, o.pacing_rate);
-			compared += o.called;
-			pending[sk] = 0;
-		}
 		if (l->enter_cwr) {
 			size_t j;
 
@@ -261,9 +237,9 @@ int main(int argc, char **argv)
 	}
 
 	printf("{\"algorithm\":\"%s\",\"lines\":%zu,\"compared\":%zu,\"absent\":%zu,"
-	       "\"deferred_in_ack_event\":%zu,\"absorbed_ssthresh\":%zu,"
+	       "\"absorbed_ssthresh\":%zu,"
 	       "\"skipped_skb_marked_lost\":%zu,\"prandom_exhausted\":%d,\"mismatches\":%zu",
-	       rv_ops_name(), t.count, compared, absent, deferred, absorbed, skipped,
+	       rv_ops_name(), t.count, compared, absent, absorbed, skipped,
 	       rv_prandom_exhausted, mismatches);
 	if (mismatches)
 		printf(",\"first_mismatch\":{\"line\":%lld,\"sk\":%lld,\"hook\":\"%s\",\"field\":\"%s\","

@@ -22,8 +22,11 @@ pub const MPTCP_INFO: libc::c_int = 1;
 pub const MPTCP_TCPINFO: libc::c_int = 2;
 pub const MPTCP_SUBFLOW_ADDRS: libc::c_int = 3;
 
-/// The most subflows read per sample (the kernel's path manager allows at most 8).
-const MAX_SUBFLOWS: usize = 8;
+/// The most subflows of a connection on the kernel backend, and read per sample: upstream
+/// MPTCP's limit of 8 (MPTCP_PM_ADDR_MAX, net/mptcp/pm_kernel.c; `ip mptcp limits` refuses
+/// more), which rove's eBPF coupling shares (COUPLED_SUBFLOWS, bpf/mptcp_coupled.h). The
+/// simulator allows rove_scenario::MAX_SUBFLOWS.
+pub const MAX_SUBFLOWS: usize = 8;
 
 /// `struct mptcp_subflow_data`, include/uapi/linux/mptcp.h (aligned(8), 16 bytes).
 #[repr(C, align(8))]

@@ -67,6 +67,7 @@
 //! dropping still-unsent duplicates from the per-subflow queues once the data is DATA-ACKed").
 
 use super::{lowest_rtt, Pick, SchedContext, Scheduler, SubflowInfo};
+use crate::SubflowMask;
 use rove_tcp::cc::{params, reject_unknown, ModelPhase, ParamError};
 
 /// T_threshold, bytes of unique data: Algorithm 2's "100 KB" mouse-flow threshold (seed-001
@@ -390,7 +391,7 @@ impl Scheduler for Bccps {
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.usable || s.joining)
-                .fold(0u8, |m, (i, _)| m | 1 << i);
+                .fold(0, |m: SubflowMask, (i, _)| m | 1 << i);
             if mask == 0 {
                 return Pick::Wait;
             }

@@ -46,6 +46,7 @@ pub use redundant::Redundant;
 pub use round_robin::RoundRobin;
 pub use tsc::{Tsc, TscParams};
 
+use crate::SubflowMask;
 use rove_sim::Nanos;
 use rove_tcp::cc::{reject_unknown, ModelPhase, ParamError};
 
@@ -144,12 +145,12 @@ pub struct SchedContext<'a> {
 pub enum Pick {
     /// Send the next new DSN on every subflow in this bit set (one bit: plain scheduling; more:
     /// duplication).
-    New(u8),
+    New(SubflowMask),
     /// Send the already-sent `dsn` on subflow `sub` too.
     Existing { sub: usize, dsn: u64 },
     /// Put the next new DSN at the tail of the send queue of every subflow in this bit set,
     /// cwnd space or not (see the module documentation).
-    Enqueue(u8),
+    Enqueue(SubflowMask),
     /// Send nothing now.
     Wait,
 }

@@ -5,6 +5,7 @@
 //! subflow that is caught up and has space.
 
 use super::{Pick, SchedContext, Scheduler};
+use crate::SubflowMask;
 
 #[derive(Default)]
 pub struct Redundant {
@@ -37,7 +38,7 @@ impl Scheduler for Redundant {
         if !cx.can_send_new {
             return Pick::Wait;
         }
-        let mut mask = 0u8;
+        let mut mask: SubflowMask = 0;
         for (s, info) in cx.subflows.iter().enumerate() {
             if info.available() {
                 mask |= 1 << s;

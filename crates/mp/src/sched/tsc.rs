@@ -111,8 +111,7 @@ pub const X_MIN_PPS: f64 = 10.0;
 /// M_s: the hops of the dissertation's model check (§2.3, "M_s = 5"); [GAP] in its simulations.
 pub const HOPS: f64 = 5.0;
 
-/// The most subflows a connection has (`Pick` masks are 8 bits).
-const MAX_SUBFLOWS: usize = 8;
+use crate::MAX_SUBFLOWS;
 
 /// What x_{s,k} is in (2.12) and (2.13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,6 +22,9 @@ const ACTION_KEYS: &[&str] = &[
     "pause",
     "resume",
     "coupling_group",
+    "dupacks",
+    "withhold_acks",
+    "release_ack",
     "rate",
     "delay",
     "loss",
@@ -34,6 +37,9 @@ const FLOW_CHANGES: &[&str] = &[
     "pause",
     "resume",
     "coupling_group",
+    "dupacks",
+    "withhold_acks",
+    "release_ack",
 ];
 const LINK_CHANGES: &[&str] = &["rate", "delay", "loss"];
 
@@ -216,7 +222,7 @@ impl Validator<'_> {
         };
         let key = match key.as_slice() {
             [k] => *k,
-            [] => return Err(self.err(path, "the action changes nothing: give one of cc, rwnd, add_subflow, remove, pause, resume (flows) or rate, delay, loss (links)")),
+            [] => return Err(self.err(path, "the action changes nothing: give one of cc, rwnd, add_subflow, remove, pause, resume, coupling_group, dupacks, withhold_acks, release_ack (flows) or rate, delay, loss (links)")),
             [a, b, ..] => return Err(self.err(join(path, b), format!("one change per action: {a:?} and {b:?} are both given; write two [[actions]]"))),
         };
         for (k, needs) in [
@@ -250,7 +256,7 @@ impl Validator<'_> {
                     ack_path: self.link_list(st, &p, "ack_path", links)?,
                 }
             }
-            "remove" | "pause" | "resume" => {
+            "remove" | "pause" | "resume" | "dupacks" | "withhold_acks" | "release_ack" => {
                 if !self.require(t, path, key, read_bool, "true")? {
                     return Err(self.err(
                         join(path, key),
@@ -260,6 +266,9 @@ impl Validator<'_> {
                 match key {
                     "remove" => Change::RemoveSubflow,
                     "pause" => Change::PauseSubflow,
+                    "dupacks" => Change::DupAcks,
+                    "withhold_acks" => Change::WithholdAcks,
+                    "release_ack" => Change::ReleaseAck,
                     _ => Change::ResumeSubflow,
                 }
             }
@@ -326,6 +335,9 @@ impl Validator<'_> {
                     | Change::PauseSubflow
                     | Change::ResumeSubflow
                     | Change::CouplingGroup(_)
+                    | Change::DupAcks
+                    | Change::WithholdAcks
+                    | Change::ReleaseAck
             );
             if subflow_op && !multipath {
                 return Err(self.err(
@@ -342,6 +354,9 @@ impl Validator<'_> {
                     | Change::PauseSubflow
                     | Change::ResumeSubflow
                     | Change::CouplingGroup(_)
+                    | Change::DupAcks
+                    | Change::WithholdAcks
+                    | Change::ReleaseAck
             );
             if needs_subflow && subflow.is_none() {
                 return Err(self.err(

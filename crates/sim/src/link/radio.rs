@@ -1,5 +1,6 @@
 //! What the radio link models (`wifi`, `lte`) share: the complementary error function of their
-//! error models, and the wording of their key errors.
+//! error models, the reading of their unit-bearing keys (dB, distances, speeds, directions),
+//! and the wording of their key errors.
 
 use toml::Value;
 
@@ -39,5 +40,65 @@ pub(crate) fn describe(v: &Value) -> String {
         Value::Table(_) => "a table".into(),
         Value::Array(_) => "an array".into(),
         other => format!("{other}"),
+    }
+}
+
+/// A number, or a string of a number with `unit` (`"20dB"`).
+pub(crate) fn read_unit(v: &Value, unit: &str) -> Option<f64> {
+    let x = match v {
+        Value::Integer(n) => *n as f64,
+        Value::Float(f) => *f,
+        Value::String(s) => s.trim().strip_suffix(unit)?.trim().parse().ok()?,
+        _ => return None,
+    };
+    x.is_finite().then_some(x)
+}
+
+/// Metres: a number, `"500m"` or `"1.2km"`.
+pub(crate) fn read_distance(v: &Value) -> Option<f64> {
+    match v {
+        Value::String(s) => {
+            let s = s.trim();
+            if let Some(km) = s.strip_suffix("km") {
+                return km.trim().parse::<f64>().ok().map(|x| x * 1000.0);
+            }
+            s.strip_suffix('m')?.trim().parse().ok()
+        }
+        v => read_unit(v, ""),
+    }
+    .filter(|x: &f64| x.is_finite())
+}
+
+/// m/s: `"120km/h"`, `"30m/s"`, or a number of m/s.
+pub(crate) fn read_speed(v: &Value) -> Option<f64> {
+    match v {
+        Value::String(s) => {
+            let s = s.trim();
+            if let Some(k) = s.strip_suffix("km/h") {
+                return k.trim().parse::<f64>().ok().map(|x| x / 3.6);
+            }
+            s.strip_suffix("m/s")?.trim().parse().ok()
+        }
+        v => read_unit(v, ""),
+    }
+    .filter(|x: &f64| x.is_finite())
+}
+
+/// `direction`: +1 moving away from the cell (`"backward"`, the default), -1 towards it
+/// (`"forward"`); `towards` names the cell in the error ("the eNodeB", "the AP").
+pub(crate) fn read_direction(
+    key: &str,
+    v: Option<&Value>,
+    towards: &str,
+) -> Result<f64, (String, String)> {
+    match v {
+        None => Ok(1.0),
+        Some(Value::String(s)) if s == "backward" => Ok(1.0),
+        Some(Value::String(s)) if s == "forward" => Ok(-1.0),
+        Some(v) => Err(bad(
+            key,
+            v,
+            &format!("\"forward\" (towards {towards}) or \"backward\" (away from it)"),
+        )),
     }
 }

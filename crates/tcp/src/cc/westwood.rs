@@ -61,13 +61,11 @@
 //!
 //! # Where this differs from tcp_westwood.c
 //!
-//! - **When `in_ack_event`'s work runs.** Linux advances `tp->snd_una` (tcp_snd_una_update)
-//!   before calling `in_ack_event`; rove calls `in_ack_event` before it cleans the
-//!   retransmission queue, so `tp.snd_una` is still the old one there. The hook records its
-//!   flags, and the work (`tcp_westwood_ack`) runs at the start of `pkts_acked`, which rove
-//!   calls on every ACK right after the cumulative ACK is applied and before anything else
-//!   Westwood reads changes; the previous RTT sample (`w->rtt`) is used, as in Linux, since
-//!   `pkts_acked` updates it only afterwards. The result is the kernel's.
+//! - **Hook order.** As Linux 6.18's `tcp_ack` (since commit 149dfb31615e, "tcp: reorganize
+//!   tcp_in_ack_event() and tcp_count_delivered()"), rove calls `pkts_acked` (inside the
+//!   retransmission queue's cleaning) before `in_ack_event`, so `tcp_westwood_ack` sees the
+//!   advanced `snd_una` and this ACK's RTT sample in `w->rtt`. (Before that commit Linux called
+//!   `in_ack_event` first, with the previous sample; rove used to emulate that order.)
 //! - rove has no header prediction: "fast path" is rove's approximation of it (a pure
 //!   cumulative advance with no SACK and an unchanged window; see `CongestionControl::in_ack_event`).
 //! - Sequence numbers count segments (u64); `snd_una` in bytes is `snd_una·mss` truncated to
@@ -124,8 +122,6 @@ pub struct Westwood {
     rtt_min: u32,
     first_ack: bool,
     reset_rtt_min: bool,
-    /// `in_ack_event` flags waiting for `pkts_acked` (see the header).
-    pending_ack: Option<u32>,
 }
 
 impl Westwood {
@@ -144,7 +140,6 @@ impl Westwood {
             rtt_min: init_rtt,
             first_ack: true,
             reset_rtt_min: true,
-            pending_ack: None,
         }
     }
 
@@ -299,16 +294,13 @@ impl CongestionControl for Westwood {
         }
     }
 
-    /// tcp_westwood_ack, deferred to `pkts_acked` (see the header).
-    fn in_ack_event(&mut self, _tp: &mut TcpState, flags: u32) {
-        self.pending_ack = Some(flags);
+    /// tcp_westwood_ack.
+    fn in_ack_event(&mut self, tp: &mut TcpState, flags: u32) {
+        self.ack(tp, flags);
     }
 
-    /// The deferred tcp_westwood_ack, then tcp_westwood_pkts_acked.
-    fn pkts_acked(&mut self, tp: &mut TcpState, sample: &AckSample) {
-        if let Some(flags) = self.pending_ack.take() {
-            self.ack(tp, flags);
-        }
+    /// tcp_westwood_pkts_acked.
+    fn pkts_acked(&mut self, _tp: &mut TcpState, sample: &AckSample) {
         if sample.rtt_us > 0 {
             let j = usecs_to_jiffies_at(sample.rtt_us.min(u32::MAX as i64) as u32, self.hz);
             self.rtt = j.min(u32::MAX as u64) as u32;
@@ -338,7 +330,7 @@ mod tests {
     fn ack_at(w: &mut Westwood, tp: &mut TcpState, t_jiffies: u64, una: u64, flags: u32) {
         tp.now = t_jiffies * JIFFY_NS;
         tp.snd_una = una;
-        w.in_ack_event(tp, flags);
+        // Linux 6.18's tcp_ack order: pkts_acked, then in_ack_event.
         w.pkts_acked(
             tp,
             &AckSample {
@@ -347,6 +339,7 @@ mod tests {
                 in_flight: 0,
             },
         );
+        w.in_ack_event(tp, flags);
     }
 
     fn westwood() -> (Westwood, TcpState) {
@@ -415,8 +408,8 @@ mod tests {
         // First ACK (fast path): snd_una taken as the start, its own bytes not counted.
         ack_at(&mut w, &mut tp, 1, 10, CA_ACK_WIN_UPDATE);
         assert_eq!(w.rtt, 25);
-        // rtt_min was reset to the rtt in force before this ACK's sample: 20·HZ.
-        assert_eq!(w.rtt_min, 20 * HZ);
+        // rtt_min (reset at init) takes this ACK's sample: pkts_acked runs first (6.18).
+        assert_eq!(w.rtt_min, 25);
         assert_eq!(w.bk, 0);
         // Twenty more packets over the next 20 jiffies.
         for j in 2..=21 {
@@ -456,11 +449,10 @@ mod tests {
     fn rtt_is_in_jiffies_rounded_up_and_rtt_min_resets_after_an_rto() {
         let (mut w, mut tp) = westwood();
         ack_at(&mut w, &mut tp, 1, 1, CA_ACK_WIN_UPDATE);
-        // usecs_to_jiffies(100000) at HZ 250: ⌈100000/4000⌉ = 25; rtt_min is reset (init) to
-        // the rtt before this sample, TCP_WESTWOOD_INIT_RTT = 20·HZ.
-        assert_eq!((w.rtt, w.rtt_min), (25, 20 * HZ));
+        // usecs_to_jiffies(100000) at HZ 250: ⌈100000/4000⌉ = 25; pkts_acked runs first, so
+        // rtt_min (reset at init) takes this ACK's sample.
+        assert_eq!((w.rtt, w.rtt_min), (25, 25));
         tp.now = 2 * JIFFY_NS;
-        w.in_ack_event(&mut tp, CA_ACK_WIN_UPDATE);
         w.pkts_acked(
             &mut tp,
             &AckSample {
@@ -469,15 +461,16 @@ mod tests {
                 in_flight: 0,
             },
         );
+        w.in_ack_event(&mut tp, CA_ACK_WIN_UPDATE);
         assert_eq!(w.rtt, 11, "⌈40001/4000⌉");
-        assert_eq!(w.rtt_min, 25, "rtt_min takes a sample at the next ACK");
+        assert_eq!(w.rtt_min, 11, "the same ACK's sample");
         ack_at(&mut w, &mut tp, 3, 2, CA_ACK_WIN_UPDATE); // sample 100 ms: rtt 25
         assert_eq!(w.rtt_min, 11);
         w.cwnd_event(&mut tp, CaEvent::Loss);
         ack_at(&mut w, &mut tp, 4, 3, CA_ACK_WIN_UPDATE);
         assert_eq!(
             w.rtt_min, 25,
-            "after an RTO: reset to the last sample, 25, above 11"
+            "after an RTO: reset to the next ACK's sample, 25, above 11"
         );
         ack_at(&mut w, &mut tp, 5, 4, CA_ACK_WIN_UPDATE);
         assert_eq!(w.rtt_min, 25);

@@ -109,9 +109,9 @@ def run_sim(scenario_file: Path, out: Path, seed: int | None = None) -> str | No
 
 
 def run_kernel(scenario_file: Path, out: Path, duration_s: float,
-               python: str = sys.executable) -> str | None:
+               python: str = sys.executable, seed: int | None = None) -> str | None:
     cmd = [python, "-m", "rove", "run", "--backend", "kernel", str(scenario_file), "-o", str(out),
-           "--quiet"]
+           "--quiet"] + ([] if seed is None else ["--seed", str(seed)])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=duration_s * 3 + 120)
     except subprocess.TimeoutExpired:
@@ -183,10 +183,12 @@ class KernelRunner:
         self.previous_usage_error: str | None = None
         self.skip: str | None = None
 
-    def __call__(self, scen: Path, out: Path, duration_s: float) -> str | None:
+    def __call__(self, scen: Path, out: Path, duration_s: float,
+                 seed: int | None = None) -> str | None:
         if self.skip:
             return f"not run: {self.skip}"
-        err = self.run(scen, out, duration_s)
+        err = (self.run(scen, out, duration_s) if seed is None
+               else self.run(scen, out, duration_s, seed=seed))
         usage = err if (err or "").startswith("exit 2:") else None
         if usage and usage == self.previous_usage_error:
             self.skip = f"skipped after the same error twice ({usage})"
@@ -209,12 +211,16 @@ def shifted(doc: dict, offset_ms: float) -> dict:
 def run_cases(cases: Sequence[Case], out: Path, kernel: KernelRunner,
               log: Callable[[str], None] = lambda s: None, sim_seeds: Sequence[int] = (1,),
               kernel_runs: int = 1, overlay: bool = True,
-              start_step_ms: float = 0.0) -> list[Outcome]:
+              start_step_ms: float = 0.0, kernel_seeds: bool = False) -> list[Outcome]:
     """Run every case into ``out`` (``scenarios/ID.toml``; ``runs/ID/sim`` and ``runs/ID/kernel``
     for one seed and one kernel run, ``runs/ID/sim-seedN`` and ``runs/ID/kernel-N`` for more),
     reusing results already there. With ``start_step_ms``, the simulator's seed N starts the
     flows (N − 1) × ``start_step_ms`` later (``scenarios/ID-seedN.toml``), sampling the start
-    instant that the kernel's runs do not control."""
+    instant that the kernel's runs do not control. With ``kernel_seeds``, kernel run N runs
+    seed N's scenario with ``--seed N``: the emulator draws a link's random loss from the same
+    stream as the simulator (one link model), so runs at one seed drop the same packets (the
+    same loss pattern, not independent samples of it), and kernel run N meets simulator seed
+    N's pattern."""
     outcomes = []
     for i, c in enumerate(cases, 1):
         scen = out / "scenarios" / f"{c.id}.toml"
@@ -223,12 +229,16 @@ def run_cases(cases: Sequence[Case], out: Path, kernel: KernelRunner,
         run_dir.mkdir(parents=True, exist_ok=True)
         o = Outcome(c)
         t0 = time.monotonic()
+        def seed_scenario(seed: int) -> Path:
+            if start_step_ms and seed != 1:
+                path = out / "scenarios" / f"{c.id}-seed{seed}.toml"
+                _write_scenario(path, shifted(c.scenario, (seed - 1) * start_step_ms))
+                return path
+            return scen
+
         for seed in sim_seeds:
             d = run_dir / ("sim" if len(sim_seeds) == 1 else f"sim-seed{seed}")
-            seed_scen = scen
-            if start_step_ms and seed != 1:
-                seed_scen = out / "scenarios" / f"{c.id}-seed{seed}.toml"
-                _write_scenario(seed_scen, shifted(c.scenario, (seed - 1) * start_step_ms))
+            seed_scen = seed_scenario(seed)
             err = None if have(d) else run_sim(seed_scen, d, seed)
             if err is None and load_summary(d) is not None:
                 o.sim_dirs.append(d)
@@ -238,7 +248,10 @@ def run_cases(cases: Sequence[Case], out: Path, kernel: KernelRunner,
         if kernel.enabled:
             for k in range(1, kernel_runs + 1):
                 d = run_dir / ("kernel" if kernel_runs == 1 else f"kernel-{k}")
-                err = None if have(d) else kernel(scen, d, c.duration_s)
+                if kernel_seeds:
+                    err = None if have(d) else kernel(seed_scenario(k), d, c.duration_s, seed=k)
+                else:
+                    err = None if have(d) else kernel(scen, d, c.duration_s)
                 if err is None and load_summary(d) is not None:
                     o.kernel_dirs.append(d)
                     o.kernels.append(load_summary(d))

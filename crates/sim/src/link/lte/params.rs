@@ -2,7 +2,7 @@
 //! tables): checked once when the scenario is parsed ([`check`], through the registry's
 //! [`LinkKind`]), read again infallibly when the model is built.
 
-use super::super::radio::bad;
+use super::super::radio::{bad, read_direction, read_distance, read_speed, read_unit};
 use super::amc;
 use super::channel::{self, Profile};
 use rove_scenario::parse::join;
@@ -430,18 +430,7 @@ fn ue(name: &str, v: &Value, carrier_hz: f64) -> Res<Ue> {
             }
         },
     };
-    let direction = match t.get("direction") {
-        None => 1.0,
-        Some(Value::String(s)) if s == "backward" => 1.0,
-        Some(Value::String(s)) if s == "forward" => -1.0,
-        Some(v) => {
-            return Err(bad(
-                &key("direction"),
-                v,
-                "\"forward\" (towards the eNodeB) or \"backward\" (away from it)",
-            ))
-        }
-    };
+    let direction = read_direction(&key("direction"), t.get("direction"), "the eNodeB")?;
     let fading = match t.get("fading") {
         None => Profile::None,
         Some(Value::String(s)) => Profile::from_name(s).ok_or_else(|| {
@@ -501,47 +490,6 @@ fn time(t: &Table, key: &str, default: u64, min: u64) -> Res<u64> {
             &format!("a time of at least {} ms like \"5ms\"", min / 1_000_000),
         )),
     }
-}
-
-/// A number, or a string of a number with `unit` (`"20dB"`).
-fn read_unit(v: &Value, unit: &str) -> Option<f64> {
-    let x = match v {
-        Value::Integer(n) => *n as f64,
-        Value::Float(f) => *f,
-        Value::String(s) => s.trim().strip_suffix(unit)?.trim().parse().ok()?,
-        _ => return None,
-    };
-    x.is_finite().then_some(x)
-}
-
-/// Metres: a number, `"500m"` or `"1.2km"`.
-fn read_distance(v: &Value) -> Option<f64> {
-    match v {
-        Value::String(s) => {
-            let s = s.trim();
-            if let Some(km) = s.strip_suffix("km") {
-                return km.trim().parse::<f64>().ok().map(|x| x * 1000.0);
-            }
-            s.strip_suffix('m')?.trim().parse().ok()
-        }
-        v => read_unit(v, ""),
-    }
-    .filter(|x: &f64| x.is_finite())
-}
-
-/// m/s: `"120km/h"`, `"30m/s"`, or a number of m/s.
-fn read_speed(v: &Value) -> Option<f64> {
-    match v {
-        Value::String(s) => {
-            let s = s.trim();
-            if let Some(k) = s.strip_suffix("km/h") {
-                return k.trim().parse::<f64>().ok().map(|x| x / 3.6);
-            }
-            s.strip_suffix("m/s")?.trim().parse().ok()
-        }
-        v => read_unit(v, ""),
-    }
-    .filter(|x: &f64| x.is_finite())
 }
 
 /// Hz: `"2GHz"`, `"800MHz"`, `"70Hz"`, `"1.3kHz"`.

@@ -17,6 +17,8 @@
 //!   every PPDU on the air (data, Ack, BlockAck; not SIFS, DIFS or backoff); tx time the AP's
 //!   own PPDUs (its data frames and the Acks it sends); rx time the PPDUs it receives
 //!   (stations' data frames, their Acks), in a collision without the AP the longest frame.
+//! - `airtime_ms` is the port's data PPDUs' air time (collisions and failures included, not
+//!   the Acks): mac80211's per-station airtime, the base of the airtime shares.
 //! - `signal_db` is the station's SNR (the model has no transmit power or noise floor in dBm;
 //!   nl80211's signal is dBm): NaN for a station without `snr`/`snr_trace`.
 
@@ -102,6 +104,8 @@ pub struct RadioSeries {
     pub survey_busy_ms: Vec<f64>,
     pub survey_tx_ms: Vec<f64>,
     pub survey_rx_ms: Vec<f64>,
+    /// The port's data PPDUs' air time so far (its share of the channel).
+    pub airtime_ms: Vec<f64>,
 }
 
 impl RadioSeries {
@@ -150,7 +154,8 @@ impl RadioSeries {
             signal_db,
             survey_busy_ms,
             survey_tx_ms,
-            survey_rx_ms
+            survey_rx_ms,
+            airtime_ms
         );
     }
 }
@@ -323,6 +328,7 @@ impl RadioCounters for Wifi {
             out.survey_busy_ms.push(ms(self.survey.busy_ns));
             out.survey_tx_ms.push(ms(self.survey.tx_ns));
             out.survey_rx_ms.push(ms(self.survey.rx_ns));
+            out.airtime_ms.push(ms(c.airtime_ns));
         }
     }
 

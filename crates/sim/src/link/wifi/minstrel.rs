@@ -3,16 +3,22 @@
 //! transmitter's frames to one peer. The peer's rates are one group (the 802.11a rates; Linux
 //! ≥ 5.11 puts them in minstrel_ht's OFDM group).
 //!
-//! - Every frame reports its attempts per rate and whether it was acknowledged
-//!   (`minstrel_ht_tx_status`); every `update_interval / 2` = 50 ms (`mp->update_interval =
+//! - Every transmission reports its attempts per rate (`minstrel_ht_tx_status`): a frame sent
+//!   alone is a status of length 1 (acknowledged or not); an A-MPDU is one status for the
+//!   whole aggregate, `ampdu_len` subframes sent and `ampdu_ack_len` acknowledged in the Block
+//!   Ack, so each rate of its chain counts `count × ampdu_len` attempts and the last one the
+//!   `ampdu_ack_len` successes. Every `update_interval / 2` = 50 ms (`mp->update_interval =
 //!   HZ / 10`, halved in `minstrel_ht_tx_status`) each rate's success probability is averaged
 //!   by an EWMA with weight EWMA_LEVEL / EWMA_DIV = 96/128 on the old value
-//!   (`minstrel_calc_rate_stats`, `minstrel_ewma`).
+//!   (`minstrel_calc_rate_stats`, `minstrel_ewma`), and so is the mean A-MPDU length of the
+//!   interval's statuses (`avg_ampdu_len`, 1 at the start: `minstrel_ht_update_caps`; taken
+//!   truncated to an integer, `minstrel_ht_avg_ampdu_len`).
 //! - A rate's throughput is min(prob, 90 %) / (overhead / A-MPDU length + its duration), 0 below
 //!   10 % (`minstrel_ht_get_tp_avg`); the rate table is the best and second-best throughput
 //!   rates and the max-probability rate (the highest-throughput rate above 75 %, else the most
 //!   reliable; `minstrel_ht_set_best_prob_rate`), each with a retry count from the 6000 µs
-//!   segment (`minstrel_calc_retransmit`), 2 below 20 % (`minstrel_ht_set_rate`).
+//!   segment (`minstrel_calc_retransmit`: an attempt carries an A-MPDU of the mean length), 2
+//!   below 20 % (`minstrel_ht_set_rate`).
 //! - Sampling: after each sample, 16 + 2 · (mean A-MPDU length) frames wait
 //!   (`sample_wait`), 8 samples per stats interval per group (`sample_count`); the sample rate
 //!   comes from a random permutation table of 10 columns (`init_sample_table`), skipping the
@@ -21,6 +27,11 @@
 //!   slow samples per interval) (`minstrel_get_sample_rate`). A sample frame's chain is the
 //!   sample rate once, then the table's second and third rates (mac80211 fills slots after the
 //!   probe from the station's rate table).
+//! - With A-MPDU the cell asks for a sample decision per MPDU it takes from a queue
+//!   ([`Minstrel::sample_rate`], mac80211's per-frame `minstrel_ht_get_rate`) and for the rate
+//!   chain per aggregate ([`Minstrel::table`]): the chain of a sample frame's probe rate
+//!   (ath9k's `ath_tx_form_aggr` never puts a probe frame after the first subframe, so it
+//!   heads its own aggregate) or the current rate table (ath9k's `ath_set_rates` per aggregate).
 //!
 //! Differences from Linux: floating-point probabilities instead of 12-bit fixed point; the
 //! EWMA, i.e. Linux's `new_avg = false` (5.10 defaults to `new_avg = true`, a second-order
@@ -67,8 +78,10 @@ struct RateStats {
     retry: Option<(u8, u8)>,
 }
 
-/// A frame's multi-rate retry chain: (MCS, transmissions) per slot, in order.
-pub type Chain = Vec<(usize, u8)>;
+/// A frame's multi-rate retry chain: (MCS, transmissions) per slot, in order (the first
+/// throughput rate or a sample, the second throughput rate, the max-probability rate: three
+/// slots, `minstrel_ht_update_rates` with `max_rates >= 3`).
+pub type Chain = [(usize, u8); 3];
 
 #[derive(Clone)]
 pub struct Minstrel {
@@ -90,6 +103,11 @@ pub struct Minstrel {
     sample_count: u32,
     sample_slow: u32,
     last_update: Nanos,
+    /// `mi->avg_ampdu_len` (in subframes; Linux keeps it in MINSTREL_FRAC fixed point), and
+    /// this interval's statuses and subframes (`ampdu_packets`, `ampdu_len`).
+    avg_ampdu_len: f64,
+    ampdu_packets: u32,
+    ampdu_len: u64,
 }
 
 /// mac80211's `ieee80211_frame_duration` for OFDM at `rate_100kbps` (util.c): SIFS and signal
@@ -150,6 +168,10 @@ impl Minstrel {
             sample_count: 16,
             sample_slow: 0,
             last_update: 0,
+            // MINSTREL_FRAC(1, 1) (minstrel_ht_update_caps).
+            avg_ampdu_len: 1.0,
+            ampdu_packets: 0,
+            ampdu_len: 0,
         };
         m.update_stats(0);
         m.sample_count = 16;
@@ -170,13 +192,22 @@ impl Minstrel {
         self.rates[mcs].prob
     }
 
-    /// `minstrel_ht_get_tp_avg` with A-MPDU length 1, in frames per second.
+    /// `minstrel_ht_avg_ampdu_len`: the mean A-MPDU length truncated to an integer
+    /// (MINSTREL_TRUNC). Every status has at least one subframe and the mean starts at 1, so it
+    /// is at least 1 (Linux's AVG_AMPDU_SIZE fallback for 0 is never needed).
+    pub fn avg_ampdu_len(&self) -> u64 {
+        (self.avg_ampdu_len.floor() as u64).max(1)
+    }
+
+    /// `minstrel_ht_get_tp_avg`, in frames per second: the per-access overhead is shared by
+    /// the mean A-MPDU's subframes.
     fn tp(&self, r: usize) -> f64 {
         let prob = self.rates[r].prob;
         if prob < 0.1 {
             return 0.0;
         }
-        prob.min(0.9) / ((self.overhead_us * 1000 + self.duration_ns[r]) as f64 / 1e9)
+        let nsecs = self.overhead_us * 1000 / self.avg_ampdu_len() + self.duration_ns[r];
+        prob.min(0.9) / (nsecs as f64 / 1e9)
     }
 
     /// `minstrel_ht_sort_best_tp_rates`: inserts `r` into the sorted `list`.
@@ -211,6 +242,12 @@ impl Minstrel {
 
     /// `minstrel_ht_update_stats` (with `minstrel_calc_rate_stats` per rate).
     fn update_stats(&mut self, now: Nanos) {
+        if self.ampdu_packets > 0 {
+            let mean = self.ampdu_len as f64 / f64::from(self.ampdu_packets);
+            self.avg_ampdu_len += (1.0 - EWMA_OLD) * (mean - self.avg_ampdu_len);
+            self.ampdu_packets = 0;
+            self.ampdu_len = 0;
+        }
         self.sample_slow = 0;
         for s in &mut self.rates {
             if s.attempts > 0 {
@@ -252,7 +289,8 @@ impl Minstrel {
             (1, 1)
         } else {
             let (mut count, mut count_rts) = (2u32, 2u32);
-            let data_us = self.duration_ns[r] / 1000;
+            // tx_time_data: one attempt carries an A-MPDU of the mean length.
+            let data_us = self.duration_ns[r] * self.avg_ampdu_len() / 1000;
             let mut cw = CW_MIN;
             let mut ctime = (T_SLOT_US * cw) >> 1;
             cw = ((cw << 1) | 1).min(CW_MAX);
@@ -296,8 +334,9 @@ impl Minstrel {
         (r, count)
     }
 
-    /// `minstrel_get_sample_rate`.
-    fn sample_rate(&mut self) -> Option<usize> {
+    /// `minstrel_get_sample_rate`, called once per frame (`minstrel_ht_get_rate`): the rate
+    /// this frame samples, if it is a sample frame.
+    pub fn sample_rate(&mut self) -> Option<usize> {
         if self.sample_wait > 0 {
             self.sample_wait -= 1;
             return None;
@@ -343,8 +382,6 @@ impl Minstrel {
         Some(r)
     }
 
-    /// `minstrel_ht_get_rate` and the rate table (`minstrel_ht_update_rates`): the chain of a
-    /// frame taken for transmission.
     /// A fresh controller for a new association at `now` (mac80211 makes a new station entry:
     /// `rate_control_rate_init`), from `initial`, the state the controller was built with.
     pub fn restarted(initial: &Minstrel, now: Nanos) -> Minstrel {
@@ -353,29 +390,48 @@ impl Minstrel {
         m
     }
 
+    /// `minstrel_ht_get_rate` and the rate table (`minstrel_ht_update_rates`): the chain of a
+    /// frame taken for transmission.
     pub fn chain(&mut self) -> Chain {
         let sample = self.sample_rate();
-        let mut chain = Vec::with_capacity(3);
-        match sample {
-            Some(r) => {
-                chain.push((r, 1));
-                chain.push(self.slot(self.max_tp[1], 1));
-            }
-            None => {
-                chain.push(self.slot(self.max_tp[0], 0));
-                chain.push(self.slot(self.max_tp[1], 1));
-            }
-        }
-        chain.push(self.slot(self.max_prob, 2));
-        chain
+        self.table(sample)
     }
 
-    /// `minstrel_ht_tx_status`: a frame sent `attempts` times along `chain`, acknowledged or
-    /// not, finished at `now`.
+    /// The chain of a transmission: a sample rate once then the table's second and third
+    /// rates, or the rate table (`max_tp_rate[0]`, `max_tp_rate[1]`, `max_prob_rate`).
+    pub fn table(&mut self, sample: Option<usize>) -> Chain {
+        let first = match sample {
+            Some(r) => (r, 1),
+            None => self.slot(self.max_tp[0], 0),
+        };
+        [
+            first,
+            self.slot(self.max_tp[1], 1),
+            self.slot(self.max_prob, 2),
+        ]
+    }
+
+    /// `minstrel_ht_tx_status` for a frame sent alone: `attempts` transmissions along `chain`,
+    /// acknowledged or not, finished at `now` (a status of one subframe).
     pub fn tx_status(&mut self, now: Nanos, chain: &Chain, attempts: u32, acked: bool) {
+        self.ampdu_status(now, chain, attempts, 1, u32::from(acked));
+    }
+
+    /// `minstrel_ht_tx_status` for one A-MPDU (IEEE80211_TX_STAT_AMPDU): sent `attempts` times
+    /// along `chain`, `ampdu_len` subframes in it, `ampdu_ack_len` of them acknowledged by the
+    /// Block Ack of its last attempt; finished at `now`.
+    pub fn ampdu_status(
+        &mut self,
+        now: Nanos,
+        chain: &Chain,
+        attempts: u32,
+        ampdu_len: u32,
+        ampdu_ack_len: u32,
+    ) {
+        self.ampdu_packets += 1;
+        self.ampdu_len += u64::from(ampdu_len);
         if self.sample_wait == 0 && self.sample_tries == 0 && self.sample_count > 0 {
-            // 16 + 2 · avg_ampdu_len, the A-MPDU length being 1.
-            self.sample_wait = 16 + 2;
+            self.sample_wait = 16 + 2 * self.avg_ampdu_len() as u32;
             self.sample_tries = 1;
             self.sample_count -= 1;
         }
@@ -386,9 +442,9 @@ impl Minstrel {
             }
             let used = left.min(u32::from(count));
             left -= used;
-            self.rates[r].attempts += used;
-            if left == 0 && acked {
-                self.rates[r].success += 1;
+            self.rates[r].attempts += used * ampdu_len;
+            if left == 0 {
+                self.rates[r].success += ampdu_ack_len;
             }
         }
         if now > self.last_update + UPDATE_INTERVAL_NS {
@@ -444,11 +500,71 @@ mod tests {
 
     #[test]
     fn the_chain_is_walked_slot_by_slot() {
-        let chain = vec![(7, 2), (6, 1), (0, 3)];
+        let chain = [(7, 2), (6, 1), (0, 3)];
         let rates: Vec<Option<usize>> = (0..7).map(|k| chain_rate(&chain, k)).collect();
         assert_eq!(
             rates,
             vec![Some(7), Some(7), Some(6), Some(0), Some(0), Some(0), None]
         );
+    }
+
+    /// 802.11n, 20 MHz, long GI, one stream (HT MCS 0-7).
+    const HT20: Phy = Phy {
+        standard: super::super::phy::Standard::N,
+        width_mhz: 20,
+        short_gi: false,
+        streams: 1,
+    };
+
+    #[test]
+    fn an_ampdu_status_counts_subframes_sent_and_block_acked() {
+        let mut m = Minstrel::new(&mut Stream::new(1, "t"), &HT20);
+        // An A-MPDU of 20 subframes sent twice at MCS 7 (no Block Ack), then once at MCS 6,
+        // whose Block Ack acknowledged 15: MCS 7 counts 2 · 20 attempts and no success, MCS 6
+        // 20 attempts and 15 successes (rates[i].count × ampdu_len; ampdu_ack_len on the last).
+        m.ampdu_status(0, &[(7, 2), (6, 2), (0, 2)], 3, 20, 15);
+        assert_eq!((m.rates[7].attempts, m.rates[7].success), (40, 0));
+        assert_eq!((m.rates[6].attempts, m.rates[6].success), (20, 15));
+        assert_eq!((m.rates[0].attempts, m.rates[0].success), (0, 0));
+        m.update_stats(60_000_000);
+        assert_eq!(m.prob(6), 0.75);
+        assert_eq!(m.prob(7), 0.0);
+        // avg_ampdu_len: 1 + (20 / 1 - 1) · 32/128 = 5.75, used truncated: 5.
+        assert_eq!(m.avg_ampdu_len, 5.75);
+        assert_eq!(m.avg_ampdu_len(), 5);
+    }
+
+    #[test]
+    fn the_mean_ampdu_length_shares_the_overhead_and_lengthens_an_attempt() {
+        let mut m = Minstrel::new(&mut Stream::new(1, "t"), &HT20);
+        // HT MCS 7, 20 MHz: 16 · 1200 B in ⌈153600 / 260⌉ = 591 symbols of 4 µs, / 16 =
+        // 147750 ns a packet. Throughput at prob ≥ 90 %: 0.9 / (108000 / len + 147750) ns.
+        assert_eq!(m.duration_ns[7], 147_750);
+        m.rates[7].prob = 1.0;
+        let tp1 = 0.9 / ((108_000.0 + 147_750.0) * 1e-9);
+        assert!((m.tp(7) / tp1 - 1.0).abs() < 1e-12, "{}", m.tp(7));
+        m.avg_ampdu_len = 5.75;
+        let tp5 = 0.9 / ((21_600.0 + 147_750.0) * 1e-9);
+        assert!((m.tp(7) / tp5 - 1.0).abs() < 1e-12, "{}", m.tp(7));
+        // minstrel_calc_retransmit with 5 subframes an attempt: data 147750 · 5 / 1000 = 738
+        // µs; contention 67 + 139 = 206; tx = 206 + 2 · (108 + 738) = 1898, then + 283 + 846 =
+        // 3027, + 571 + 846 = 4444, + 1147 + 846 = 6437 ≥ 6000: 4 tries. RTS/CTS overhead 228:
+        // 2138, 3387, 4924 (< 6000), 7037: 4.
+        assert_eq!(m.retries(7), (4, 4));
+        // The sample wait after a sample: 16 + 2 · 5 frames.
+        m.sample_wait = 0;
+        m.sample_tries = 0;
+        m.ampdu_status(0, &[(7, 4), (6, 4), (0, 4)], 1, 5, 5);
+        assert_eq!(m.sample_wait, 26);
+    }
+
+    #[test]
+    fn a_frame_alone_is_a_status_of_one_subframe() {
+        let mut m = Minstrel::new(&mut Stream::new(1, "t"), &Phy::A);
+        m.tx_status(0, &[(7, 2), (6, 1), (0, 3)], 3, true);
+        assert_eq!((m.rates[7].attempts, m.rates[6].attempts), (2, 1));
+        assert_eq!((m.rates[6].success, m.rates[7].success), (1, 0));
+        m.update_stats(60_000_000);
+        assert_eq!(m.avg_ampdu_len, 1.0);
     }
 }

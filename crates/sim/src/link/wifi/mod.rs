@@ -66,6 +66,7 @@
 //! - Utilisation is counted against the peak PHY rate (`capacity_bytes`), so a saturated cell
 //!   shows well under 1.
 
+mod ampdu;
 pub mod counters;
 pub mod driveby;
 pub mod edca;
@@ -110,8 +111,12 @@ struct Frame {
     enqueued_at: Nanos,
     /// Times it has been sent.
     attempts: u32,
-    /// Its Minstrel retry chain (`mcs = "minstrel"`), chosen when its transmitter took it.
+    /// Its Minstrel retry chain (`mcs = "minstrel"`, sent alone), chosen when its transmitter
+    /// took it.
     chain: Option<Chain>,
+    /// With aggregation and Minstrel: the rate it samples (a probe frame heads its own
+    /// A-MPDU), decided when it was taken from its queue.
+    probe: Option<usize>,
 }
 
 /// A contender for the channel: one channel-access function (the DCF, or one EDCAF) of the AP
@@ -134,6 +139,9 @@ struct Transmitter {
     /// The backoff counter, as of the cell's `idle_from` boundary; `None`: no backoff running.
     backoff: Option<u32>,
     cw: u32,
+    /// With aggregation and Minstrel: the rate chain of the A-MPDU being sent (its attempts
+    /// walk the chain until a Block Ack comes back or the chain ends), see [`ampdu`].
+    ppdu: Option<ampdu::PpduRate>,
 }
 
 impl Transmitter {
@@ -149,6 +157,7 @@ impl Transmitter {
             held: VecDeque::new(),
             backoff: None,
             cw: access.cw_min,
+            ppdu: None,
         }
     }
 }
@@ -181,6 +190,9 @@ pub struct PortCounters {
     pub internal_collisions: u64,
     /// Packets dropped because its drive-by station had no data connectivity ([`driveby`]).
     pub offline_drops: u64,
+    /// Air time of its data PPDUs, collided and failed ones included, ns (mac80211's per-
+    /// station tx airtime, `ieee80211_sta_register_airtime`; [GAP] not the Ack or BlockAck).
+    pub airtime_ns: u64,
 }
 
 pub struct Wifi {
@@ -453,7 +465,13 @@ impl Wifi {
         };
         self.stats.sojourn.record(now - p.enqueued_at);
         let port = if ap { 2 * station } else { 2 * station + 1 };
-        let chain = self.minstrel[port].as_mut().map(Minstrel::chain);
+        let (chain, probe) = match self.minstrel[port].as_mut() {
+            None => (None, None),
+            // An A-MPDU's chain is chosen per aggregate; the frame only decides whether it
+            // samples (mac80211's per-frame get_rate).
+            Some(m) if self.aggregation => (None, m.sample_rate()),
+            Some(m) => (Some(m.chain()), None),
+        };
         self.tx[i].frame = Some(Frame {
             id: p.id,
             bytes: p.bytes,
@@ -462,6 +480,7 @@ impl Wifi {
             enqueued_at: p.enqueued_at,
             attempts: 0,
             chain,
+            probe,
         });
     }
 
@@ -495,9 +514,11 @@ impl Wifi {
         Some(s)
     }
 
-    /// A PPDU of `port` took `air_ns` of the channel: its station's airtime deficit is charged
-    /// (`ieee80211_sta_register_airtime`: tx and rx airtime alike).
+    /// A PPDU of `port` took `air_ns` of the channel: the port's airtime counter and, with the
+    /// airtime scheduler, its station's deficit are charged (`ieee80211_sta_register_airtime`:
+    /// tx and rx airtime alike).
     fn charge_airtime(&mut self, port: usize, air_ns: Nanos) {
+        self.counters[port].airtime_ns += air_ns;
         if let Some(d) = self.deficit.as_mut() {
             d[port / 2] -= (air_ns / 1_000) as i64;
         }
@@ -807,6 +828,7 @@ impl Wifi {
             if !holds {
                 continue;
             }
+            self.tx[i].ppdu = None;
             let mut frames: Vec<Frame> = self.tx[i].frame.take().into_iter().collect();
             frames.extend(self.tx[i].held.drain(..));
             match mode {
@@ -896,199 +918,7 @@ impl Wifi {
     }
 }
 
-/// Aggregation (A-MPDU with Block Ack, 10.24.7; `aggregation = true`, 802.11n/ac).
 impl Wifi {
-    /// Takes the next frame of transmitter `i`'s queue for `station`, if any.
-    fn take_more(
-        &mut self,
-        i: usize,
-        station: usize,
-        now: Nanos,
-        out: &mut Vec<LinkOutput>,
-    ) -> Option<Frame> {
-        let ap = self.tx[i].owner == 0;
-        let p = self.dequeue(ap, station, now, out)?;
-        self.stats.sojourn.record(now - p.enqueued_at);
-        let port = if ap { 2 * station } else { 2 * station + 1 };
-        Some(Frame {
-            id: p.id,
-            bytes: p.bytes,
-            station,
-            port,
-            enqueued_at: p.enqueued_at,
-            attempts: 0,
-            chain: None,
-        })
-    }
-
-    /// Transmitter `i`'s A-MPDU: its frame, the frames it holds, then frames of the same
-    /// station's queue, as many as fit in 64 MPDUs, 4 ms and the peer's A-MPDU length; the
-    /// rest stay held. Returns (MCS, MPDUs, air time).
-    fn build_ampdu(
-        &mut self,
-        i: usize,
-        now: Nanos,
-        out: &mut Vec<LinkOutput>,
-    ) -> (usize, Vec<Frame>, Nanos) {
-        let head = self.tx[i].frame.take().expect("a sender has a frame");
-        let mcs = self.attempt_mcs(&head, now);
-        let station = head.station;
-        let mut mpdus = vec![head];
-        mpdus.extend(self.tx[i].held.drain(..));
-        let mut taken = 0;
-        while mpdus.len() < phy::AMPDU_MAX_MPDUS {
-            match self.take_more(i, station, now, out) {
-                Some(f) => {
-                    mpdus.push(f);
-                    taken += 1;
-                }
-                None => break,
-            }
-        }
-        let limit_ns = self.tx[i].access.ppdu_limit_ns();
-        let mut len: u64 = 0;
-        let mut n = 0;
-        for f in &mpdus {
-            let next = len + u64::from(self.phy.subframe_bytes(f.bytes));
-            let bytes = u32::try_from(next).unwrap_or(u32::MAX);
-            if n > 0
-                && (next > self.phy.ampdu_max_bytes() || self.phy.txtime_ns(bytes, mcs) > limit_ns)
-            {
-                break;
-            }
-            len = next;
-            n += 1;
-        }
-        let rest = mpdus.split_off(n);
-        // The frames taken from the queue just now that did not fit go back (a requeue).
-        self.counters[mpdus[0].port].requeues += rest.len().min(taken) as u64;
-        self.tx[i].held.extend(rest);
-        let air = self.phy.ampdu_ns(mpdus.iter().map(|f| f.bytes), mcs);
-        (mcs, mpdus, air)
-    }
-
-    /// The A-MPDUs whose backoff ends at `now` go on the air: alone, each MPDU is received with
-    /// its own probability once the PPDU's header is; together, they collide.
-    fn transmit_ampdus(&mut self, now: Nanos, senders: &[usize], out: &mut Vec<LinkOutput>) {
-        let ppdus: Vec<(usize, usize, Vec<Frame>, Nanos)> = senders
-            .iter()
-            .map(|&i| {
-                let (mcs, mpdus, air) = self.build_ampdu(i, now, out);
-                (i, mcs, mpdus, air)
-            })
-            .collect();
-        let single = ppdus.len() == 1;
-        if !single {
-            self.survey
-                .collision(ppdus.iter().map(|p| (p.2[0].port, p.3)));
-            let longest = ppdus.iter().map(|p| p.3).max().expect("senders");
-            self.busy_until(now + longest + phy::eifs_ns());
-        }
-        for (i, mcs, mpdus, air) in ppdus {
-            let station = mpdus[0].station;
-            let port = mpdus[0].port;
-            self.counters[port].last_mcs = Some(mcs);
-            self.charge_airtime(port, air);
-            let received: Vec<bool> = if !single {
-                self.counters[port].collisions += 1;
-                vec![false; mpdus.len()]
-            } else {
-                match self.snr[station].at(now) {
-                    None => vec![true; mpdus.len()],
-                    Some(db) => {
-                        let h = self.phy.header_success(db);
-                        let header = h >= 1.0 || self.phy_rng.uniform() < h;
-                        mpdus
-                            .iter()
-                            .map(|f| {
-                                let p = self.phy.subframe_success(f.bytes, mcs, db);
-                                header && (p >= 1.0 || self.phy_rng.uniform() < p)
-                            })
-                            .collect()
-                    }
-                }
-            };
-            self.settle(i, now, now + air, mcs, mpdus, &received, single, out);
-        }
-    }
-
-    /// After an A-MPDU ending at `end`: received MPDUs are delivered (the BlockAck reports
-    /// them), the others retried in order or, at the retry limit, dropped. A BlockAck (any
-    /// MPDU received) is a success: CW resets and the medium is idle SIFS + BlockAck + DIFS
-    /// after the PPDU; none received (the recipient sends no BlockAck) is a failure as a lost
-    /// frame: CW doubles, EIFS.
-    #[allow(clippy::too_many_arguments)]
-    fn settle(
-        &mut self,
-        i: usize,
-        now: Nanos,
-        end: Nanos,
-        mcs: usize,
-        mpdus: Vec<Frame>,
-        received: &[bool],
-        single: bool,
-        out: &mut Vec<LinkOutput>,
-    ) {
-        let any = received.iter().any(|&r| r);
-        if single {
-            let port = mpdus[0].port;
-            if any {
-                let ba_ns = self.phy.block_ack_ns(mcs);
-                self.survey.exchange(port, end - now, ba_ns);
-                self.busy_until(end + phy::SIFS_NS + ba_ns + phy::DIFS_NS);
-            } else {
-                self.survey.frame(port, end - now);
-                self.busy_until(end + phy::eifs_ns());
-                self.counters[port].phy_errors += 1;
-            }
-        }
-        let mut kept = Vec::new();
-        let mut delivered_bytes = 0;
-        for (mut f, &ok) in mpdus.into_iter().zip(received) {
-            f.attempts += 1;
-            let c = &mut self.counters[f.port];
-            if f.attempts > 1 {
-                c.tx_retries += 1;
-            }
-            if ok {
-                c.tx_packets += 1;
-                c.tx_bytes += u64::from(f.bytes);
-                delivered_bytes += f.bytes;
-                out.push(LinkOutput::Deliver {
-                    id: f.id,
-                    at: end + self.delay_ns,
-                });
-                self.stats.departed_bytes += u64::from(f.bytes);
-                self.stats.departed_pkts += 1;
-            } else if f.attempts >= self.retry_limit {
-                c.tx_failed += 1;
-                out.push(LinkOutput::Drop {
-                    id: f.id,
-                    reason: DropReason::MacRetryLimit,
-                });
-                self.stats.mac_drops += 1;
-            } else {
-                kept.push(f);
-            }
-        }
-        if delivered_bytes > 0 {
-            self.on_air = (now, end, delivered_bytes);
-        }
-        // Retried MPDUs go first, before any frame held back.
-        for f in kept.into_iter().rev() {
-            self.tx[i].held.push_front(f);
-        }
-        self.load(i, now, out);
-        let access = self.tx[i].access;
-        let cw = if any {
-            access.cw_min
-        } else {
-            (2 * self.tx[i].cw + 1).min(access.cw_max)
-        };
-        self.tx[i].cw = cw;
-        self.tx[i].backoff = Some(self.draw_backoff(cw));
-    }
-
     /// Port `p`'s transmit counters (port order as [`LinkModel::port_names`]).
     pub fn counters(&self, port: usize) -> &PortCounters {
         &self.counters[port]

@@ -3,11 +3,11 @@
 //! ([`check`], through the registry's [`LinkKind`]), read again infallibly when the model is
 //! built.
 
-use super::super::radio::{bad, describe};
+use super::super::radio::{bad, describe, read_direction, read_distance, read_speed, read_unit};
 use super::driveby::{self, DrivebyParams};
 use super::edca::Ac;
 use super::phy::{Phy, Standard};
-use super::snr::{self, Snr};
+use super::snr::{self, LinkBudget, Mobility, Snr};
 use rove_scenario::parse::join;
 use rove_scenario::{LinkKind, ModelShape};
 use toml::{Table, Value};
@@ -28,9 +28,22 @@ const OWN_KEYS: &[&str] = &[
     "aqm",
     "sample_interval",
     "scheduler",
+    "tx_power",
+    "noise_figure",
+    "path_loss_exponent",
+    "reference_loss",
     "stations",
 ];
-const STATION_KEYS: &[&str] = &["snr", "snr_trace", "mcs", "ac", "driveby"];
+const STATION_KEYS: &[&str] = &[
+    "snr",
+    "snr_trace",
+    "distance",
+    "speed",
+    "direction",
+    "mcs",
+    "ac",
+    "driveby",
+];
 
 /// What the scenario parser knows of `kind = "wifi"`.
 pub const KIND: LinkKind = LinkKind {
@@ -231,6 +244,7 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         },
         Some(v) => return Err(bad("sample_interval", v, "a positive time like \"4ms\"")),
     };
+    let budget = read_budget(t, &phy)?;
     let looks_like = "a table of stations like [links.air.stations.s1] with snr = \"30dB\"";
     let stations = match t.get("stations") {
         Some(Value::Table(s)) if !s.is_empty() => s,
@@ -250,14 +264,8 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
     }
     let stations = stations
         .iter()
-        .map(|(name, v)| station(name, v, mcs, &phy, edca))
+        .map(|(name, v)| station(name, v, mcs, &phy, edca, budget))
         .collect::<Res<Vec<_>>>()?;
-    if aggregation && stations.iter().any(|s| s.rate == Rate::Minstrel) {
-        return Err((
-            "aggregation".into(),
-            "A-MPDU aggregation with mcs = \"minstrel\" is not built yet; use a fixed MCS or \"ideal\"".into(),
-        ));
-    }
     Ok(WifiParams {
         phy,
         aggregation,
@@ -271,7 +279,14 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
     })
 }
 
-fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy, edca: bool) -> Res<Station> {
+fn station(
+    name: &str,
+    v: &Value,
+    link_mcs: Rate,
+    phy: &Phy,
+    edca: bool,
+    budget: LinkBudget,
+) -> Res<Station> {
     let path = join("stations", name);
     if name.is_empty() || name.contains(':') {
         return Err((path, "a station name must be non-empty, without ':'".into()));
@@ -287,7 +302,7 @@ fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy, edca: bool) -> Res<
         return Err((
             join(&path, key),
             format!(
-                "unknown key {key:?}; accepted keys: {} (mobility is not built yet)",
+                "unknown key {key:?}; accepted keys: {}",
                 STATION_KEYS.join(", ")
             ),
         ));
@@ -296,16 +311,35 @@ fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy, edca: bool) -> Res<
         None => link_mcs,
         Some(v) => read_mcs(&join(&path, "mcs"), v, phy)?,
     };
-    let snr = match (t.get("snr"), t.get("snr_trace")) {
-        (Some(_), Some(_)) => {
+    let given: Vec<&str> = ["snr", "snr_trace", "distance"]
+        .into_iter()
+        .filter(|k| t.contains_key(*k))
+        .collect();
+    if given.len() > 1 {
+        return Err((
+            join(&path, given[1]),
+            format!(
+                "give one of snr, snr_trace or distance (mobility), not {}",
+                given.join(" and ")
+            ),
+        ));
+    }
+    if t.get("distance").is_none() {
+        if let Some(key) = ["speed", "direction"]
+            .into_iter()
+            .find(|k| t.contains_key(*k))
+        {
             return Err((
-                join(&path, "snr_trace"),
-                "give snr or snr_trace, not both".into(),
-            ))
+                join(&path, key),
+                "a moving station needs its start distance from the AP: distance = \"10m\"".into(),
+            ));
         }
-        (Some(v), None) => Snr::Fixed(read_db(v).map_err(|m| (join(&path, "snr"), m))?),
-        (None, Some(v)) => Snr::Trace(read_trace(v).map_err(|m| (join(&path, "snr_trace"), m))?),
-        (None, None) => Snr::Perfect,
+    }
+    let snr = match (t.get("snr"), t.get("snr_trace"), t.get("distance")) {
+        (Some(v), _, _) => Snr::Fixed(read_db(v).map_err(|m| (join(&path, "snr"), m))?),
+        (_, Some(v), _) => Snr::Trace(read_trace(v).map_err(|m| (join(&path, "snr_trace"), m))?),
+        (_, _, Some(_)) => Snr::Moving(mobility(t, &path)?, budget),
+        (None, None, None) => Snr::Perfect,
     };
     let ac = match t.get("ac") {
         None => Ac::Be,
@@ -338,6 +372,86 @@ fn station(name: &str, v: &Value, link_mcs: Rate, phy: &Phy, edca: bool) -> Res<
         ac,
         driveby,
     })
+}
+
+/// A station's `distance`, `speed` and `direction`.
+fn mobility(t: &Table, path: &str) -> Res<Mobility> {
+    let key = |k: &str| join(path, k);
+    let distance_m = t
+        .get("distance")
+        .and_then(|v| read_distance(v).filter(|d| *d >= 0.0).map(|d| (v, d)));
+    let Some((_, distance_m)) = distance_m else {
+        let v = t.get("distance").expect("called with a distance");
+        return Err(bad(
+            &key("distance"),
+            v,
+            "a distance from the AP like \"10m\" (at least 0)",
+        ));
+    };
+    let speed_m_s = match t.get("speed") {
+        None => 0.0,
+        Some(v) => read_speed(v).filter(|s| *s >= 0.0).ok_or_else(|| {
+            bad(
+                &key("speed"),
+                v,
+                "a speed like \"2m/s\" or \"5km/h\" (at least 0)",
+            )
+        })?,
+    };
+    let direction = read_direction(&key("direction"), t.get("direction"), "the AP")?;
+    Ok(Mobility {
+        distance_m,
+        speed_m_s,
+        direction,
+    })
+}
+
+/// The cell's link budget for moving stations: `tx_power`, `noise_figure`,
+/// `path_loss_exponent`, `reference_loss` ([`snr`] gives the sources of the defaults).
+fn read_budget(t: &Table, phy: &Phy) -> Res<LinkBudget> {
+    let number = |key: &str, unit: &str, default: f64, ok: fn(f64) -> bool, accepted: &str| match t
+        .get(key)
+    {
+        None => Ok(default),
+        Some(v) => read_unit(v, unit)
+            .filter(|x| ok(*x))
+            .ok_or_else(|| bad(key, v, accepted)),
+    };
+    let tx_power = number(
+        "tx_power",
+        "dBm",
+        snr::DEFAULT_TX_POWER_DBM,
+        |x| x.abs() < 100.0,
+        "a power like \"16dBm\"",
+    )?;
+    let noise_figure = number(
+        "noise_figure",
+        "dB",
+        snr::DEFAULT_NOISE_FIGURE_DB,
+        |x| (0.0..50.0).contains(&x),
+        "a noise figure like \"7dB\" (0 to 50)",
+    )?;
+    let exponent = number(
+        "path_loss_exponent",
+        "",
+        snr::DEFAULT_PATH_LOSS_EXPONENT,
+        |x| (1.0..=8.0).contains(&x),
+        "a path-loss exponent from 1 to 8, like 3",
+    )?;
+    let reference_loss = number(
+        "reference_loss",
+        "dB",
+        snr::DEFAULT_REFERENCE_LOSS_DB,
+        |x| (0.0..200.0).contains(&x),
+        "the path loss at 1 m like \"46.6777dB\" (0 to 200)",
+    )?;
+    Ok(LinkBudget::new(
+        tx_power,
+        noise_figure,
+        phy.width_mhz,
+        exponent,
+        reference_loss,
+    ))
 }
 
 /// `snr_trace`: a file of `time_s dB` lines (a path relative to the current directory), or an
@@ -456,22 +570,7 @@ fn read_phy(t: &Table, standard: Standard) -> Res<Phy> {
 
 /// `"30dB"` or a number of dB.
 fn read_db(v: &Value) -> Result<f64, String> {
-    let x = match v {
-        Value::Integer(n) => Some(*n as f64),
-        Value::Float(f) => Some(*f),
-        Value::String(s) => s
-            .trim()
-            .strip_suffix("dB")
-            .and_then(|n| n.trim().parse().ok()),
-        _ => None,
-    };
-    match x {
-        Some(x) if x.is_finite() => Ok(x),
-        _ => Err(format!(
-            "expected an SNR like \"30dB\", got {}",
-            describe(v)
-        )),
-    }
+    read_unit(v, "dB").ok_or_else(|| format!("expected an SNR like \"30dB\", got {}", describe(v)))
 }
 
 #[cfg(test)]
@@ -566,6 +665,37 @@ mod tests {
         assert_eq!((p.stations[0].ac, p.stations[1].ac), (Ac::Vi, Ac::Be));
         let e = parse(&table("[stations.s1]\nspeed = 3")).unwrap_err();
         assert_eq!(e.0, "stations.s1.speed");
+        assert!(e.1.contains("distance"), "{}", e.1);
+        let e = parse(&table(
+            "[stations.s1]\nspeed = 3\ndistance = \"5m\"\nsnr = 3",
+        ))
+        .unwrap_err();
+        assert_eq!(e.0, "stations.s1.distance");
+        assert!(e.1.contains("not snr and distance"), "{}", e.1);
+        let e = parse(&table("[stations.s1]\ndistance = \"near\"")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.distance");
+        assert!(e.1.contains("\"10m\""), "{}", e.1);
+        let e = parse(&table("[stations.s1]\ndistance = 5\ndirection = \"up\"")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.direction");
+        assert!(e.1.contains("towards the AP"), "{}", e.1);
+        let e = parse(&table("[stations.s1]\ndistance = 5\nspeed = \"-2m/s\"")).unwrap_err();
+        assert_eq!(e.0, "stations.s1.speed");
+        let e = parse(&table("path_loss_exponent = 0.5\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "path_loss_exponent");
+        assert!(e.1.contains("1 to 8"), "{}", e.1);
+        let e = parse(&table("tx_power = \"loud\"\n[stations.s1]")).unwrap_err();
+        assert_eq!(e.0, "tx_power");
+        let p = parse(&table(
+            "standard = \"80211n\"\nwidth = \"40MHz\"\ntx_power = \"20dBm\"\nnoise_figure = \"5dB\"\npath_loss_exponent = 3.5\nreference_loss = \"40dB\"\n[stations.s1]\ndistance = \"10m\"\nspeed = \"7.2km/h\"\ndirection = \"forward\"",
+        ))
+        .unwrap();
+        let Snr::Moving(m, b) = p.stations[0].snr else {
+            panic!("{:?}", p.stations[0].snr)
+        };
+        assert_eq!((m.distance_m, m.speed_m_s, m.direction), (10.0, 2.0, -1.0));
+        // N = -174 + 10 log10(40e6) + 5 = -92.9794 dBm; PL(10 m) = 40 + 35 = 75 dB.
+        assert!((b.noise_dbm + 92.9794).abs() < 1e-4, "{}", b.noise_dbm);
+        assert!((b.snr_db(10.0) - (20.0 - 75.0 + 92.9794)).abs() < 1e-4);
         assert_eq!(parse(&table("mcs = 1")).unwrap_err().0, "stations");
     }
 }
