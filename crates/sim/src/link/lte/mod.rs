@@ -47,6 +47,10 @@
 //! queue and the pending HARQ retransmissions carry on after the interruption) or lost
 //! (`"lost"`: queued packets and blocks awaiting retransmission dropped, as MAC drops).
 //!
+//! **Counters** ([`counters`]): per port CQI, MCS, PRBs, decoded TBS bits, HARQ
+//! retransmissions and failures, the RLC queue and its drops, and the cell's PRB use, sampled
+//! into `radio.parquet` every `sample_interval` (default: with the scenario's samples).
+//!
 //! Differences from the standards and [GAP] choices (besides those in [`amc`] and
 //! [`channel`]):
 //! - [GAP] no MAC, RLC or PDCP header bytes; no control-channel blocking; wideband CQI and
