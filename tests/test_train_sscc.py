@@ -187,3 +187,30 @@ flow = "mp"
     for sub in (0, 1):
         ccs = t[t["subflow"] == sub].sort_values("time_s")["cc"].tolist()
         assert ccs[0] == "cubic" and ccs[-1] == "bbr", ccs[:5]
+
+
+def test_the_sweep_time_is_the_time_of_the_invocations_that_ran_points(tmp_path):
+    """A resumed invocation that finds every point done adds no time: the manifest's
+    ``sweep_wall_s`` stays the first invocation's 94.9 s, not the resume's 1.4 s; a directory
+    whose sweep finished before the record existed has no known time."""
+    t = sscc.record_sweep_time(tmp_path, 94.94, 720)
+    assert t["sweep_wall_s"] == 94.9 and t["this_invocation_s"] == 94.94
+    t = sscc.record_sweep_time(tmp_path, 1.4, 0)
+    assert t["sweep_wall_s"] == 94.9
+    assert t["invocations"] == [{"wall_s": 94.9, "points_run": 720},
+                                {"wall_s": 1.4, "points_run": 0}]
+    t = sscc.record_sweep_time(tmp_path, 10.3, 30)       # a grown sweep's new points
+    assert t["sweep_wall_s"] == 105.2
+    fresh = tmp_path / "old"
+    fresh.mkdir()
+    assert sscc.record_sweep_time(fresh, 1.4, 0)["sweep_wall_s"] is None
+
+
+def test_completed_points_counts_finished_runs(tmp_path):
+    for name, done in (("a", True), ("b", False), ("c", True)):
+        d = tmp_path / "runs" / name
+        d.mkdir(parents=True)
+        if done:
+            (d / "summary.json").write_text("{}")
+    assert sscc.completed_points(tmp_path) == 2
+    assert sscc.completed_points(tmp_path / "absent") == 0

@@ -16,6 +16,7 @@
 pub mod args;
 pub mod bpf_cc;
 pub mod bpf_params;
+pub mod dupack;
 pub mod isolate;
 pub mod link_emu;
 pub mod netns;

@@ -24,11 +24,13 @@
 //! Timer slack is set to 1 ns and rove-emu runs under SCHED_FIFO, so a wake-up is late by tens
 //! of µs at p99. rove-emu also keeps the hosts' stacks off its core (isolate.rs).
 
+use crate::dupack::DupAckInjector;
 use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder, SubflowTotals};
 use crate::rtt::{sack_blocks, tcp_fields, RttTracker};
 use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
 use crate::topology::{flow_of, RECEIVER_NET, SENDER_NET};
 use crate::tun::Tun;
+use rove_scenario::spec::{ActionTarget, Change};
 use rove_scenario::{ParseOptions, Scenario, ScenarioError};
 use rove_sim::link::wifi::counters::RadioSampling;
 use rove_sim::link::{model as link_model, AnyLink, LinkOutput, Offer};
@@ -82,6 +84,8 @@ enum Ev {
     RadioSample(u32),
     /// The radio cells' last sample, at the scenario's end (their totals for the summary).
     RadioEnd,
+    /// An `[[actions]]` `dupacks` entry: arm route r's duplicate-ACK injector (dupack.rs).
+    DupAcks(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +176,8 @@ pub struct Emulator {
     routes: Vec<Route>,
     flows: Vec<FlowCounters>,
     rtts: Vec<RttTracker>,
+    /// Per route: the duplicate-ACK injector (idle unless an action arms it).
+    dupacks: Vec<DupAckInjector>,
     slab: Slab,
     heap: BinaryHeap<Reverse<(Nanos, u64, Ev)>>,
     seq: u64,
@@ -231,6 +237,7 @@ impl Emulator {
             // Counters and RTT trackers per route (a multipath flow's subflows apart).
             flows: vec![FlowCounters::default(); routes.len()],
             rtts: (0..routes.len()).map(|_| RttTracker::default()).collect(),
+            dupacks: vec![DupAckInjector::default(); routes.len()],
             links,
             routes,
             slab: Slab {
@@ -271,6 +278,27 @@ impl Emulator {
         if radio {
             let end = emu.scenario.duration_ns;
             emu.push(end, Ev::RadioEnd);
+        }
+        // `dupacks` actions (the orchestrator accepts no other kind of action for the emulator).
+        for k in 0..emu.scenario.actions.len() {
+            let a = &emu.scenario.actions[k];
+            if let (
+                ActionTarget::Flow {
+                    flow,
+                    subflow: Some(sub),
+                },
+                Change::DupAcks,
+            ) = (a.target, &a.change)
+            {
+                let at = a.at_ns;
+                if let Some(r) = emu
+                    .routes
+                    .iter()
+                    .position(|r| r.flow as usize == flow && r.subflow as usize == sub)
+                {
+                    emu.push(at, Ev::DupAcks(r as u32));
+                }
+            }
         }
         Ok(emu)
     }
@@ -405,6 +433,7 @@ impl Emulator {
                     }
                 }
                 Ev::RadioEnd => self.rec.radio_end(t, &self.links)?,
+                Ev::DupAcks(r) => self.dupacks[r as usize].arm(),
             }
         }
         Ok(())
@@ -447,6 +476,13 @@ impl Emulator {
                 self.unclassified += 1;
                 self.slab.release(id);
                 continue;
+            };
+            let n = match side {
+                Side::Data => {
+                    self.dupacks[flow].on_data(&slot.buf[..n]);
+                    n
+                }
+                Side::Ack => self.dupacks[flow].on_ack(&mut slot.buf, n),
             };
             slot.len = n as u32;
             slot.flow = flow as u32;

@@ -114,6 +114,14 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
     sc.actions.extend(selected);
     sc.controllers.clear();
     for (k, a) in sc.actions.iter().enumerate() {
+        if let Some(what) = kernel_receiver_action(&sc, a) {
+            what.map_err(|what| {
+                RunError::Usage(format!(
+                    "{source}: actions[{k}]: {what}; run without --backend kernel"
+                ))
+            })?;
+            continue;
+        }
         kernel_switch(&sc, a).map_err(|what| {
             RunError::Usage(format!(
                 "{source}: actions[{k}]: {what}; run without --backend kernel"
@@ -367,6 +375,35 @@ pub fn kernel_switch(
             handoff,
         },
     ))
+}
+
+/// An `[[actions]]` entry that acts on a subflow's ACKs: `Some(Ok)` for `dupacks` on a
+/// multipath flow's subflow (the emulator's injector, dupack.rs, runs it), `Some(Err)` for the
+/// ones the kernel backend cannot run; `None` for any other action.
+fn kernel_receiver_action(
+    sc: &Scenario,
+    a: &rove_scenario::spec::ActionSpec,
+) -> Option<Result<(), String>> {
+    use rove_scenario::spec::{ActionTarget, Change};
+    match (&a.target, &a.change) {
+        (ActionTarget::Flow { flow, subflow }, Change::DupAcks) => {
+            let f = &sc.flows[*flow];
+            // Upstream MPTCP's limit (MPTCP_PM_ADDR_MAX = 8): the emulator routes at most 8.
+            let sub = subflow.unwrap_or(0);
+            Some(if sub >= 8 {
+                Err(format!(
+                    "dupacks on subflow {sub} of flow {:?}: the kernel runs at most 8 subflows",
+                    f.name
+                ))
+            } else {
+                Ok(())
+            })
+        }
+        (_, Change::WithholdAcks | Change::ReleaseAck) => Some(Err(
+            "withhold_acks and release_ack run on the simulator only for now".into(),
+        )),
+        _ => None,
+    }
 }
 
 /// Every switch of flow `i`, in time order.
@@ -969,6 +1006,30 @@ mod tests {
             .collect();
         assert_eq!(got, vec![(0, 0, vec![2]), (1, 0, vec![0]), (1, 1, vec![1])]);
         assert_eq!(sender_addr(2).to_string(), "10.71.0.3");
+    }
+
+    #[test]
+    fn receiver_behaviours_are_refused_and_dupacks_accepted() {
+        let e = load(&format!("{MP}receiver = \"rtsc\"\n")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message()
+                .contains("flows[1] (mp).receiver: the kernel backend runs no receiver behaviour"),
+            "{}",
+            e.message()
+        );
+        let action = |key: &str| {
+            format!("{MP}[[actions]]\nat = \"0.5s\"\nflow = \"mp\"\nsubflow = 1\n{key} = true\n")
+        };
+        assert!(load(&action("dupacks")).is_ok());
+        let e = load(&action("withhold_acks")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message()
+                .contains("actions[0]: withhold_acks and release_ack run on the simulator only"),
+            "{}",
+            e.message()
+        );
     }
 
     #[test]

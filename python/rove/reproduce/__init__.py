@@ -6,6 +6,7 @@ compare with the source's claims.
     rove reproduce bccps -o DIR [--quick] [--sim-only]       # seed 001: BCCPS
     rove reproduce selection -o DIR [--quick] [--sim-only]   # seed 002: CCA selection over LTE
     rove reproduce tsc -o DIR [--quick]                      # seed 003: MPTCP-TSC, rate models
+    rove reproduce sscc -o DIR [--quick] [--sim-only]        # seed 000, thesis chapter 5: MPTCP-SSCC
 
 One framework (:mod:`rove.reproduce.study`: experiments, parts, the run log and resume, the
 command line, the report writer; :mod:`~rove.reproduce.verdicts`: the verdict machinery), one
@@ -27,6 +28,7 @@ STUDIES = {
     "selection": ("rove.reproduce.selection",
                   "seed 002: congestion-control selection and switching over LTE"),
     "tsc": ("rove.reproduce.tsc", "seed 003: MPTCP-TSC and the Ch. 3 rate models"),
+    "sscc": ("rove.reproduce.sscc", "seed 000, thesis chapter 5: MPTCP-SSCC"),
 }
 
 

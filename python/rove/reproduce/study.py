@@ -53,7 +53,8 @@ from ..sweeps import worker_pool
 from .verdicts import HOLDS, NOT_MEASURED, combine
 
 __all__ = ["Part", "Experiment", "Context", "Study", "run_experiment", "main", "read_log",
-           "pyplot", "save_figure", "one_setting"]
+           "pyplot", "save_figure", "one_setting", "records", "run_with_records",
+           "accept_sim_only"]
 
 
 def one_setting(quick: bool) -> tuple[list[Setting], str | None]:
@@ -240,6 +241,38 @@ def run_parts(sweeps: Path, exp: Experiment, out: Path, quick: bool, jobs: int,
                    failures=failures)
 
 
+def records(ctx: Context, measure: Callable[[Path, pd.DataFrame], dict]) -> pd.DataFrame:
+    """Per-run records of a sweep-run experiment, so that its analysis reads one small table
+    (and its tests can hand-make it): one row per run of ``ctx`` with ``series``, ``setting``,
+    ``point``, ``case``, ``seed``, the grid values (the sweep table's dotted columns) and
+    ``measure(run directory, that run's summary rows)``."""
+    out = []
+    for r in ctx.runs:
+        if r.table is None or not len(r.table):
+            continue
+        for point, g in r.table.groupby("point", sort=False):
+            first = g.iloc[0]
+            row = {"series": r.series.key, "setting": r.setting.key, "point": point,
+                   "case": first["case"] if "case" in g.columns else "default",
+                   "seed": int(first["seed"])}
+            row.update({c: first[c] for c in g.columns if "." in c})
+            row.update(measure(r.run_dir(point), g))
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+def run_with_records(sweeps: Path, measure: Callable[[Path, pd.DataFrame], dict]):
+    """An experiment's ``run``: its parts as usual (:func:`run_parts`), then :func:`records`
+    into ``ctx.data["runs"]``."""
+
+    def run(exp, out, quick, jobs, log, options) -> Context:
+        ctx = run_parts(sweeps, exp, out, quick, jobs, log, options)
+        ctx.data = {"runs": records(ctx, measure)}
+        return ctx
+
+    return run
+
+
 def run_experiment(study: Study, exp: Experiment, out: Path, quick: bool, jobs: int,
                    log: Callable[[str], None], options: Mapping[str, Any] | None = None
                    ) -> tuple[Section, list[str]]:
@@ -370,6 +403,14 @@ def _summary(done: Sequence[tuple[Experiment, Section, float]]) -> Table:
 
 # --------------------------------------------------------------------------------------------
 # Command line
+
+
+def accept_sim_only(p: argparse.ArgumentParser) -> None:
+    """``--sim-only`` for a study that runs the simulator only: accepted, and it changes
+    nothing, so that every study's command line reads alike (``.ci/run``)."""
+    p.add_argument("--sim-only", action="store_true",
+                   help="accepted for symmetry with the other studies: this study runs the "
+                        "simulator only")
 
 
 def _parse_only(study: Study, values: Sequence[str] | None) -> list[str]:

@@ -173,6 +173,36 @@ def sweep_document(scenario: str, envs: list[dict], runs: int, duration_s: float
     return head + tomli_w.dumps(doc)
 
 
+SWEEP_TIME_FILE = "sweep-time.json"
+
+
+def completed_points(sweep_dir: Path) -> int:
+    """How many points of a sweep directory have finished (their ``summary.json`` written)."""
+    return sum(1 for _ in Path(sweep_dir).glob("runs/*/summary.json"))
+
+
+def record_sweep_time(out: Path, wall_s: float, points_run: int) -> dict:
+    """Add this invocation (its sweep's wall time and how many points it ran) to
+    ``out/sweep-time.json`` and return the sweep's time: ``sweep_wall_s``, the sum of the wall
+    times of the invocations that ran points (a resumed invocation that found every point done
+    adds nothing, so the time is the real time of the points run, carried from the invocations
+    that ran them); None when no recorded invocation ran a point (a directory whose sweep
+    finished before this record existed). Also ``invocations`` (each ``wall_s`` and
+    ``points_run``) and ``this_invocation_s``."""
+    path = Path(out) / SWEEP_TIME_FILE
+    try:
+        earlier = json.loads(path.read_text())["invocations"]
+    except (OSError, ValueError, KeyError, TypeError):
+        earlier = []
+    invocations = [*earlier, {"wall_s": round(wall_s, 1), "points_run": int(points_run)}]
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({"invocations": invocations}, indent=1) + "\n")
+    os.replace(tmp, path)
+    ran = [i["wall_s"] for i in invocations if i.get("points_run", 0) > 0]
+    return {"sweep_wall_s": round(sum(ran), 1) if ran else None, "invocations": invocations,
+            "this_invocation_s": wall_s}
+
+
 def _pairs_of_run(path: Path):
     """(X, y, cc) of one run's Data Units: DU_n's fields, DU_n+1's reward and algorithm, for
     consecutive uncoupled DUs of each subflow."""
@@ -359,10 +389,16 @@ def main(argv: Sequence[str]) -> int:
     sweep_path.write_text(sweep_document(os.path.relpath(template, out.resolve()), envs, runs,
                                          duration))
     t0 = time.perf_counter()
+    done_before = completed_points(out / "sweep")
     _, failures = run_spec(load_sweep(sweep_path), out / "sweep", jobs=args.jobs, log=None)
-    sweep_s = time.perf_counter() - t0
-    log(f"sweep: {n_env * len(CANDIDATES) * runs} runs in {sweep_s:.1f} s "
-        f"({len(failures)} failed)")
+    ran = completed_points(out / "sweep") - done_before + len(failures)
+    timing = record_sweep_time(out, time.perf_counter() - t0, ran)
+    sweep_s = timing["sweep_wall_s"]
+    log(f"sweep: {n_env * len(CANDIDATES) * runs} runs ({ran} run now, the rest "
+        f"resumed) in {timing['this_invocation_s']:.1f} s; the sweep's time over the "
+        f"invocations that ran points: "
+        + ("unknown (finished before its time was recorded)" if sweep_s is None
+           else f"{sweep_s:.1f} s") + f" ({len(failures)} failed)")
 
     t1 = time.perf_counter()
     data, dus = collect(sweep_path, out / "sweep")
@@ -397,7 +433,8 @@ def main(argv: Sequence[str]) -> int:
             "data_units": dus,
             "pairs": int(len(data)),
             "held_out_environments": held,
-            "sweep_wall_s": round(sweep_s, 1),
+            "sweep_wall_s": None if sweep_s is None else round(sweep_s, 1),
+            "sweep_invocations": timing["invocations"],
             "train_wall_s": round(train_s, 1),
             "xgboost": xgboost.__version__,
             "xgboost_params": XGB_PARAMS,
@@ -418,7 +455,8 @@ def _print_report(manifest: dict, path: Path) -> None:
     t = manifest["training"]
     print(f"trained on {t['runs_total']} runs ({t['environments']} environments x "
           f"{len(manifest['candidates'])} algorithms x {t['runs']} x {t['duration_s']:g} s): "
-          f"{t['data_units']} Data Units, {t['pairs']} pairs; sweep {t['sweep_wall_s']} s, "
+          f"{t['data_units']} Data Units, {t['pairs']} pairs; sweep "
+          f"{'time unknown' if t['sweep_wall_s'] is None else str(t['sweep_wall_s']) + ' s'}, "
           f"training {t['train_wall_s']} s")
     print(f"held-out environments: {', '.join(t['held_out_environments']) or 'none'}")
     print(f"{'cc':<10}{'train':>8}{'held out':>10}{'RMSE':>9}{'baseline':>10}{'MAE':>8}{'R2':>7}")

@@ -22,7 +22,8 @@ the command reads like the other studies' (``.ci/run``).
 from __future__ import annotations
 
 from ..runner import Quick, repo_root
-from ..study import Experiment, Part, RunInfo, Study, main as _study_main, run_line
+from ..study import (Experiment, Part, RunInfo, Study, accept_sim_only,
+                     main as _study_main, run_line)
 from . import mobility, monroe, static, switching
 from .common import (CCAS, CDG, CUBIC_3X, CUBIC_DELAY_ONLY, CUBIC_NO_HYSTART, every_flow,
                      series_of)
@@ -61,12 +62,6 @@ EXPERIMENTS: tuple[Experiment, ...] = (
 )
 
 
-def _add_arguments(p) -> None:
-    p.add_argument("--sim-only", action="store_true",
-                   help="accepted for symmetry with the other studies: this study runs the "
-                        "simulator only")
-
-
 def _intro(info: RunInfo) -> list[str]:
     return [
         "Seed 002 (Atxutegi, PhD thesis, UPV/EHU 2018): a framework that selects a TCP "
@@ -96,7 +91,7 @@ STUDY = Study(
     quick_help="the 300 km/h use cases only, short runs, one or two seeds (well under two "
                "minutes on two cores)",
     sweeps=SWEEPS,
-    add_arguments=_add_arguments,
+    add_arguments=accept_sim_only,
     default_jobs=2,
 )
 

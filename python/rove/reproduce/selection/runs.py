@@ -1,53 +1,21 @@
-"""Per-run records of a sweep-run experiment: one row per (series, point) with the run's grid
-values and whatever a measuring function reads from its directory (summary rows and time
-series), so that the analyses read one small table (``ctx.data["runs"]``) and the tests can
-hand-make it."""
+"""Per-run records of a sweep-run experiment (:func:`rove.reproduce.study.records`: one row
+per (series, point) with the run's grid values and whatever a measuring function reads from its
+directory), and the measures the selection study's records read from a run's time series."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from ..study import Context, run_parts
+from ..study import records, run_with_records  # noqa: F401 (this module's API)
 from .phases import read_flow
 
 __all__ = ["run_with_records", "records", "window_goodput_mbps", "slow_start_exit",
            "mean_srtt_ms"]
 
 KEYS = ("series", "point", "case", "seed")
-
-
-def records(ctx: Context, measure: Callable[[Path, pd.DataFrame], dict]) -> pd.DataFrame:
-    """One row per run of ``ctx``: ``series``, ``point``, ``case``, ``seed``, the grid values
-    (the sweep table's dotted columns) and ``measure(run_dir, that run's summary rows)``."""
-    out = []
-    for r in ctx.runs:
-        if r.table is None or not len(r.table):
-            continue
-        for point, g in r.table.groupby("point", sort=False):
-            first = g.iloc[0]
-            row = {"series": r.series.key, "point": point,
-                   "case": first["case"] if "case" in g.columns else "default",
-                   "seed": int(first["seed"])}
-            row.update({c: first[c] for c in g.columns if "." in c})
-            row.update(measure(r.run_dir(point), g))
-            out.append(row)
-    return pd.DataFrame(out)
-
-
-def run_with_records(sweeps: Path, measure: Callable[[Path, pd.DataFrame], dict]):
-    """An experiment's ``run``: its parts as usual, then :func:`records` into
-    ``ctx.data["runs"]``."""
-
-    def run(exp, out, quick, jobs, log, options) -> Context:
-        ctx = run_parts(sweeps, exp, out, quick, jobs, log, options)
-        ctx.data = {"runs": records(ctx, measure)}
-        return ctx
-
-    return run
 
 
 def flow_row(rows: pd.DataFrame, flow: str) -> dict:
