@@ -538,7 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "docs/radio.md.")
     r.add_argument("source", metavar="SOURCE", help="a results directory or a scenario file")
     r.add_argument("--port", required=True, metavar="LINK:PORT",
-                   help="the port, as a path names it, e.g. air:s1 or air:s1:up")
+                   help="the port, as a path names it, e.g. air:s1, air:s1:up or an LTE cell's cell:u1")
     r.add_argument("-o", "--out", metavar="FILE", required=True, help="trace file to write")
     r.add_argument("--seed", type=_seed, metavar="N",
                    help="the scenario's seed (a scenario SOURCE only)")

@@ -206,6 +206,12 @@ RADIO_COLUMN_TYPES = {
     "tx_bitrate_bps": "<f8", "signal_db": "<f8", "survey_busy_ms": "<f8", "survey_tx_ms": "<f8",
     "survey_rx_ms": "<f8", "airtime_ms": "<f8",
 }
+# The columns radio.csv (and radio.parquet) add when the scenario has an LTE cell (crates/emu
+# record.rs LTE_RADIO_COLUMNS).
+LTE_RADIO_COLUMN_TYPES = {
+    "cqi": "<f8", "mcs": "<f8", "prbs": "<u8", "tbs_bits": "<u8", "harq_failures": "<u8",
+    "cell_prbs_used": "<u8", "cell_prbs": "<u4",
+}
 
 
 def convert_radio(raw: str | os.PathLike) -> RawTable | None:
@@ -220,20 +226,22 @@ def convert_radio(raw: str | os.PathLike) -> RawTable | None:
     with path.open(newline="", encoding="utf-8") as f:
         rows = csv.reader(f)
         header = next(rows, None)
-        if header != list(RADIO_COLUMN_TYPES):
+        types = {**RADIO_COLUMN_TYPES, **LTE_RADIO_COLUMN_TYPES}
+        if header not in (list(RADIO_COLUMN_TYPES), list(types)):
             raise ResultsError(f"{path}: unexpected columns {header} (expected "
-                               f"{', '.join(RADIO_COLUMN_TYPES)})")
+                               f"{', '.join(RADIO_COLUMN_TYPES)}, and with an LTE cell "
+                               f"{', '.join(LTE_RADIO_COLUMN_TYPES)})")
         data = list(zip(*rows)) or [()] * len(header)
     columns: dict[str, Any] = {}
     for name, values in zip(header, data):
-        kind = RADIO_COLUMN_TYPES[name]
+        kind = types[name]
         if kind is str:
             columns[name] = list(values)
         elif kind == "<f8":
             columns[name] = _col(kind, [float(v) for v in values])
         else:
             columns[name] = _col(kind, [int(v) for v in values])
-    return RawTable.from_columns(columns, list(RADIO_COLUMN_TYPES))
+    return RawTable.from_columns(columns, header)
 
 
 def _read_jsonl(path: Path) -> list[dict]:

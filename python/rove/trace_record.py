@@ -2,7 +2,9 @@
 
 A radio cell's ``radio.parquet`` holds, per port and sample, the bytes it has delivered so far
 (``tx_bytes``: the IP bytes of the frames the port's transmitter got through, cumulative from
-the start; crates/sim link/wifi/counters.rs). :func:`record` turns that series into delivery
+the start; crates/sim link/wifi/counters.rs for a WiFi cell, link/lte/counters.rs for an LTE
+cell, whose ``tx_bytes`` are the packets the UE's RLC delivered, or the eNodeB received from
+its uplink). :func:`record` turns that series into delivery
 opportunities of 1500 bytes (one line per opportunity, its millisecond; trace.rs in
 crates/scenario describes the format): the service the port got, which a trace-driven link
 (``trace = FILE``, or Mahimahi's ``mm-link``) can replay to any other transport.
@@ -42,6 +44,9 @@ __all__ = ["TraceRecordError", "TraceRecording", "record", "opportunities"]
 
 #: Bytes a Mahimahi delivery opportunity carries (rove_scenario::TRACE_OPPORTUNITY_BYTES).
 OPPORTUNITY_BYTES = 1500
+
+#: The link kinds with counters in ``radio.parquet``.
+RADIO_KINDS = ("wifi", "lte")
 
 #: The radio cells' sampling when ``record`` runs a scenario itself: one sample a millisecond,
 #: a Mahimahi trace's resolution.
@@ -134,7 +139,7 @@ def _radio_of(result, source: str):
     radio = result.radio
     if radio is None:
         raise TraceRecordError(f"{source}: no {RADIO_FILE}: the run has no radio cell with "
-                               f"counters (a WiFi cell, kind = \"wifi\")")
+                               f"counters (a WiFi or LTE cell, kind = \"wifi\" or \"lte\")")
     return radio
 
 
@@ -167,10 +172,10 @@ def record(source: str | Path, port: str, seed: int | None = None,
         names = ", ".join(doc.get("links") or {}) or "none"
         raise TraceRecordError(f"--port {port}: the scenario has no link {link!r} (links: "
                                f"{names})")
-    if spec.get("kind") != "wifi":
+    if spec.get("kind") not in RADIO_KINDS:
         raise TraceRecordError(f"--port {port}: link {link!r} is of kind "
                                f"{spec.get('kind', 'p2p')!r}; trace record reads a radio "
-                               f"cell's counters (kind = \"wifi\")")
+                               f"cell's counters (kind = \"wifi\" or \"lte\")")
     ovr = [*overrides, (f"links.{link}.sample_interval", RUN_SAMPLE_INTERVAL)]
     result = rove.run(str(src), seed=seed, overrides=ovr)
     duration_ms = round(float(result.summary["duration_s"]) * 1000)

@@ -28,8 +28,7 @@
 //! Python reads in well under a second, and a person can look at the files.
 
 use rove_sim::histogram::Histogram;
-use rove_sim::link::wifi::counters::{RadioSeries, RadioSummary};
-use rove_sim::link::wifi::edca::Ac;
+use rove_sim::link::wifi::counters::{ac_name, RadioSeries, RadioSummary};
 use rove_sim::link::{AnyLink, DropReason, QueueDelaySummary};
 use rove_sim::Nanos;
 use std::fs::File;
@@ -43,6 +42,18 @@ pub const RTT_FILE: &str = "rtt.csv";
 pub const RADIO_FILE: &str = "radio.csv";
 
 /// The columns of `radio.csv`: those of the simulator's `radio.parquet`, in its order.
+/// The columns `radio.csv` adds after [`RADIO_COLUMNS`] when the scenario has an LTE cell
+/// (crates/sim link/lte/counters.rs).
+pub const LTE_RADIO_COLUMNS: &[&str] = &[
+    "cqi",
+    "mcs",
+    "prbs",
+    "tbs_bits",
+    "harq_failures",
+    "cell_prbs_used",
+    "cell_prbs",
+];
+
 pub const RADIO_COLUMNS: &[&str] = &[
     "time_s",
     "link",
@@ -114,6 +125,8 @@ pub struct Recorder {
     radio: Option<BufWriter<File>>,
     radio_names: Vec<(String, Vec<String>)>,
     radio_rows: RadioSeries,
+    /// Whether `radio.csv` has the LTE columns.
+    radio_lte: bool,
     radio_end: Vec<Option<RadioSummary>>,
 }
 
@@ -143,9 +156,16 @@ impl Recorder {
         writeln!(drops, "time_s,link,cause,bytes")?;
         let mut rtt = create(dir, RTT_FILE)?;
         writeln!(rtt, "flow,time_s,rtt_ms,subflow")?;
+        let radio_lte = links
+            .iter()
+            .any(|l| l.kind() == rove_sim::link::lte::KIND.kind);
         let radio = if links.iter().any(|l| l.radio().is_some()) {
             let mut f = create(dir, RADIO_FILE)?;
-            writeln!(f, "{}", RADIO_COLUMNS.join(","))?;
+            write!(f, "{}", RADIO_COLUMNS.join(","))?;
+            if radio_lte {
+                write!(f, ",{}", LTE_RADIO_COLUMNS.join(","))?;
+            }
+            writeln!(f)?;
             Some(f)
         } else {
             None
@@ -163,6 +183,7 @@ impl Recorder {
                 .map(|l| (l.name().to_string(), l.port_names()))
                 .collect(),
             radio_rows: RadioSeries::default(),
+            radio_lte,
             radio_end: vec![None; links.len()],
         })
     }
@@ -181,6 +202,9 @@ impl Recorder {
         for (i, l) in links.iter().enumerate() {
             if let Some(r) = l.radio() {
                 self.write_radio(now, i, l)?;
+                if !r.in_summary() {
+                    continue;
+                }
                 self.radio_end[i] = Some(RadioSummary::of(
                     &r.radio_totals(),
                     r.driveby_summary(self.duration_ns),
@@ -209,7 +233,7 @@ impl Recorder {
             let p = usize::from(rows.port[k]);
             self.line.clear();
             // Names and the station (its even port) as the simulator's radio.parquet has them.
-            let _ = writeln!(
+            let _ = write!(
                 self.line,
                 "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 rows.time_s[k],
@@ -217,7 +241,7 @@ impl Recorder {
                 ports[p],
                 ports[p & !1],
                 if p % 2 == 1 { "up" } else { "down" },
-                Ac::from_index(rows.ac[k]).name(),
+                ac_name(rows.ac[k]),
                 rows.backlog_bytes[k],
                 rows.qlen[k],
                 rows.overflow_drops[k],
@@ -237,6 +261,20 @@ impl Recorder {
                 rows.survey_rx_ms[k],
                 rows.airtime_ms[k],
             );
+            if self.radio_lte {
+                let _ = write!(
+                    self.line,
+                    ",{},{},{},{},{},{},{}",
+                    rows.cqi[k],
+                    rows.mcs[k],
+                    rows.prbs[k],
+                    rows.tbs_bits[k],
+                    rows.harq_failures[k],
+                    rows.cell_prbs_used[k],
+                    rows.cell_prbs[k],
+                );
+            }
+            self.line.push('\n');
             file.write_all(self.line.as_bytes())?;
         }
         Ok(())

@@ -307,6 +307,21 @@ fn radio(world: &World) -> Vec<Column<'_>> {
     ] {
         out.push(col(name, Values::F64(Cow::Borrowed(values))));
     }
+    // An LTE cell's own columns (crates/sim link/lte/counters.rs), only in a run with one.
+    if s.lte {
+        for (name, values) in [("cqi", &s.cqi), ("mcs", &s.mcs)] {
+            out.push(col(name, Values::F64(Cow::Borrowed(values))));
+        }
+        for (name, values) in [
+            ("prbs", &s.prbs),
+            ("tbs_bits", &s.tbs_bits),
+            ("harq_failures", &s.harq_failures),
+            ("cell_prbs_used", &s.cell_prbs_used),
+        ] {
+            out.push(col(name, Values::U64(Cow::Borrowed(values))));
+        }
+        out.push(col("cell_prbs", Values::U32(Cow::Borrowed(&s.cell_prbs))));
+    }
     out
 }
 

@@ -67,7 +67,7 @@ pub struct Estimate {
 fn radio_bytes(s: &Scenario) -> u64 {
     s.links
         .iter()
-        .filter(|l| l.kind == "wifi")
+        .filter(|l| l.kind == "wifi" || l.kind == "lte")
         .map(|l| {
             let interval = l
                 .model

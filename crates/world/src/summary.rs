@@ -390,6 +390,7 @@ pub fn summarize(world: &World) -> Summary {
             let soj = e.sojourn.since(&s.sojourn);
             let radio = l
                 .radio()
+                .filter(|r| r.in_summary())
                 .map(|r| RadioSummary::of(&r.radio_totals(), r.driveby_summary(duration)));
             let driveby = radio.as_ref().is_some_and(|r| !r.driveby.is_empty());
             LinkSummary {

@@ -47,6 +47,10 @@
 //! queue and the pending HARQ retransmissions carry on after the interruption) or lost
 //! (`"lost"`: queued packets and blocks awaiting retransmission dropped, as MAC drops).
 //!
+//! **Counters** ([`counters`]): per port CQI, MCS, PRBs, decoded TBS bits, HARQ
+//! retransmissions and failures, the RLC queue and its drops, and the cell's PRB use, sampled
+//! into `radio.parquet` every `sample_interval` (default: with the scenario's samples).
+//!
 //! Differences from the standards and [GAP] choices (besides those in [`amc`] and
 //! [`channel`]):
 //! - [GAP] no MAC, RLC or PDCP header bytes; no control-channel blocking; wideband CQI and
@@ -65,6 +69,7 @@
 
 pub mod amc;
 pub mod channel;
+pub mod counters;
 mod params;
 mod tbs_table;
 
@@ -77,6 +82,7 @@ use crate::rng::Stream;
 use crate::Nanos;
 use amc::Amc;
 use channel::{db, lin, Fading};
+use counters::LteCounters;
 use rove_scenario::spec::LinkSpec;
 use std::collections::VecDeque;
 
@@ -207,12 +213,16 @@ pub struct Lte {
     rr_turn: usize,
     peak_bps: u64,
     stats: LinkStats,
+    /// Per port ([`counters`]), and the PRB·TTIs every eNodeB allocated.
+    counters: Vec<LteCounters>,
+    cell_prbs_used: u64,
 }
 
 impl Lte {
     pub fn new(spec: &LinkSpec, run_seed: u64) -> Self {
         let p = params::parse(&spec.model).expect("lte keys are checked when parsed");
         let label = |what: &str| format!("link:{}:{what}", spec.name);
+        let ues_len = p.ues.len();
         let ues = p
             .ues
             .iter()
@@ -258,6 +268,8 @@ impl Lte {
             last_tti: None,
             rr_turn: 0,
             stats: LinkStats::default(),
+            counters: vec![LteCounters::default(); 2 * ues_len],
+            cell_prbs_used: 0,
         };
         for u in &mut lte.ues {
             u.serving = u.nearest(0, &lte.cell);
@@ -302,6 +314,7 @@ impl Lte {
                 reason: DropReason::MacRetryLimit,
             });
             self.stats.mac_drops += 1;
+            self.counters[2 * i].mac_drops += 1;
         }
         u.rlc_bytes = 0;
         self.release(i, out);
@@ -323,6 +336,7 @@ impl Lte {
                 cqi
             }
         };
+        self.counters[2 * i].last_cqi = Some(cqi as u8);
         (cqi > 0).then(|| self.amc.mcs_for_cqi(cqi))
     }
 
@@ -377,6 +391,9 @@ impl Lte {
                 prbs_left[c] = prbs_left[c].saturating_sub(prbs);
                 retransmitting[i] = true;
                 served_bits[i] = self.ues[i].blocks[k].bits;
+                self.counters[2 * i].tx_retries += 1;
+                self.counters[2 * i].prbs += u64::from(prbs);
+                self.cell_prbs_used += u64::from(prbs);
                 self.transmit(i, k, now);
             }
         }
@@ -421,6 +438,11 @@ impl Lte {
             *left -= prbs;
             let bits = amc::tbs_bits(mcs, prbs);
             served_bits[i] = bits;
+            let c = &mut self.counters[2 * i];
+            c.prbs += u64::from(prbs);
+            c.last_mcs = Some(mcs as u8);
+            c.last_tbs_bits = Some(bits);
+            self.cell_prbs_used += u64::from(prbs);
             let k = self.new_block(i, now, mcs, prbs, bits);
             self.transmit(i, k, now);
         }
@@ -489,14 +511,19 @@ impl Lte {
         let bler = self.amc.bler(b.mcs, db(b.sinr_sum));
         let ok = self.rng.uniform() >= bler;
         u.harq_free_at[b.process] = now + HARQ_RTT_NS;
+        let c = &mut self.counters[2 * i];
         if ok {
             b.decoded_at = Some(now + TTI_NS);
             b.retransmit_at = None;
+            c.tbs_bits += u64::from(b.bits);
         } else if b.transmissions < max_tx {
             b.retransmit_at = Some(now + HARQ_RTT_NS);
+            c.phy_errors += 1;
         } else {
             b.retransmit_at = None;
             b.lost = true;
+            c.phy_errors += 1;
+            c.harq_failures += 1;
         }
     }
 
@@ -523,6 +550,8 @@ impl Lte {
                         });
                         self.stats.departed_bytes += u64::from(bytes);
                         self.stats.departed_pkts += 1;
+                        self.counters[2 * i].tx_packets += 1;
+                        self.counters[2 * i].tx_bytes += u64::from(bytes);
                     }
                     _ => {
                         out.push(LinkOutput::Drop {
@@ -530,6 +559,7 @@ impl Lte {
                             reason: DropReason::MacRetryLimit,
                         });
                         self.stats.mac_drops += 1;
+                        self.counters[2 * i].mac_drops += 1;
                     }
                 }
             }
@@ -545,6 +575,7 @@ impl Lte {
         }
         if u.ul_bytes + u64::from(packet.bytes) > self.p.rlc_buffer_bytes {
             self.stats.queue_drops += 1;
+            self.counters[2 * i + 1].overflow_drops += 1;
             out.push(LinkOutput::Drop {
                 id: packet.id,
                 reason: DropReason::QueueFull,
@@ -582,6 +613,8 @@ impl Lte {
         u.ul_bytes += u64::from(packet.bytes);
         self.stats.departed_bytes += u64::from(packet.bytes);
         self.stats.departed_pkts += 1;
+        self.counters[2 * i + 1].tx_packets += 1;
+        self.counters[2 * i + 1].tx_bytes += u64::from(packet.bytes);
         out.push(LinkOutput::Deliver {
             id: packet.id,
             at: done + self.delay_ns,
@@ -608,6 +641,7 @@ impl LinkModel for Lte {
         let u = &mut self.ues[i];
         if u.rlc_bytes + u64::from(packet.bytes) > self.p.rlc_buffer_bytes {
             self.stats.queue_drops += 1;
+            self.counters[2 * i].overflow_drops += 1;
             out.push(LinkOutput::Drop {
                 id: packet.id,
                 reason: DropReason::QueueFull,
@@ -669,6 +703,10 @@ impl LinkModel for Lte {
 
     fn port_names(&self) -> Vec<String> {
         self.ports.clone()
+    }
+
+    fn radio(&self) -> Option<&dyn super::wifi::counters::RadioCounters> {
+        Some(self)
     }
 }
 

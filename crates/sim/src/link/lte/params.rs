@@ -33,6 +33,7 @@ const OWN_KEYS: &[&str] = &[
     "handover_hysteresis",
     "handover_interruption",
     "handover_rlc",
+    "sample_interval",
     "ues",
 ];
 const UE_KEYS: &[&str] = &[
@@ -128,6 +129,9 @@ pub struct LteParams {
     pub handover_interruption_ns: u64,
     /// At a handover the UE's RLC queue is forwarded to the target cell (true) or lost.
     pub handover_forward: bool,
+    /// Key `sample_interval`: how often the cell's counters are sampled into `radio.parquet`;
+    /// `None`: with the scenario's samples.
+    pub sample_interval_ns: Option<u64>,
     /// In port order: UE `i` has ports `2i` (eNodeB to UE) and `2i + 1` (its uplink).
     pub ues: Vec<Ue>,
 }
@@ -227,6 +231,10 @@ pub fn parse(t: &Table) -> Res<LteParams> {
         Some(v) => return Err(bad("uplink", v, "\"grants\" or \"per_packet\"")),
     };
     let grant_period_ns = time(t, "grant_period", DEFAULT_GRANT_PERIOD_NS, 1_000_000)?;
+    let sample_interval_ns = match t.get("sample_interval") {
+        None => None,
+        Some(_) => Some(time(t, "sample_interval", 0, 1_000_000)?),
+    };
     if grant_period_ns % 1_000_000 != 0 {
         return Err((
             "grant_period".into(),
@@ -356,6 +364,7 @@ pub fn parse(t: &Table) -> Res<LteParams> {
         cqi_delay_ns,
         uplink,
         grant_period_ns,
+        sample_interval_ns,
         uplink_bps,
         tx_power_dbm,
         noise_figure_db,
@@ -561,6 +570,16 @@ mod tests {
         assert_eq!(e.0, "scheduler");
         let e = parse(&table("grant_period = \"2.5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
         assert_eq!(e.0, "grant_period");
+        let e = parse(&table("sample_interval = \"0.5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
+        assert_eq!(e.0, "sample_interval");
+        let p = parse(&table("sample_interval = \"1ms\"\n[ues.u1]\nsnr = 3")).unwrap();
+        assert_eq!(p.sample_interval_ns, Some(1_000_000));
+        assert_eq!(
+            parse(&table("[ues.u1]\nsnr = 3"))
+                .unwrap()
+                .sample_interval_ns,
+            None
+        );
         assert_eq!(parse(&table("prbs = 6")).unwrap_err().0, "ues");
         let p = parse(&table("rlc_buffer = \"shallow\"\n[ues.u1]\nsnr = 3")).unwrap();
         assert_eq!(p.rlc_buffer_bytes, 120_000);

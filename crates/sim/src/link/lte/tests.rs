@@ -117,3 +117,148 @@ fn faded_channels_keep_the_mean_power_and_vary_at_the_doppler_rate() {
     let mut f = Fading::new(Profile::None, 100.0, 100, &mut Stream::new(3, "fade"));
     assert_eq!(f.effective_sinr(123, 42.0), 42.0);
 }
+
+mod counters {
+    //! The cell's `radio.parquet` counters on a hand-built one-UE cell.
+    use super::super::super::wifi::counters::{RadioCounters, RadioSeries};
+    use super::super::super::{LinkModel, LinkOutput, Offer};
+    use super::super::{Lte, KIND, TTI_NS};
+    use crate::Nanos;
+    use rove_scenario::spec::{JitterSpec, LinkSpec, LossSpec, QueueLimit, QueueSpec, Serializer};
+
+    fn cell(model: &str) -> Lte {
+        let model: toml::Table = model.parse().unwrap();
+        let shape = (KIND.check)(&model).unwrap();
+        let spec = LinkSpec {
+            name: "cell".into(),
+            kind: "lte".into(),
+            serializer: Serializer::Model {
+                peak_bps: shape.peak_bps,
+            },
+            delay_ns: 0,
+            queue: QueueSpec::DropTail {
+                limit: QueueLimit::Packets(1000),
+            },
+            loss: LossSpec::None,
+            jitter: None::<JitterSpec>,
+            outages: Vec::new(),
+            ports: shape.ports,
+            model,
+        };
+        Lte::new(&spec, 1)
+    }
+
+    /// Offers `n` 1500-byte packets to port `port` at `now`; returns the service time asked.
+    fn offer(
+        l: &mut Lte,
+        now: Nanos,
+        n: u32,
+        port: u16,
+        out: &mut Vec<LinkOutput>,
+    ) -> Option<Nanos> {
+        let mut next = None;
+        for id in 0..n {
+            let offer = Offer {
+                id,
+                bytes: 1500,
+                port,
+                flow: 0,
+            };
+            next = l.offer(now, offer, out).or(next);
+        }
+        next
+    }
+
+    /// A 20 MHz cell, one UE at a fixed 10 dB SINR without fading, a BLER curve so narrow
+    /// (0.1 dB) that its MCS never fails 1.9 dB above its threshold, 2000 packets queued at 0
+    /// (3 MB: more than the 100 ms it is served), sampled every 10 ms.
+    #[test]
+    fn a_one_ue_cell_at_a_fixed_sinr_reports_the_tables_cqi_mcs_and_tbs() {
+        let mut l = cell("prbs = 100\nbler_sigma = \"0.1dB\"\n[ues.u1]\nsnr = 10");
+        let mut out = Vec::new();
+        let mut next = offer(&mut l, 0, 2000, 0, &mut out);
+        assert_eq!(next, Some(0));
+        let mut rows = RadioSeries::default();
+        let mut t = 0;
+        while t <= 100 * TTI_NS {
+            if t % (10 * TTI_NS) == 0 {
+                l.sample_radio(t, 0, &mut rows);
+            }
+            if next == Some(t) {
+                next = l.service(t, &mut out);
+            }
+            t += TTI_NS;
+        }
+        assert!(rows.lte);
+        assert_eq!(rows.len(), 2 * 11); // "u1" and "u1:up" at 0, 10, ..., 100 ms
+                                        // By hand: CQI from TS 36.213 Table 7.2.3-1 at the Kawser et al. thresholds: 10 dB
+                                        // reaches CQI 8's 8.1 dB, not CQI 9's 10.3: CQI 8 (16QAM, 490/1024). Its MCS over 100
+                                        // PRBs: 13 (amc test above). MCS 13 → I_TBS 12 (Table 7.1.7.1-1); TBS(I_TBS 12, 100
+                                        // PRBs) = 22920 bits (Table 7.1.7.2.1-1): 22.92 Mbit/s.
+        const TBS: u64 = 22_920;
+        for k in 0..rows.len() {
+            let down = rows.port[k] == 0;
+            let ms = (rows.time_s[k] * 1e3).round() as u64;
+            assert_eq!(rows.signal_db[k], 10.0);
+            assert_eq!(rows.cell_prbs[k], 100);
+            if !down {
+                assert!(rows.cqi[k].is_nan() && rows.mcs[k].is_nan());
+                assert_eq!(rows.tx_bytes[k], 0);
+                continue;
+            }
+            // A sample at t is taken before the TTI at t is served: t/1 ms TTIs so far.
+            let ttis = ms;
+            if ttis == 0 {
+                assert!(rows.cqi[k].is_nan() && rows.mcs[k].is_nan());
+            } else {
+                assert_eq!((rows.cqi[k], rows.mcs[k]), (8.0, 13.0), "row {k}");
+                assert_eq!(rows.tx_bitrate_bps[k], (TBS * 1000) as f64);
+            }
+            // Every TTI all 100 PRBs, one decoded block of 22920 bits, no HARQ activity.
+            assert_eq!(rows.prbs[k], 100 * ttis);
+            assert_eq!(rows.cell_prbs_used[k], 100 * ttis);
+            assert_eq!(rows.tbs_bits[k], TBS * ttis);
+            assert_eq!((rows.tx_retries[k], rows.phy_errors[k]), (0, 0));
+            assert_eq!((rows.harq_failures[k], rows.mac_drops[k]), (0, 0));
+            // Delivered bytes: the whole packets in those bits (the TBS is whole bytes; 2865
+            // bytes a TTI); the head packet's segment sent so far is not yet delivered.
+            let sent = TBS / 8 * ttis;
+            assert_eq!(rows.tx_bytes[k], sent / 1500 * 1500, "row {k}");
+            assert_eq!(rows.tx_packets[k], sent / 1500);
+            assert_eq!(rows.backlog_bytes[k], 2000 * 1500 - sent);
+            assert_eq!(rows.qlen[k] as u64, 2000 - sent / 1500);
+        }
+        // Over the window 20-90 ms: TBS bits = delivered capacity, 70 TTIs × 22920 bits, and
+        // the cell's PRB utilisation 1.
+        let at = |ms: u64| {
+            (0..rows.len())
+                .find(|&k| rows.port[k] == 0 && (rows.time_s[k] * 1e3).round() as u64 == ms)
+                .unwrap()
+        };
+        let (a, b) = (at(20), at(90));
+        assert_eq!(rows.tbs_bits[b] - rows.tbs_bits[a], 70 * TBS);
+        let util = (rows.cell_prbs_used[b] - rows.cell_prbs_used[a]) as f64 / (70.0 * 100.0);
+        assert_eq!(util, 1.0);
+        // The delivered IP bytes over the window are within one packet of it.
+        let delivered = (rows.tx_bytes[b] - rows.tx_bytes[a]) as i64;
+        assert!(
+            (delivered - (70 * TBS / 8) as i64).abs() < 1500,
+            "{delivered}"
+        );
+    }
+
+    #[test]
+    fn a_full_rlc_queue_counts_overflow_drops_on_its_port() {
+        // "shallow" = 120 KB: 80 packets fit, 20 are dropped.
+        let mut l = cell("rlc_buffer = \"shallow\"\n[ues.u1]\nsnr = 10\n[ues.u2]\nsnr = 10");
+        let mut out = Vec::new();
+        offer(&mut l, 0, 100, 2, &mut out);
+        let mut rows = RadioSeries::default();
+        l.sample_radio(0, 3, &mut rows);
+        assert_eq!(rows.port, vec![0, 1, 2, 3]);
+        assert_eq!(rows.link, vec![3; 4]);
+        assert_eq!(rows.overflow_drops, vec![0, 0, 20, 0]);
+        assert_eq!(rows.qlen, vec![0, 0, 80, 0]);
+        assert_eq!(rows.backlog_bytes[2], 120_000);
+    }
+}

@@ -106,7 +106,28 @@ pub struct RadioSeries {
     pub survey_rx_ms: Vec<f64>,
     /// The port's data PPDUs' air time so far (its share of the channel).
     pub airtime_ms: Vec<f64>,
+    // LTE rows' own columns (crates/sim link/lte/counters.rs); a WiFi row has NaN and 0s.
+    // They are written to `radio.parquet` only when a row is an LTE cell's (`lte`).
+    /// The UE's last CQI report used by the scheduler (NaN: none yet, fixed MCS, uplink).
+    pub cqi: Vec<f64>,
+    /// The MCS of the port's last new transport block (NaN: none yet, uplink).
+    pub mcs: Vec<f64>,
+    /// PRB·TTIs allocated to the port (first transmissions and HARQ retransmissions).
+    pub prbs: Vec<u64>,
+    /// Bits of the port's transport blocks decoded (TBS, no CRC): the capacity it received.
+    pub tbs_bits: Vec<u64>,
+    /// Transport blocks lost after `harq_max_tx` transmissions.
+    pub harq_failures: Vec<u64>,
+    /// PRB·TTIs allocated by every eNodeB of the link (cell-level).
+    pub cell_prbs_used: Vec<u64>,
+    /// PRBs per TTI of every eNodeB of the link together (`prbs` × `cells`).
+    pub cell_prbs: Vec<u32>,
+    /// Whether any row is an LTE cell's (the LTE columns are written).
+    pub lte: bool,
 }
+
+/// The `ac` of a row without an access category (an LTE cell's): written as "".
+pub const NO_AC: u8 = u8::MAX;
 
 impl RadioSeries {
     pub fn len(&self) -> usize {
@@ -119,7 +140,24 @@ impl RadioSeries {
 
     /// The `ac` column's names ("bk", "be", "vi", "vo").
     pub fn ac_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.ac.iter().map(|&a| Ac::from_index(a).name())
+        self.ac.iter().map(|&a| ac_name(a))
+    }
+
+    /// Fills the LTE columns of the rows pushed since `from` (a WiFi cell's) with NaN and 0s.
+    pub fn pad_lte(&mut self, from: usize) {
+        let n = self.len() - from;
+        let nan = std::iter::repeat_n(f64::NAN, n);
+        self.cqi.extend(nan.clone());
+        self.mcs.extend(nan);
+        for c in [
+            &mut self.prbs,
+            &mut self.tbs_bits,
+            &mut self.harq_failures,
+            &mut self.cell_prbs_used,
+        ] {
+            c.extend(std::iter::repeat_n(0, n));
+        }
+        self.cell_prbs.extend(std::iter::repeat_n(0, n));
     }
 
     /// Removes every row.
@@ -155,8 +193,24 @@ impl RadioSeries {
             survey_busy_ms,
             survey_tx_ms,
             survey_rx_ms,
-            airtime_ms
+            airtime_ms,
+            cqi,
+            mcs,
+            prbs,
+            tbs_bits,
+            harq_failures,
+            cell_prbs_used,
+            cell_prbs
         );
+    }
+}
+
+/// An `ac` column value's name ("" for [`NO_AC`]).
+pub fn ac_name(ac: u8) -> &'static str {
+    if ac == NO_AC {
+        ""
+    } else {
+        Ac::from_index(ac).name()
     }
 }
 
@@ -274,6 +328,10 @@ pub trait RadioCounters {
     /// Appends one row per port at `now`, for link `link` (its index in the world).
     fn sample_radio(&self, now: Nanos, link: u32, out: &mut RadioSeries);
     fn radio_totals(&self) -> RadioTotals;
+    /// Whether `summary.json` reports the cell's totals (`links[].radio`).
+    fn in_summary(&self) -> bool {
+        true
+    }
     /// The drive-by stations over `[0, until]` (none by default).
     fn driveby_summary(&self, _until: Nanos) -> Vec<DrivebySummary> {
         Vec::new()
@@ -296,6 +354,7 @@ impl RadioCounters for Wifi {
 
     fn sample_radio(&self, now: Nanos, link: u32, out: &mut RadioSeries) {
         let t = now as f64 / 1e9;
+        let from = out.len();
         for port in 0..self.ports.len() {
             let station = port / 2;
             let up = port % 2 == 1;
@@ -330,6 +389,7 @@ impl RadioCounters for Wifi {
             out.survey_rx_ms.push(ms(self.survey.rx_ns));
             out.airtime_ms.push(ms(c.airtime_ns));
         }
+        out.pad_lte(from);
     }
 
     fn radio_totals(&self) -> RadioTotals {
