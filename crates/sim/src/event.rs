@@ -273,8 +273,15 @@ impl<E: Copy> EventQueue<E> {
             // root or the child chosen one level up, `first` its first child), so every index
             // below is in bounds.
             unsafe {
-                let (ka, kb) = (h.get_unchecked(first).key(), h.get_unchecked(first + 1).key());
-                let (child, child_key) = if kb < ka { (first + 1, kb) } else { (first, ka) };
+                let (ka, kb) = (
+                    h.get_unchecked(first).key(),
+                    h.get_unchecked(first + 1).key(),
+                );
+                let (child, child_key) = if kb < ka {
+                    (first + 1, kb)
+                } else {
+                    (first, ka)
+                };
                 if key < child_key {
                     *h.get_unchecked_mut(hole) = entry;
                     return;

@@ -852,7 +852,8 @@ impl TcpSender {
         let (now, min_rtt_us) = (self.tp.now, self.tp.min_rtt_us);
         // The lowest newly acked segment that was neither sacked nor ever retransmitted.
         let mut reord = u64::MAX;
-        let (mut sacked, mut delivered, mut lost, mut retrans, mut bytes) = (0u32, 0u64, 0u32, 0u32, 0u64);
+        let (mut sacked, mut delivered, mut lost, mut retrans, mut bytes) =
+            (0u32, 0u64, 0u32, 0u32, 0u64);
         for (k, seg) in self.board.range(..acked).enumerate() {
             let seq = una + k as u64;
             if seg.flags & (RETRANS | EVER_RETRANS) != 0 {
@@ -1010,7 +1011,8 @@ impl TcpSender {
     // RACK (tcp_recovery.c)
 
     fn rack_advance(&mut self, seg: Seg, end_seq: u64) {
-        self.rack.advance(&seg, end_seq, self.tp.now, self.tp.min_rtt_us);
+        self.rack
+            .advance(&seg, end_seq, self.tp.now, self.tp.min_rtt_us);
     }
 
     /// tcp_rack_reo_wnd.
@@ -1060,7 +1062,8 @@ impl TcpSender {
     /// ring's two contiguous halves, instead of indexing the ring entry by entry.
     #[inline]
     fn next_rack_candidate(&self, from: usize) -> Option<usize> {
-        let candidate = |s: &Seg| s.flags & SACKED == 0 && (s.flags & LOST == 0 || s.flags & RETRANS != 0);
+        let candidate =
+            |s: &Seg| s.flags & SACKED == 0 && (s.flags & LOST == 0 || s.flags & RETRANS != 0);
         let (a, b) = self.board.as_slices();
         if from < a.len() {
             if let Some(k) = a[from..].iter().position(candidate) {
@@ -1068,7 +1071,10 @@ impl TcpSender {
             }
         }
         let start = from.max(a.len()) - a.len();
-        b.get(start..)?.iter().position(candidate).map(|k| a.len() + start + k)
+        b.get(start..)?
+            .iter()
+            .position(candidate)
+            .map(|k| a.len() + start + k)
     }
 
     /// tcp_rack_mark_lost: run detection if something new was delivered; arm the reorder timer
