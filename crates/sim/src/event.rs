@@ -162,10 +162,23 @@ impl<E: Copy> EventQueue<E> {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
+        self.pop_until(Nanos::MAX, true)
+    }
+
+    /// Pops the next event if it is due before `end` (or at `end` when `inclusive`): one look
+    /// at the root instead of [`peek_time`](Self::peek_time) then [`pop`](Self::pop), which
+    /// would each find the smallest entry when the root is vacant. Leaves the queue as it was
+    /// when the next event is not due. Pops in exactly the order `pop` does (the heap's layout
+    /// may differ, the (time, seq) order cannot).
+    #[inline]
+    pub fn pop_until(&mut self, end: Nanos, inclusive: bool) -> Option<(Nanos, E)> {
         if self.vacant {
             self.fill_root();
         }
         let &top = self.heap.first()?;
+        if top.time > end || (top.time == end && !inclusive) {
+            return None;
+        }
         self.popped += 1;
         self.len -= 1;
         if top.lane != NO_LANE {
@@ -242,30 +255,45 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Puts `entry` at the root (whose entry is gone) and moves it down to where its children
-    /// are larger.
+    /// are larger. The heap is never empty here (the root's slot is the vacancy).
+    ///
+    /// Written for few instructions per level: the usual case (both children present) runs in
+    /// a loop whose only bounds test is the loop's own (its accesses are unchecked, see the
+    /// SAFETY note); the one-child case can only be the last level and is handled once after
+    /// it. It runs once per event, about 1.4 levels deep on the benchmark dumbbell.
+    #[inline(always)]
     fn sift_down(&mut self, entry: Entry<E>) {
         let h = &mut self.heap[..];
+        let len = h.len();
         let key = entry.key();
         let mut hole = 0;
-        loop {
-            let first = 2 * hole + 1;
-            let (child, child_key) = match h.get(first..) {
-                Some([a, b, ..]) => {
-                    let (ka, kb) = (a.key(), b.key());
-                    if kb < ka {
-                        (first + 1, kb)
-                    } else {
-                        (first, ka)
-                    }
+        let mut first = 1;
+        while first + 1 < len {
+            // SAFETY: `first + 1 < len` (the loop's test), and `hole < first` (hole is the
+            // root or the child chosen one level up, `first` its first child), so every index
+            // below is in bounds.
+            unsafe {
+                let (ka, kb) = (
+                    h.get_unchecked(first).key(),
+                    h.get_unchecked(first + 1).key(),
+                );
+                let (child, child_key) = if kb < ka {
+                    (first + 1, kb)
+                } else {
+                    (first, ka)
+                };
+                if key < child_key {
+                    *h.get_unchecked_mut(hole) = entry;
+                    return;
                 }
-                Some([a]) => (first, a.key()),
-                _ => break,
-            };
-            if key < child_key {
-                break;
+                *h.get_unchecked_mut(hole) = *h.get_unchecked(child);
+                hole = child;
             }
-            h[hole] = h[child];
-            hole = child;
+            first = 2 * hole + 1;
+        }
+        if first + 1 == len && h[first].key() < key {
+            h[hole] = h[first];
+            hole = first;
         }
         h[hole] = entry;
     }

@@ -844,38 +844,49 @@ impl TcpSender {
         times: &mut Option<(Nanos, Nanos)>,
         retrans_acked: &mut bool,
     ) -> u32 {
-        let mut acked = 0;
+        // The segments below `ack` leave the scoreboard in one pass: their counts are summed
+        // in locals and applied once after it (nothing in the pass reads them), so the loop
+        // reads each segment and keeps its state in registers.
+        let una = self.tp.snd_una;
+        let acked = ack.saturating_sub(una) as usize;
+        let (now, min_rtt_us) = (self.tp.now, self.tp.min_rtt_us);
         // The lowest newly acked segment that was neither sacked nor ever retransmitted.
         let mut reord = u64::MAX;
-        while self.tp.snd_una < ack {
-            let seq = self.tp.snd_una;
-            let seg = self.board[0];
+        let (mut sacked, mut delivered, mut lost, mut retrans, mut bytes) =
+            (0u32, 0u64, 0u32, 0u32, 0u64);
+        for (k, seg) in self.board.range(..acked).enumerate() {
+            let seq = una + k as u64;
             if seg.flags & (RETRANS | EVER_RETRANS) != 0 {
                 *retrans_acked = true;
             }
             if seg.flags & SACKED != 0 {
-                self.tp.sacked_out -= 1;
+                sacked += 1;
             } else {
-                self.tp.delivered += 1;
-                self.rate_skb_delivered(seq, 0, rs);
+                delivered += 1;
+                take_rate_sample(seg, seq, &mut self.tp.first_tx_mstamp, rs);
                 if seg.flags & EVER_RETRANS == 0 {
                     reord = reord.min(seq);
                     note_time(times, seg.xmit);
                 }
-                self.rack_advance(seg, seq + 1);
+                self.rack.advance(seg, seq + 1, now, min_rtt_us);
             }
             if seg.flags & LOST != 0 {
-                self.tp.lost_out -= 1;
+                lost += 1;
             }
             if seg.flags & RETRANS != 0 {
-                self.tp.retrans_out -= 1;
+                retrans += 1;
             }
-            self.board.pop_front();
-            self.tp.packets_out -= 1;
-            self.tp.bytes_acked += self.source.payload(seq) as u64;
-            self.tp.snd_una += 1;
-            acked += 1;
+            bytes += self.source.payload(seq) as u64;
         }
+        self.board.drain(..acked);
+        let tp = &mut self.tp;
+        tp.sacked_out -= sacked;
+        tp.delivered += delivered;
+        tp.lost_out -= lost;
+        tp.retrans_out -= retrans;
+        tp.packets_out -= acked as u32;
+        tp.bytes_acked += bytes;
+        tp.snd_una += acked as u64;
         self.fack = self.fack.max(self.tp.snd_una);
         // "Non-retransmitted hole got filled? That's reordering" — judged against the highest
         // sack *before* this ACK: an ACK that cum-acks the segment below a fresh loss and sacks
@@ -893,7 +904,7 @@ impl TcpSender {
         if let DataSource::Fed(f) = &mut self.source {
             f.release_below(self.tp.snd_una);
         }
-        acked
+        acked as u32
     }
 
     fn rtt_sample(&mut self, seq_rtt: Nanos, ca_rtt: Nanos) {
@@ -941,27 +952,11 @@ impl TcpSender {
         seg.app_limited = self.tp.app_limited != 0;
     }
 
-    /// tcp_rate_skb_delivered: the most recently sent delivered segment provides the sample.
+    /// tcp_rate_skb_delivered for board entry `i` (segment `seq`): see [`take_rate_sample`];
+    /// the entry is then marked processed, so a sacked segment is not sampled again when
+    /// cum-acked.
     fn rate_skb_delivered(&mut self, seq: u64, i: usize, rs: &mut RateSample) {
-        let seg = self.board[i];
-        if seg.delivered_mstamp == 0 {
-            return;
-        }
-        let sent_after = |t1: Nanos, t2: Nanos, s1: u64, s2: u64| t1 > t2 || (t1 == t2 && s1 > s2);
-        if rs.prior_delivered == 0 && rs.prior_mstamp == 0
-            || sent_after(seg.xmit, self.tp.first_tx_mstamp, seq + 1, rs.last_end_seq)
-        {
-            rs.prior_delivered = seg.delivered;
-            rs.prior_mstamp = seg.delivered_mstamp;
-            rs.is_app_limited = seg.app_limited;
-            rs.is_retrans = seg.flags & EVER_RETRANS != 0;
-            rs.last_end_seq = seq + 1;
-            rs.prior_lost = seg.lost;
-            rs.tx_in_flight = seg.in_flight;
-            self.tp.first_tx_mstamp = seg.xmit;
-            rs.interval_ns = (seg.xmit - seg.first_tx) as i64;
-        }
-        // Mark it processed: a sacked segment is not sampled again when cum-acked.
+        take_rate_sample(&self.board[i], seq, &mut self.tp.first_tx_mstamp, rs);
         self.board[i].delivered_mstamp = 0;
     }
 
@@ -1016,22 +1011,8 @@ impl TcpSender {
     // RACK (tcp_recovery.c)
 
     fn rack_advance(&mut self, seg: Seg, end_seq: u64) {
-        let rtt = self.tp.now - seg.xmit;
-        // An ambiguous (retransmitted) segment with an implausibly short RTT says nothing.
-        if seg.flags & EVER_RETRANS != 0
-            && self.tp.min_rtt_us != u64::MAX
-            && rtt < self.tp.min_rtt_us * 1000
-        {
-            return;
-        }
-        self.rack.advanced = true;
-        self.rack.rtt_ns = rtt;
-        if seg.xmit > self.rack.mstamp
-            || (seg.xmit == self.rack.mstamp && end_seq > self.rack.end_seq)
-        {
-            self.rack.mstamp = seg.xmit;
-            self.rack.end_seq = end_seq;
-        }
+        self.rack
+            .advance(&seg, end_seq, self.tp.now, self.tp.min_rtt_us);
     }
 
     /// tcp_rack_reo_wnd.
@@ -1052,12 +1033,11 @@ impl TcpSender {
         let reo_wnd = self.rack_reo_wnd();
         let now = self.tp.now;
         let mut wait = 0;
-        for i in 0..self.board.len() {
+        let mut from = 0;
+        while let Some(i) = self.next_rack_candidate(from) {
+            from = i + 1;
             let seg = self.board[i];
             let seq = self.tp.snd_una + i as u64;
-            if seg.flags & SACKED != 0 || (seg.flags & LOST != 0 && seg.flags & RETRANS == 0) {
-                continue;
-            }
             let sent_before_rack = self.rack.mstamp > seg.xmit
                 || (self.rack.mstamp == seg.xmit && self.rack.end_seq > seq + 1);
             if !sent_before_rack {
@@ -1074,6 +1054,27 @@ impl TcpSender {
             }
         }
         wait
+    }
+
+    /// The first segment at or after board index `from` that RACK may mark lost: neither
+    /// sacked nor already lost and waiting for its retransmission. In recovery most of the
+    /// board is sacked; this skips those runs reading one flag byte per segment over the
+    /// ring's two contiguous halves, instead of indexing the ring entry by entry.
+    #[inline]
+    fn next_rack_candidate(&self, from: usize) -> Option<usize> {
+        let candidate =
+            |s: &Seg| s.flags & SACKED == 0 && (s.flags & LOST == 0 || s.flags & RETRANS != 0);
+        let (a, b) = self.board.as_slices();
+        if from < a.len() {
+            if let Some(k) = a[from..].iter().position(candidate) {
+                return Some(from + k);
+            }
+        }
+        let start = from.max(a.len()) - a.len();
+        b.get(start..)?
+            .iter()
+            .position(candidate)
+            .map(|k| a.len() + start + k)
     }
 
     /// tcp_rack_mark_lost: run detection if something new was delivered; arm the reorder timer
@@ -1829,6 +1830,49 @@ impl TcpSender {
     /// probe, as a [`Timer`]) and when it fires; None when it is not armed.
     pub fn xmit_timer(&self) -> Option<(Timer, Nanos)> {
         self.xmit_timer.map(|(what, at)| (what.timer(), at))
+    }
+}
+
+/// tcp_rate_skb_delivered: the most recently sent delivered segment provides the sample
+/// (`seg`, segment `seq`; `first_tx_mstamp` is the sender's `tp.first_tx_mstamp`). A segment
+/// already counted in a sample (`delivered_mstamp` 0) gives nothing.
+#[inline]
+fn take_rate_sample(seg: &Seg, seq: u64, first_tx_mstamp: &mut Nanos, rs: &mut RateSample) {
+    if seg.delivered_mstamp == 0 {
+        return;
+    }
+    let sent_after = |t1: Nanos, t2: Nanos, s1: u64, s2: u64| t1 > t2 || (t1 == t2 && s1 > s2);
+    if rs.prior_delivered == 0 && rs.prior_mstamp == 0
+        || sent_after(seg.xmit, *first_tx_mstamp, seq + 1, rs.last_end_seq)
+    {
+        rs.prior_delivered = seg.delivered;
+        rs.prior_mstamp = seg.delivered_mstamp;
+        rs.is_app_limited = seg.app_limited;
+        rs.is_retrans = seg.flags & EVER_RETRANS != 0;
+        rs.last_end_seq = seq + 1;
+        rs.prior_lost = seg.lost;
+        rs.tx_in_flight = seg.in_flight;
+        *first_tx_mstamp = seg.xmit;
+        rs.interval_ns = (seg.xmit - seg.first_tx) as i64;
+    }
+}
+
+impl Rack {
+    /// tcp_rack_advance: segment `seg` (ending at `end_seq`) was delivered at `now`; the
+    /// sender's min RTT is `min_rtt_us` (u64::MAX: none yet).
+    #[inline]
+    fn advance(&mut self, seg: &Seg, end_seq: u64, now: Nanos, min_rtt_us: u64) {
+        let rtt = now - seg.xmit;
+        // An ambiguous (retransmitted) segment with an implausibly short RTT says nothing.
+        if seg.flags & EVER_RETRANS != 0 && min_rtt_us != u64::MAX && rtt < min_rtt_us * 1000 {
+            return;
+        }
+        self.advanced = true;
+        self.rtt_ns = rtt;
+        if seg.xmit > self.mstamp || (seg.xmit == self.mstamp && end_seq > self.end_seq) {
+            self.mstamp = seg.xmit;
+            self.end_seq = end_seq;
+        }
     }
 }
 

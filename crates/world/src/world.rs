@@ -300,7 +300,7 @@ impl SubflowNet for Net<'_> {
 /// Packet `id` reaches the entry of the link of `hop`: the path elements there see it, then
 /// it is offered to the link.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn enter(
     now: Nanos,
     hop: Hop,
@@ -335,7 +335,7 @@ fn enter(
 
 /// Offers packet `id` to the link of `hop` and turns the link's requests into events.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn offer(
     now: Nanos,
     hop: Hop,
@@ -365,7 +365,10 @@ fn offer(
 /// Turns what link `link` put in `out` into events: its deliveries go to the link's lane of the
 /// event queue (a link delivers in time order, so they append to a FIFO instead of entering the
 /// heap), its drops free their packets.
-#[inline]
+///
+/// Often there is nothing (a busy link's offer only queues): that test is inlined at every
+/// call, the work is not.
+#[inline(always)]
 fn drain(
     link: u32,
     out: &mut Vec<LinkOutput>,
@@ -373,7 +376,21 @@ fn drain(
     arena: &mut PacketArena,
     flow_drops: &mut [u64],
 ) {
-    for o in out.drain(..) {
+    if !out.is_empty() {
+        drain_outputs(link, out, queue, arena, flow_drops);
+    }
+}
+
+/// [`drain`]'s work, when `out` holds something.
+fn drain_outputs(
+    link: u32,
+    out: &mut Vec<LinkOutput>,
+    queue: &mut EventQueue<Event>,
+    arena: &mut PacketArena,
+    flow_drops: &mut [u64],
+) {
+    // Indexed rather than `out.drain(..)`: the same order, without the drain guard's work.
+    for &o in out.iter() {
         match o {
             LinkOutput::Deliver { id, at } => queue.push_lane(link as usize, at, Event::Arrive(id)),
             LinkOutput::Drop { id, .. } => {
@@ -382,6 +399,7 @@ fn drain(
             }
         }
     }
+    out.clear();
 }
 
 impl World {
@@ -527,11 +545,7 @@ impl World {
     /// The event loop: every event due before `t` (and at `t` when `inclusive`), in order.
     fn process(&mut self, t: Nanos, inclusive: bool) {
         let end = t.min(self.scenario.duration_ns);
-        while let Some(next) = self.queue.peek_time() {
-            if next > end || (next == end && !inclusive) {
-                break;
-            }
-            let (now, event) = self.queue.pop().expect("peeked");
+        while let Some((now, event)) = self.queue.pop_until(end, inclusive) {
             self.now = now;
             self.dispatch(event);
         }

@@ -237,7 +237,7 @@ impl Link {
 
     /// Offers a packet to the link at `now`. Drops are pushed to `out`. Returns the time at which
     /// the driver must call `service`, when the link was idle and now has work.
-    #[inline]
+    #[inline(always)]
     pub fn offer(&mut self, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
         let Offer {
             id,
