@@ -51,6 +51,12 @@
 //! | `act` | `true` | `false`: sample and predict only (collecting training data) |
 //! | `record` | `false` | write every item to `features.parquet`, one row per flow, with its label |
 //!
+//! The controller is two parts: [`Oal`], the logic, which reads the cell's counters (the links)
+//! and its packet monitor at each tick and sets the monitor's targets, and the simulator's
+//! [`Controller`] around it, which places the monitor on the cell and calls [`Oal::step`] at
+//! its cadence. The kernel backend's emulator runs the same [`Oal`] on its real clock and
+//! feeds the monitor real packets (`crates/emu/src/oal.rs`, docs/oal.md).
+//!
 //! Further [GAP]s: C(t) is the AP's delivered rate over the last feature window whose observed
 //! class was Good or Acceptable ("the data rate of its nearest noncongested time slot");
 //! congestion losses are the AP's queue drops (overflow and CoDel) of downlink packets, counted
@@ -67,6 +73,7 @@ pub mod window;
 
 use super::{Cadence, Controller, FeatureLog};
 use crate::element::Placed;
+use crate::observe::SenderView;
 use crate::world::World;
 use allocate::{fraction_window, linux_wscale, utility_rates};
 use cart::{ClassTree, TreeParams};
@@ -75,6 +82,7 @@ use rove_model::TreeModel;
 use rove_scenario::component::{ComponentError, ComponentParams};
 use rove_scenario::spec::ActionSpec;
 use rove_scenario::Scenario;
+use rove_sim::link::AnyLink;
 use rove_sim::{Nanos, NS_PER_S};
 use sampler::ApSampler;
 use std::sync::{Arc, Mutex};
@@ -232,7 +240,10 @@ impl OalReport {
     }
 }
 
+/// OAL's logic: sampling, items, training, prediction and the targets it gives the monitor.
 pub struct Oal {
+    /// The WiFi cell (index among the scenario's links).
+    link: usize,
     tick_ns: Nanos,
     window_s: f64,
     retrain_ns: Nanos,
@@ -255,7 +266,6 @@ pub struct Oal {
     pending_rows: Vec<Option<usize>>,
     sampler: ApSampler,
     monitor: Arc<Mutex<Monitor>>,
-    element: Option<Placed>,
     window: TickWindow,
     label_window: TickWindow,
     /// The feature vectors of the last `horizon` ticks, waiting for their labels.
@@ -311,7 +321,18 @@ fn load_model(p: &ComponentParams, key: &'static str, scenario: &Scenario, names
 }
 
 impl Oal {
+    /// The simulator's controller: the logic, and its monitor placed at the cell's entry.
     pub fn build(p: &ComponentParams, scenario: &Scenario) -> Result<Box<dyn Controller>, ComponentError> {
+        let oal = Oal::new(p, scenario)?;
+        let element = Placed {
+            link: oal.link,
+            element: Box::new(MonitorElement { shared: oal.monitor.clone() }),
+        };
+        Ok(Box::new(OalController { oal, element: Some(element) }))
+    }
+
+    /// The logic from the controller's keys (checked: unknown keys and bad values are errors).
+    pub fn new(p: &ComponentParams, scenario: &Scenario) -> Result<Oal, ComponentError> {
         let link = p.link("link", scenario)?;
         let spec = &scenario.links[link];
         if spec.kind != "wifi" {
@@ -388,10 +409,6 @@ impl Oal {
             }
         }
         let monitor = Arc::new(Mutex::new(Monitor::new(flows, floor_bytes)));
-        let element = Placed {
-            link,
-            element: Box::new(MonitorElement { shared: monitor.clone() }),
-        };
         let window_ticks = (window_ns / tick_ns) as usize;
         let horizon_ticks = (horizon_ns / tick_ns) as usize;
         let record = record.then(|| {
@@ -403,7 +420,8 @@ impl Oal {
             }
         });
         let n_flows = scenario.flows.len();
-        Ok(Box::new(Oal {
+        Ok(Oal {
+            link,
             tick_ns,
             window_s: window_ns as f64 / 1e9,
             retrain_ns,
@@ -422,7 +440,6 @@ impl Oal {
             pending_rows: vec![None; horizon_ticks],
             sampler: ApSampler::new(link, stations, neighbours),
             monitor,
-            element: Some(element),
             window: TickWindow::new(window_ticks),
             label_window: TickWindow::new(horizon_ticks),
             pending: vec![None; horizon_ticks],
@@ -446,7 +463,27 @@ impl Oal {
                 neighbours,
                 ..Default::default()
             },
-        }))
+        })
+    }
+
+    /// The WiFi cell's index among the scenario's links.
+    pub fn link(&self) -> usize {
+        self.link
+    }
+
+    /// The sampling tick.
+    pub fn tick_ns(&self) -> Nanos {
+        self.tick_ns
+    }
+
+    /// Whether it records items (`record = true`: rows need the senders' true state).
+    pub fn records(&self) -> bool {
+        self.record.is_some()
+    }
+
+    /// The packet monitor whose targets [`Oal::step`] sets.
+    pub fn monitor(&self) -> &Arc<Mutex<Monitor>> {
+        &self.monitor
     }
 
     /// What the controller counted so far.
@@ -487,13 +524,19 @@ impl Oal {
     }
 }
 
-impl Controller for Oal {
+/// The simulator's controller: [`Oal`] at its cadence, its monitor a path element on the cell.
+struct OalController {
+    oal: Oal,
+    element: Option<Placed>,
+}
+
+impl Controller for OalController {
     fn kind(&self) -> &'static str {
         "oal"
     }
 
     fn cadence(&self) -> Cadence {
-        Cadence::Every(self.tick_ns)
+        Cadence::Every(self.oal.tick_ns)
     }
 
     fn take_element(&mut self) -> Option<Placed> {
@@ -501,16 +544,25 @@ impl Controller for Oal {
     }
 
     fn features(&self) -> Option<&FeatureLog> {
-        self.record.as_ref()
+        self.oal.record.as_ref()
     }
 
     fn report(&self) -> Option<serde_json::Value> {
-        Some(self.report.to_json())
+        Some(self.oal.report.to_json())
     }
 
     fn tick(&mut self, now: Nanos, world: &World, _actions: &mut Vec<ActionSpec>) {
+        self.oal.step(now, &world.links, Some(&|i| world.sender_view(i, 0)));
+    }
+}
+
+impl Oal {
+    /// One tick at `now`: samples the cell (`links[link]`), takes the monitor's counts, labels,
+    /// retrains, predicts, and sets the monitor's targets. `senders` gives a flow's true state
+    /// for recorded rows (the simulator's; `None`: no rows are recorded).
+    pub fn step(&mut self, now: Nanos, links: &[AnyLink], senders: Option<&dyn Fn(usize) -> SenderView>) {
         let mut tick = Tick::default();
-        self.sampler.sample(now, &world.links, &mut tick);
+        self.sampler.sample(now, links, &mut tick);
         let n_flows = self.flow_windows.len();
         // The packet stream since the last tick (flows' snapshots for the allocation below).
         let mut seen = std::mem::take(&mut self.seen);
@@ -640,7 +692,9 @@ impl Controller for Oal {
                 m.flows[i].target_bytes = t;
             }
         }
-        self.record_rows(now, world, &seen, &targets, &f, (now_ratio, now_class, predicted), slot);
+        if let Some(senders) = senders {
+            self.record_rows(now, senders, &seen, &targets, &f, (now_ratio, now_class, predicted), slot);
+        }
         self.seen = seen;
         self.targets = targets;
     }
@@ -653,7 +707,7 @@ impl Oal {
     fn record_rows(
         &mut self,
         now: Nanos,
-        world: &World,
+        senders: &dyn Fn(usize) -> SenderView,
         seen: &[FlowSeen],
         targets: &[(usize, Option<u64>)],
         f: &[f64; N_AP_FEATURES],
@@ -669,7 +723,7 @@ impl Oal {
                 if !seen[i].tracked {
                     continue;
                 }
-                let v = world.sender_view(i, 0);
+                let v = senders(i);
                 let c = self.cwnd_row(i, &seen[i], f);
                 let (_, bytes, _) = self.flow_windows[i].sum;
                 rows.push((
