@@ -449,8 +449,11 @@ impl Emulator {
                 Ev::OalTick(k) => {
                     let oal = &mut self.oals[k as usize];
                     oal.step(t, &self.links);
+                    // Until the scenario's end, as the simulator's controllers.
                     let next = t + oal.tick_ns();
-                    self.push(next, Ev::OalTick(k));
+                    if next <= self.scenario.duration_ns {
+                        self.push(next, Ev::OalTick(k));
+                    }
                 }
             }
         }

@@ -420,6 +420,8 @@ impl Oal {
             }
         });
         let n_flows = scenario.flows.len();
+        // The fixed model's outputs (a tree trained on fewer than the 4 classes has fewer).
+        let model_outputs = fixed_model.as_ref().map_or(4, |m| m.n_outputs());
         Ok(Oal {
             link,
             tick_ns,
@@ -457,7 +459,7 @@ impl Oal {
             active: Vec::with_capacity(n_flows),
             active_weights: Vec::with_capacity(n_flows),
             rates: Vec::with_capacity(n_flows),
-            scratch: vec![0.0; 4],
+            scratch: vec![0.0; model_outputs],
             report: OalReport {
                 stations,
                 neighbours,
