@@ -147,3 +147,19 @@ def test_the_senders_progress_and_are_bounded_by_the_written_window_over_the_rtt
               f"W/RTT_min {bound_bps / 1e6:.3f} Mbit/s (RTT_min {rtt_min_s * 1e3:.2f} ms), "
               f"ratio {rate_bps / bound_bps:.3f}")
         assert 0.85 * bound_bps <= rate_bps <= 1.02 * bound_bps
+
+
+@pytest.mark.parametrize("key, message", [
+    ("record = true", "controllers[0].record: recorded items hold the senders' true cwnd"),
+    ("windw = \"100ms\"", "controllers[0].windw"),
+])
+def test_what_the_kernel_cannot_run_is_a_clear_error(tmp_path, key, message):
+    text = SCENARIO.split("model = ")[0] + key + "\n"
+    (tmp_path / "s.toml").write_text(text)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "rove", "run", "--backend", "kernel", str(tmp_path / "s.toml"),
+                        "-o", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=60)
+    print(r.stderr)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
