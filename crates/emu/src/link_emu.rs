@@ -238,7 +238,8 @@ impl Emulator {
             })
             .collect();
         let rec = Recorder::create(&opts.out_dir, scenario.duration_ns, &links)?;
-        let oals = crate::oal::build(&scenario).map_err(io::Error::other)?;
+        let mut oals = crate::oal::build(&scenario).map_err(io::Error::other)?;
+        oals.iter_mut().for_each(KernelOal::train_in_background);
         let mut emu = Emulator {
             // Counters and RTT trackers per route (a multipath flow's subflows apart).
             flows: vec![FlowCounters::default(); routes.len()],

@@ -155,6 +155,30 @@ pub fn build(sc: &Scenario) -> Result<Vec<KernelOal>, String> {
         .collect()
 }
 
+/// The trainer thread's scheduling: ordinary, not the SCHED_FIFO it inherits from rove-emu, and
+/// off the CPU rove-emu pinned itself to (isolate.rs), on the others (the hosts' stacks').
+/// Best effort: on failure it trains where it is.
+fn trainer_thread_setup() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: valid param pointer; pid 0 is the calling thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+    let Ok(pinned) = crate::isolate::allowed_cpus() else {
+        return;
+    };
+    // SAFETY: sysconf has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    if let [emu_cpu] = pinned[..] {
+        // SAFETY: cpu_set_t is plain data; CPU_SET within its size.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for c in (0..online.min(libc::CPU_SETSIZE as usize)).filter(|&c| c != emu_cpu) {
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        if online > 1 {
+            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        }
+    }
+}
+
 impl KernelOal {
     /// The WiFi cell's link index.
     pub fn link(&self) -> u32 {
@@ -163,6 +187,12 @@ impl KernelOal {
 
     pub fn tick_ns(&self) -> Nanos {
         self.oal.tick_ns()
+    }
+
+    /// Retrains on a worker thread from now on (`trainer.rs`): a retrain on 10,000 items takes
+    /// 15–30 ms, which the emulator's real-clock loop must not wait for.
+    pub fn train_in_background(&mut self) {
+        self.oal.train_in_background(trainer_thread_setup);
     }
 
     /// The controller's tick at emulator time `now`.

@@ -22,7 +22,7 @@
 //! item from `horizon` ago with the congestion-loss class that followed it, and keeps the
 //! latest `items` items. Every `retrain` it trains a decision tree on them ([`cart`], in the
 //! engine: a retrain costs milliseconds and keeps runs deterministic, where stepping Python
-//! would cost a round trip each second), and every tick it predicts the class of the next
+//! would cost a round trip each second; on the kernel backend on a worker thread, [`trainer`]), and every tick it predicts the class of the next
 //! window. On Poor or Bad (§6: "when the predicted state is 'poor' or 'bad'") it allocates
 //! the rate C(t) of the last non-congested window among the flows with arrivals by Eq. 5
 //! ([`allocate`]), turns each rate into a window W_i = x_i·RTT_i with the flow's round trip
@@ -69,6 +69,7 @@ pub mod allocate;
 pub mod cart;
 pub mod monitor;
 pub mod sampler;
+pub mod trainer;
 pub mod window;
 
 use super::{Cadence, Controller, FeatureLog};
@@ -85,6 +86,7 @@ use rove_scenario::Scenario;
 use rove_sim::link::AnyLink;
 use rove_sim::{Nanos, NS_PER_S};
 use sampler::ApSampler;
+use trainer::Trainer;
 use std::sync::{Arc, Mutex};
 use window::{loss_class, Tick, TickWindow, AP_FEATURES, N_AP_FEATURES};
 
@@ -274,6 +276,7 @@ pub struct Oal {
     flow_windows: Vec<FlowWindow>,
     items: Items,
     tree: ClassTree,
+    trainer: Trainer,
     train_x: Vec<f64>,
     train_y: Vec<u8>,
     /// C(t): the AP's delivered rate of the last non-congested window, bit/s.
@@ -451,6 +454,7 @@ impl Oal {
                 .collect(),
             items: Items { x: vec![0.0; items_cap * N_AP_FEATURES], y: vec![0; items_cap], next: 0, len: 0, cap: items_cap },
             tree: ClassTree::default(),
+            trainer: Trainer::Inline,
             train_x: Vec::new(),
             train_y: Vec::new(),
             capacity_bps: None,
@@ -481,6 +485,14 @@ impl Oal {
     /// Whether it records items (`record = true`: rows need the senders' true state).
     pub fn records(&self) -> bool {
         self.record.is_some()
+    }
+
+    /// Trains its trees on a worker thread that first runs `setup` (the emulator's real clock
+    /// must not wait for a retrain; [`trainer`]).
+    pub fn train_in_background(&mut self, setup: fn()) {
+        if self.fixed_model.is_none() {
+            self.trainer = Trainer::background(setup);
+        }
     }
 
     /// The packet monitor whose targets [`Oal::step`] sets.
@@ -624,12 +636,18 @@ impl Oal {
         }
         self.pending_next = (slot + 1) % self.pending.len();
 
+        if let Some(tree) = self.trainer.finished(&mut self.train_x, &mut self.train_y) {
+            self.tree = tree;
+            self.report.retrains += 1;
+        }
         if self.fixed_model.is_none() && now >= self.next_retrain {
             self.next_retrain = now + self.retrain_ns;
-            if self.items.len >= self.min_items {
+            if self.items.len >= self.min_items && !self.trainer.busy() {
                 self.items.ordered(&mut self.train_x, &mut self.train_y);
-                self.tree = ClassTree::fit(&self.train_x, &self.train_y, N_AP_FEATURES, self.tree_params);
-                self.report.retrains += 1;
+                if let Some(tree) = self.trainer.start(&mut self.train_x, &mut self.train_y, self.tree_params) {
+                    self.tree = tree;
+                    self.report.retrains += 1;
+                }
             }
         }
 
