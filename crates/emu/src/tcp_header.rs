@@ -95,7 +95,7 @@ pub fn checksum_adjust(checksum: u16, old: u16, new: u16) -> u16 {
 /// Writes `new` into the TCP header's 16-bit field at `at` (an even offset from the TCP
 /// header's start `ihl`) and updates the TCP checksum for it (RFC 1624).
 pub fn set_tcp_word(pkt: &mut [u8], ihl: usize, at: usize, new: u16) {
-    debug_assert!(at % 2 == 0);
+    debug_assert!(at.is_multiple_of(2));
     let old = u16::from_be_bytes([pkt[ihl + at], pkt[ihl + at + 1]]);
     let sum = u16::from_be_bytes([pkt[ihl + 16], pkt[ihl + 17]]);
     pkt[ihl + at..ihl + at + 2].copy_from_slice(&new.to_be_bytes());
