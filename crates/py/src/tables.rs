@@ -240,6 +240,10 @@ fn features(world: &World) -> Vec<Vec<Column<'_>>> {
             for (name, values) in log.names.iter().zip(&log.values) {
                 part.push(col(name, Values::F64(Cow::Borrowed(values))));
             }
+            for (name, value) in &log.tags {
+                let rows = std::iter::repeat_n(0, log.time_s.len());
+                part.push(col(name, names_by_index(rows, &[value.as_str()])));
+            }
             part.push(col(
                 "controller",
                 Values::I32(vec![k as i32; log.time_s.len()].into()),

@@ -950,6 +950,14 @@ impl Wifi {
     }
 }
 
+/// A cell's access points (`aps`, [`bss`]) and each station's, as an index into them, in
+/// port order: read from the cell's keys, which the scenario's parser has checked.
+pub fn access_points(model: &toml::Table) -> (Vec<String>, Vec<usize>) {
+    let p = params::parse(model).expect("wifi keys are checked when parsed");
+    let station_ap = p.stations.iter().map(|s| s.ap).collect();
+    (p.aps, station_ap)
+}
+
 impl Wifi {
     /// Port `p`'s transmit counters (port order as [`LinkModel::port_names`]).
     pub fn counters(&self, port: usize) -> &PortCounters {
