@@ -699,11 +699,7 @@ impl Lte {
                 out.push(request_grant::delivery(&s, delay_ns));
             });
         }
-        self.ul_next = self
-            .ues
-            .iter()
-            .any(|u| u.rg.busy())
-            .then_some(now + TTI_NS);
+        self.ul_next = self.ues.iter().any(|u| u.rg.busy()).then_some(now + TTI_NS);
     }
 }
 

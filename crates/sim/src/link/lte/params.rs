@@ -263,13 +263,7 @@ pub fn parse(t: &Table) -> Res<LteParams> {
         Some(Value::String(s)) if s == "grants" => Uplink::Grants,
         Some(Value::String(s)) if s == "per_packet" => Uplink::PerPacket,
         Some(Value::String(s)) if s == "sr_bsr" => Uplink::SrBsr(sr_bsr(t)?),
-        Some(v) => {
-            return Err(bad(
-                "uplink",
-                v,
-                "\"grants\", \"per_packet\" or \"sr_bsr\"",
-            ))
-        }
+        Some(v) => return Err(bad("uplink", v, "\"grants\", \"per_packet\" or \"sr_bsr\"")),
     };
     if !matches!(uplink, Uplink::SrBsr(_)) {
         if let Some(key) = SR_BSR_KEYS.iter().find(|k| t.contains_key(**k)) {
@@ -659,15 +653,21 @@ mod tests {
         assert_eq!(e.0, "scheduler");
         let e = parse(&table("grant_period = \"2.5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
         assert_eq!(e.0, "grant_period");
-        let e = parse(&table("uplink = \"sr_bsr\"\nsr_period = \"3ms\"\n[ues.u1]\nsnr = 3"))
-            .unwrap_err();
+        let e = parse(&table(
+            "uplink = \"sr_bsr\"\nsr_period = \"3ms\"\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap_err();
         assert_eq!(e.0, "sr_period");
         assert!(e.1.contains("10ms"), "{}", e.1);
-        let e = parse(&table("uplink = \"sr_bsr\"\ngrant_delay = \"3.5ms\"\n[ues.u1]\nsnr = 3"))
-            .unwrap_err();
+        let e = parse(&table(
+            "uplink = \"sr_bsr\"\ngrant_delay = \"3.5ms\"\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap_err();
         assert_eq!(e.0, "grant_delay");
-        let e = parse(&table("uplink = \"sr_bsr\"\nsr_grant = \"big\"\n[ues.u1]\nsnr = 3"))
-            .unwrap_err();
+        let e = parse(&table(
+            "uplink = \"sr_bsr\"\nsr_grant = \"big\"\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap_err();
         assert_eq!(e.0, "sr_grant");
         assert!(e.1.contains("512B"), "{}", e.1);
         let e = parse(&table("sr_period = \"5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
@@ -675,8 +675,10 @@ mod tests {
         assert!(e.1.contains("sr_bsr"), "{}", e.1);
         let e = parse(&table("uplink = \"sr\"\n[ues.u1]\nsnr = 3")).unwrap_err();
         assert!(e.1.contains("sr_bsr"), "{}", e.1);
-        let p = parse(&table("uplink = \"sr_bsr\"\nsr_period = \"5ms\"\nsr_grant = \"1KB\"\n[ues.u1]\nsnr = 3"))
-            .unwrap();
+        let p = parse(&table(
+            "uplink = \"sr_bsr\"\nsr_period = \"5ms\"\nsr_grant = \"1KB\"\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap();
         assert_eq!(
             p.uplink,
             Uplink::SrBsr(SrBsrParams {

@@ -288,9 +288,6 @@ mod tests {
         // estimate's last 488 B (packet 3's rest); packet 9, buffered before grant 14 was
         // built, is in its BSR (1488 − 1000 + 100 = 588 B), read at 22: granted 100 B then.
         let sent = run(&mut u, 14, 40, 1000);
-        assert_eq!(
-            sent,
-            vec![(2, 18), (3, 19), (9, 26)]
-        );
+        assert_eq!(sent, vec![(2, 18), (3, 19), (9, 26)]);
     }
 }
