@@ -608,7 +608,7 @@ impl Lte {
             });
             return None;
         }
-        let sent_at = match self.p.uplink {
+        let (sent_at, done) = match self.p.uplink {
             Uplink::Grants => {
                 let period = self.p.grant_period_ns;
                 let budget = self.p.uplink_bps * period / 8 / 1_000_000_000;
@@ -621,19 +621,15 @@ impl Lte {
                     (g, used) = (g + period, 0);
                 }
                 u.ul_grant = (g, used + u64::from(packet.bytes));
-                g
+                (g, g + TTI_NS)
             }
-            Uplink::SrBsr(_) => unreachable!("buffered by request_grant_offer"),
             Uplink::PerPacket => {
                 let start = now.max(u.ul_busy_until);
                 u.ul_busy_until =
                     start + u64::from(packet.bytes) * 8 * 1_000_000_000 / self.p.uplink_bps;
-                start
+                (start, u.ul_busy_until)
             }
-        };
-        let done = match self.p.uplink {
-            Uplink::Grants => sent_at + TTI_NS,
-            Uplink::PerPacket | Uplink::SrBsr(_) => u.ul_busy_until, // SrBsr: not reached
+            Uplink::SrBsr(_) => unreachable!("buffered by request_grant_offer"),
         };
         self.stats.sojourn.record(sent_at - now);
         u.ul_pending.push_back((done, packet.bytes));
