@@ -107,7 +107,10 @@ fn one_named_ap_is_the_cell_without_aps() {
     let plain = "duration = \"5s\"\n[links.air]\nkind = \"wifi\"\nmcs = 7\n[links.air.stations.a]\nsnr = \"22dB\"\n[links.air.stations.b]\n[[flows]]\nname = \"a\"\ncc = \"cubic\"\npath = [\"air:a\"]\nack_path = [\"air:a:up\"]\n[[flows]]\nname = \"b\"\nworkload = \"cbr\"\nrate = \"20Mbps\"\npath = [\"air:b:up\"]\n";
     let named = plain
         .replace("mcs = 7\n", "mcs = 7\naps = [\"home\"]\n")
-        .replace("[links.air.stations.b]\n", "[links.air.stations.b]\nap = \"home\"\n");
+        .replace(
+            "[links.air.stations.b]\n",
+            "[links.air.stations.b]\nap = \"home\"\n",
+        );
     let (wa, sa) = run(plain);
     let (wb, sb) = run(&named);
     assert_eq!(
@@ -174,7 +177,10 @@ fn bad_multi_ap_keys_are_one_line_errors_naming_the_full_key() {
         ("ap = 1", "ap"),
     ] {
         let e = load_err(&with_oal(oal));
-        assert!(e.contains("controllers[0].ap") && e.contains(says), "{oal:?}: {e}");
+        assert!(
+            e.contains("controllers[0].ap") && e.contains(says),
+            "{oal:?}: {e}"
+        );
         assert!(!e.trim_end().contains('\n'), "{e}");
     }
     assert!(rove_world::load(&with_oal("ap = \"ap2\""), &Default::default()).is_ok());
@@ -196,7 +202,14 @@ fn three_aps_with_one_oal_controller_each_act_on_their_own_ap_only() {
     ))
     .unwrap();
     let (w, s) = run(&text);
-    let radio = s.links.iter().find(|l| l.name == "air").unwrap().radio.as_ref().unwrap();
+    let radio = s
+        .links
+        .iter()
+        .find(|l| l.name == "air")
+        .unwrap()
+        .radio
+        .as_ref()
+        .unwrap();
     assert_eq!(radio.aps.len(), 3);
     let mut seen_flows = Vec::new();
     for (k, c) in w.controllers.iter().flatten().enumerate() {
@@ -211,9 +224,17 @@ fn three_aps_with_one_oal_controller_each_act_on_their_own_ap_only() {
             n("acting_ticks"),
             n("rewrites")
         );
-        assert_eq!(n("congestion_drops"), ap.overflow_drops + ap.codel_drops, "{}", ap.ap);
+        assert_eq!(
+            n("congestion_drops"),
+            ap.overflow_drops + ap.codel_drops,
+            "{}",
+            ap.ap
+        );
         assert_eq!(n("mac_drops"), ap.mac_drops, "{}", ap.ap);
-        assert!(n("congestion_drops") > 0 && n("acting_ticks") > 0 && n("rewrites") > 0, "{r}");
+        assert!(
+            n("congestion_drops") > 0 && n("acting_ticks") > 0 && n("rewrites") > 0,
+            "{r}"
+        );
         // Its rows: its own three flows (named after its stations), tagged with its AP.
         let log = c.features().unwrap();
         assert_eq!(log.tags, vec![("ap", ap.ap.clone())]);
