@@ -20,6 +20,8 @@ from ..runner import Quick, Series, repo_root
 from ..study import Experiment, Part, RunInfo, Study, main as _study_main, run_line
 from .ch2 import CH2_SERIES, MINRTT_SERIES, analyse_ch2, analyse_minrtt
 from .ch3 import analyse_lia, analyse_reno
+from .spc import SPC_SERIES, analyse_spc, run_spc
+from .testbed import TESTBED_SERIES, WIFI_KEY, analyse_testbed, run_testbed
 
 SWEEPS = repo_root() / "scenarios" / "tsc" / "sweeps"
 
@@ -45,6 +47,19 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                      Quick({"links.lte.buffer": ["5000B", "75000B", "125000B", "175000B"]},
                            {"duration": "60s", "measure": ["20s", "60s"]}, (1, 2))),),
                analyse_lia),
+    # Ch. 3 (§3.6.3): the testbed emulation
+    Experiment("ch3-testbed", "Ch. 3: R-TSC against the conventional receiver (testbed "
+               "emulation, Figs. 3.8-3.9)", TESTBED_SERIES,
+               (Part("main", "rtsc-testbed.toml",
+                     Quick({WIFI_KEY: ["8Mbps", "15Mbps"]}, {"duration": "10s"}, (1, 2))),),
+               analyse_testbed, run=run_testbed(SWEEPS)),
+    # Ch. 4 (§4.5-4.6)
+    Experiment("ch4-spc", "Ch. 4: Subflow Population Control against fixed subflows over CoDel "
+               "(Figs. 4.5-4.9)", SPC_SERIES,
+               (Part("main", "ch4-spc.toml",
+                     Quick({}, {"duration": "10s"}, (1, 2),
+                           cases=["static-20", "static-80", "periodic-40", "walk-1"])),),
+               analyse_spc, run=run_spc(SWEEPS)),
 )
 
 
