@@ -3,7 +3,7 @@ sweep validates for every series it runs with, the criteria's helpers compute wh
 hand-made numbers, and the quick study writes a well-formed report in which every experiment
 ran and every claim was judged.
 
-Measured: the quick run takes about 20 s of wall time on the project's 2-core machine (the runs
+Measured: the quick run takes about 15 s of wall time on the project's 2-core machine (the runs
 are 20-s Ch. 2 videos, 60-80-s Ch. 3 model sweeps, 10-s Ch. 3 testbed videos at two WiFi rates
 and 10-s Ch. 4 runs of four capacities, on two seeds)."""
 

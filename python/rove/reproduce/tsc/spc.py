@@ -30,7 +30,7 @@ from ..document import Section, Table, fmt
 from ..document import spread as pm
 from ..runner import Series
 from ..study import Context, pyplot, run_with_records, save_figure
-from ..verdicts import HOLDS, PARTLY, Claim, combine, judge_less, judge_range, median
+from ..verdicts import HOLDS, NOT_MEASURED, PARTLY, Claim, combine, judge_less, judge_range, median
 from ...metrics import SampledCapacity, share_at_least, window_utilisation
 
 WHERE = "§4.5-4.6"
@@ -314,7 +314,7 @@ def _close_to_one(runs, cases) -> Claim:
         spc = median(_values(runs, "spc", case, "delay_p95_ms"))
         one = median(_values(runs, "fixed-1", case, "delay_p95_ms"))
         twenty = median(_values(runs, "fixed-20", case, "delay_p95_ms"))
-        v = judge_range(spc, (0.0, CLOSE * one)) if one is not None else judge_range(None, (0, 0))
+        v = NOT_MEASURED if one is None else judge_range(spc, (0.0, CLOSE * one))
         if v != HOLDS and spc is not None and twenty is not None and spc < twenty:
             v = PARTLY
         return v, (f"p95 SPC {fmt(spc, '.1f')}, 1 subflow {fmt(one, '.1f')}, 20 subflows "
@@ -353,10 +353,8 @@ def _delay_figure(ctx: Context, runs, cases) -> str:
         off = x + (i - (len(SCHEMES) - 1) / 2) * width
         mx = [median(_values(runs, key, c, "delay_max_ms")) for c in cases]
         p95 = [median(_values(runs, key, c, "delay_p95_ms")) for c in cases]
-        bars = ax.bar(off, [v if v is not None else np.nan for v in mx], width, label=label,
-                      alpha=0.85)
+        ax.bar(off, [v if v is not None else np.nan for v in mx], width, label=label, alpha=0.85)
         ax.plot(off, [v if v is not None else np.nan for v in p95], "_", color="k", ms=6)
-        del bars
     ax.axhline(STATIC_BOUND_MS, color="k", lw=0.7, ls="--")
     ax.axhline(PERIODIC_BOUND_MS, color="k", lw=0.7, ls=":")
     ax.set_xticks(x)
