@@ -23,6 +23,8 @@
 //! Needs the TCP timestamp option (Linux's default) and SACK. IPv4 only, as the emulator.
 //! Nothing allocates: the ACK is rewritten in its slot (its buffer has room for the options).
 
+use crate::tcp_header::{be32, fix_checksums, tcp_offsets, timestamps};
+
 /// An episode's state on one route (a subflow).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum State {
@@ -46,81 +48,6 @@ pub struct DupAckInjector {
     pub episodes: u64,
     pub episodes_answered: u64,
     pub rewritten_acks: u64,
-}
-
-/// TCP header offset (IPv4 header length) and data offset, for a TCP/IPv4 packet.
-fn tcp_offsets(pkt: &[u8]) -> Option<(usize, usize)> {
-    if pkt.len() < 40 || pkt[0] >> 4 != 4 || pkt[9] != libc::IPPROTO_TCP as u8 {
-        return None;
-    }
-    let ihl = (pkt[0] & 0x0f) as usize * 4;
-    let doff = (*pkt.get(ihl + 12)? >> 4) as usize * 4;
-    (doff >= 20 && pkt.len() >= ihl + doff).then_some((ihl, doff))
-}
-
-/// The (TSval, TSecr) of a TCP/IPv4 packet's timestamp option.
-pub fn timestamps(pkt: &[u8]) -> Option<(u32, u32)> {
-    let (ihl, doff) = tcp_offsets(pkt)?;
-    let opts = &pkt[ihl + 20..ihl + doff];
-    let mut i = 0;
-    while i < opts.len() {
-        match opts[i] {
-            0 => return None,
-            1 => i += 1,
-            kind => {
-                let len = *opts.get(i + 1)? as usize;
-                if len < 2 || i + len > opts.len() {
-                    return None;
-                }
-                if kind == 8 && len == 10 {
-                    let be = |k: usize| u32::from_be_bytes(opts[k..k + 4].try_into().unwrap());
-                    return Some((be(i + 2), be(i + 6)));
-                }
-                i += len;
-            }
-        }
-    }
-    None
-}
-
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
-}
-
-/// The ones' complement sum of `b` as 16-bit big-endian words (RFC 1071), folded later.
-fn sum16(b: &[u8], mut acc: u32) -> u32 {
-    let mut chunks = b.chunks_exact(2);
-    for c in &mut chunks {
-        acc += u16::from_be_bytes([c[0], c[1]]) as u32;
-    }
-    if let [last] = chunks.remainder() {
-        acc += (*last as u32) << 8;
-    }
-    acc
-}
-
-fn fold(mut acc: u32) -> u16 {
-    while acc >> 16 != 0 {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    !(acc as u16)
-}
-
-/// Recomputes the IPv4 header checksum and the TCP checksum of `pkt` (its IPv4 total length
-/// is the packet's length).
-pub fn fix_checksums(pkt: &mut [u8]) {
-    let ihl = (pkt[0] & 0x0f) as usize * 4;
-    pkt[10] = 0;
-    pkt[11] = 0;
-    let ip = fold(sum16(&pkt[..ihl], 0));
-    pkt[10..12].copy_from_slice(&ip.to_be_bytes());
-    let tcp_len = pkt.len() - ihl;
-    pkt[ihl + 16] = 0;
-    pkt[ihl + 17] = 0;
-    let mut acc = sum16(&pkt[12..20], 0); // source and destination addresses
-    acc += libc::IPPROTO_TCP as u32 + tcp_len as u32;
-    let tcp = fold(sum16(&pkt[ihl..], acc));
-    pkt[ihl + 16..ihl + 18].copy_from_slice(&tcp.to_be_bytes());
 }
 
 impl DupAckInjector {
@@ -266,6 +193,7 @@ impl DupAckInjector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp_header::{fold, sum16};
 
     /// A TCP/IPv4 packet from 10.72.0.1 to 10.71.0.1 with `options` (a multiple of 4 bytes).
     fn tcp(seq: u32, ack: u32, flags: u8, options: &[u8], payload: usize) -> Vec<u8> {

@@ -10,6 +10,8 @@
 //!   `TCP_CONGESTION` per flow, bulk and sized transfers, `TCP_INFO` (and MPTCP subflow) samples.
 //!
 //! - [`bpf_cc`]: rove's algorithms the kernel lacks, loaded as eBPF `struct_ops` for a run.
+//! - [`oal`]: the OAL controller (the simulator's) on the real clock, rewriting real ACKs'
+//!   windows at an emulated WiFi cell; [`tcp_header`]: header fields, options, checksums.
 //!
 //! `python/rove/kernel.py` turns a run's raw files into the simulator's results schema.
 
@@ -20,11 +22,13 @@ pub mod dupack;
 pub mod isolate;
 pub mod link_emu;
 pub mod netns;
+pub mod oal;
 pub mod orchestrate;
 pub mod procs;
 pub mod record;
 pub mod rtt;
 pub mod sys;
+pub mod tcp_header;
 pub mod topology;
 pub mod traffic;
 pub mod tun;

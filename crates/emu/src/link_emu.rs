@@ -25,6 +25,7 @@
 //! of µs at p99. rove-emu also keeps the hosts' stacks off its core (isolate.rs).
 
 use crate::dupack::DupAckInjector;
+use crate::oal::KernelOal;
 use crate::record::{EmuSummary, FlowCounters, FlowTotals, LinkTotals, Recorder, SubflowTotals};
 use crate::rtt::{sack_blocks, tcp_fields, RttTracker};
 use crate::sys::{cpu_seconds, monotonic_ns, set_min_timer_slack};
@@ -86,6 +87,8 @@ enum Ev {
     RadioEnd,
     /// An `[[actions]]` `dupacks` entry: arm route r's duplicate-ACK injector (dupack.rs).
     DupAcks(u32),
+    /// OAL controller k's sampling tick (oal.rs).
+    OalTick(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +181,8 @@ pub struct Emulator {
     rtts: Vec<RttTracker>,
     /// Per route: the duplicate-ACK injector (idle unless an action arms it).
     dupacks: Vec<DupAckInjector>,
+    /// `[[controllers]] kind = "oal"`: each watches (and rewrites ACKs at) its WiFi cell.
+    oals: Vec<KernelOal>,
     slab: Slab,
     heap: BinaryHeap<Reverse<(Nanos, u64, Ev)>>,
     seq: u64,
@@ -233,11 +238,14 @@ impl Emulator {
             })
             .collect();
         let rec = Recorder::create(&opts.out_dir, scenario.duration_ns, &links)?;
+        let mut oals = crate::oal::build(&scenario).map_err(io::Error::other)?;
+        oals.iter_mut().for_each(KernelOal::train_in_background);
         let mut emu = Emulator {
             // Counters and RTT trackers per route (a multipath flow's subflows apart).
             flows: vec![FlowCounters::default(); routes.len()],
             rtts: (0..routes.len()).map(|_| RttTracker::default()).collect(),
             dupacks: vec![DupAckInjector::default(); routes.len()],
+            oals,
             links,
             routes,
             slab: Slab {
@@ -278,6 +286,11 @@ impl Emulator {
         if radio {
             let end = emu.scenario.duration_ns;
             emu.push(end, Ev::RadioEnd);
+        }
+        // OAL's ticks, as the simulator's controller cadence: the first one tick after time 0.
+        for k in 0..emu.oals.len() {
+            let every = emu.oals[k].tick_ns();
+            emu.push(every, Ev::OalTick(k as u32));
         }
         // `dupacks` actions (the orchestrator accepts no other kind of action for the emulator).
         for k in 0..emu.scenario.actions.len() {
@@ -434,6 +447,15 @@ impl Emulator {
                 }
                 Ev::RadioEnd => self.rec.radio_end(t, &self.links)?,
                 Ev::DupAcks(r) => self.dupacks[r as usize].arm(),
+                Ev::OalTick(k) => {
+                    let oal = &mut self.oals[k as usize];
+                    oal.step(t, &self.links);
+                    // Until the scenario's end, as the simulator's controllers.
+                    let next = t + oal.tick_ns();
+                    if next <= self.scenario.duration_ns {
+                        self.push(next, Ev::OalTick(k));
+                    }
+                }
             }
         }
         Ok(())
@@ -514,6 +536,17 @@ impl Emulator {
 
     #[inline]
     fn offer(&mut self, link: u32, port: u16, id: u32, now: Nanos) -> io::Result<()> {
+        let slot = &mut self.slab.slots[id as usize];
+        // OAL's monitor sees (and may rewrite) the packets entering its cell.
+        for oal in self.oals.iter_mut().filter(|o| o.link() == link) {
+            let flow = self.routes[slot.flow as usize].flow as usize;
+            oal.on_packet(
+                now,
+                flow,
+                slot.side == Side::Data,
+                &mut slot.buf[..slot.len as usize],
+            );
+        }
         let slot = &self.slab.slots[id as usize];
         let packet = Offer {
             id,
@@ -659,6 +692,11 @@ impl Emulator {
             write_p99_us: self.write_time.p99_us(),
             cpu_s,
             cpu_fraction: if wall_s > 0.0 { cpu_s / wall_s } else { 0.0 },
+            oal: {
+                let names: Vec<String> =
+                    self.scenario.flows.iter().map(|f| f.name.clone()).collect();
+                self.oals.iter().map(|o| o.summary(&names)).collect()
+            },
         };
         crate::record::write_summary(&self.opts.out_dir, &summary)
     }

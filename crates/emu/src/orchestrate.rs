@@ -291,7 +291,8 @@ pub fn load_scenario(opts: &RunOptions) -> Result<Scenario, RunError> {
 
 /// The switches of the scenario's `[[controllers]] kind = "selection"` (phases = "time"), read by
 /// the simulator's own reader (`rove_scenario::selection`): the same instants and handoff, run
-/// as the client's live switches. Any other controller is refused, naming it.
+/// as the client's live switches. `kind = "oal"` controllers run in the emulator (oal.rs; built
+/// here once to check their keys). Any other controller is refused, naming it.
 fn selection_switches(
     sc: &Scenario,
     available: &[String],
@@ -299,15 +300,26 @@ fn selection_switches(
 ) -> Result<Vec<rove_scenario::spec::ActionSpec>, RunError> {
     use rove_scenario::component::build_components;
     use rove_scenario::selection::Selection;
-    if let Some(c) = sc.controllers.iter().find(|c| c.kind != "selection") {
+    if let Some(c) = sc
+        .controllers
+        .iter()
+        .find(|c| c.kind != "selection" && c.kind != "oal")
+    {
         return Err(RunError::Usage(format!(
-            "{}: {}: a controller of kind {:?} runs on the simulator only for now (the kernel backend runs kind = \"selection\"); run without --backend kernel",
+            "{}: {}: a controller of kind {:?} runs on the simulator only for now (the kernel backend runs kind = \"selection\" and \"oal\"); run without --backend kernel",
             sc.source, c.location, c.kind
         )));
     }
-    let built = build_components(&sc.controllers, sc, &[("selection", Selection::read)])
+    crate::oal::build(sc).map_err(RunError::Usage)?;
+    let selections: Vec<_> = sc
+        .controllers
+        .iter()
+        .filter(|c| c.kind == "selection")
+        .cloned()
+        .collect();
+    let built = build_components(&selections, sc, &[("selection", Selection::read)])
         .map_err(|e| RunError::Usage(e.to_string()))?;
-    for (s, spec) in built.iter().zip(&sc.controllers) {
+    for (s, spec) in built.iter().zip(&selections) {
         let missing = |cc: &&String| {
             !available.is_empty() && !available.contains(*cc) && !loadable.contains(*cc)
         };

@@ -442,6 +442,10 @@ pub struct EmuSummary {
     /// CPU time of the emulator (user + system), and over its running time.
     pub cpu_s: f64,
     pub cpu_fraction: f64,
+    /// Per `kind = "oal"` controller: its report (the simulator's keys), the ACK rewrites per
+    /// flow, and the wall-clock cost of its steps (oal.rs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub oal: Vec<serde_json::Value>,
 }
 
 pub fn write_summary(dir: &Path, summary: &EmuSummary) -> io::Result<()> {

@@ -22,7 +22,7 @@
 //! item from `horizon` ago with the congestion-loss class that followed it, and keeps the
 //! latest `items` items. Every `retrain` it trains a decision tree on them ([`cart`], in the
 //! engine: a retrain costs milliseconds and keeps runs deterministic, where stepping Python
-//! would cost a round trip each second), and every tick it predicts the class of the next
+//! would cost a round trip each second; on the kernel backend on a worker thread, [`trainer`]), and every tick it predicts the class of the next
 //! window. On Poor or Bad (§6: "when the predicted state is 'poor' or 'bad'") it allocates
 //! the rate C(t) of the last non-congested window among the flows with arrivals by Eq. 5
 //! ([`allocate`]), turns each rate into a window W_i = x_i·RTT_i with the flow's round trip
@@ -52,6 +52,12 @@
 //! | `act` | `true` | `false`: sample and predict only (collecting training data) |
 //! | `record` | `false` | write every item to `features.parquet`, one row per flow, with its label |
 //!
+//! The controller is two parts: [`Oal`], the logic, which reads the cell's counters (the links)
+//! and its packet monitor at each tick and sets the monitor's targets, and the simulator's
+//! [`Controller`] around it, which places the monitor on the cell and calls [`Oal::step`] at
+//! its cadence. The kernel backend's emulator runs the same [`Oal`] on its real clock and
+//! feeds the monitor real packets (`crates/emu/src/oal.rs`, docs/oal.md).
+//!
 //! Further [GAP]s: C(t) is the AP's delivered rate over the last feature window whose observed
 //! class was Good or Acceptable ("the data rate of its nearest noncongested time slot");
 //! congestion losses are the AP's queue drops (overflow and CoDel) of downlink packets, counted
@@ -64,10 +70,12 @@ pub mod allocate;
 pub mod cart;
 pub mod monitor;
 pub mod sampler;
+pub mod trainer;
 pub mod window;
 
 use super::{Cadence, Controller, FeatureLog};
 use crate::element::Placed;
+use crate::observe::SenderView;
 use crate::world::World;
 use allocate::{fraction_window, linux_wscale, utility_rates};
 use cart::{ClassTree, TreeParams};
@@ -76,8 +84,10 @@ use rove_model::TreeModel;
 use rove_scenario::component::{ComponentError, ComponentParams};
 use rove_scenario::spec::ActionSpec;
 use rove_scenario::Scenario;
+use rove_sim::link::AnyLink;
 use rove_sim::{Nanos, NS_PER_S};
 use sampler::ApSampler;
+use trainer::Trainer;
 use std::sync::{Arc, Mutex};
 use window::{loss_class, Tick, TickWindow, AP_FEATURES, N_AP_FEATURES};
 
@@ -233,7 +243,10 @@ impl OalReport {
     }
 }
 
+/// OAL's logic: sampling, items, training, prediction and the targets it gives the monitor.
 pub struct Oal {
+    /// The WiFi cell (index among the scenario's links).
+    link: usize,
     tick_ns: Nanos,
     window_s: f64,
     retrain_ns: Nanos,
@@ -256,7 +269,6 @@ pub struct Oal {
     pending_rows: Vec<Option<usize>>,
     sampler: ApSampler,
     monitor: Arc<Mutex<Monitor>>,
-    element: Option<Placed>,
     window: TickWindow,
     label_window: TickWindow,
     /// The feature vectors of the last `horizon` ticks, waiting for their labels.
@@ -265,6 +277,7 @@ pub struct Oal {
     flow_windows: Vec<FlowWindow>,
     items: Items,
     tree: ClassTree,
+    trainer: Trainer,
     train_x: Vec<f64>,
     train_y: Vec<u8>,
     /// C(t): the AP's delivered rate of the last non-congested window, bit/s.
@@ -312,7 +325,18 @@ fn load_model(p: &ComponentParams, key: &'static str, scenario: &Scenario, names
 }
 
 impl Oal {
+    /// The simulator's controller: the logic, and its monitor placed at the cell's entry.
     pub fn build(p: &ComponentParams, scenario: &Scenario) -> Result<Box<dyn Controller>, ComponentError> {
+        let oal = Oal::new(p, scenario)?;
+        let element = Placed {
+            link: oal.link,
+            element: Box::new(MonitorElement { shared: oal.monitor.clone() }),
+        };
+        Ok(Box::new(OalController { oal, element: Some(element) }))
+    }
+
+    /// The logic from the controller's keys (checked: unknown keys and bad values are errors).
+    pub fn new(p: &ComponentParams, scenario: &Scenario) -> Result<Oal, ComponentError> {
         let link = p.link("link", scenario)?;
         let spec = &scenario.links[link];
         if spec.kind != "wifi" {
@@ -403,10 +427,6 @@ impl Oal {
             }
         }
         let monitor = Arc::new(Mutex::new(Monitor::new(flows, floor_bytes)));
-        let element = Placed {
-            link,
-            element: Box::new(MonitorElement { shared: monitor.clone() }),
-        };
         let window_ticks = (window_ns / tick_ns) as usize;
         let horizon_ticks = (horizon_ns / tick_ns) as usize;
         let record = record.then(|| {
@@ -420,7 +440,10 @@ impl Oal {
             }
         });
         let n_flows = scenario.flows.len();
-        Ok(Box::new(Oal {
+        // The fixed model's outputs (a tree trained on fewer than the 4 classes has fewer).
+        let model_outputs = fixed_model.as_ref().map_or(4, |m| m.n_outputs());
+        Ok(Oal {
+            link,
             tick_ns,
             window_s: window_ns as f64 / 1e9,
             retrain_ns,
@@ -439,7 +462,6 @@ impl Oal {
             pending_rows: vec![None; horizon_ticks],
             sampler: ApSampler::new(link, own, neighbours),
             monitor,
-            element: Some(element),
             window: TickWindow::new(window_ticks),
             label_window: TickWindow::new(horizon_ticks),
             pending: vec![None; horizon_ticks],
@@ -449,6 +471,7 @@ impl Oal {
                 .collect(),
             items: Items { x: vec![0.0; items_cap * N_AP_FEATURES], y: vec![0; items_cap], next: 0, len: 0, cap: items_cap },
             tree: ClassTree::default(),
+            trainer: Trainer::Inline,
             train_x: Vec::new(),
             train_y: Vec::new(),
             capacity_bps: None,
@@ -457,13 +480,41 @@ impl Oal {
             active: Vec::with_capacity(n_flows),
             active_weights: Vec::with_capacity(n_flows),
             rates: Vec::with_capacity(n_flows),
-            scratch: vec![0.0; 4],
+            scratch: vec![0.0; model_outputs],
             report: OalReport {
                 stations,
                 neighbours,
                 ..Default::default()
             },
-        }))
+        })
+    }
+
+    /// The WiFi cell's index among the scenario's links.
+    pub fn link(&self) -> usize {
+        self.link
+    }
+
+    /// The sampling tick.
+    pub fn tick_ns(&self) -> Nanos {
+        self.tick_ns
+    }
+
+    /// Whether it records items (`record = true`: rows need the senders' true state).
+    pub fn records(&self) -> bool {
+        self.record.is_some()
+    }
+
+    /// Trains its trees on a worker thread that first runs `setup` (the emulator's real clock
+    /// must not wait for a retrain; [`trainer`]).
+    pub fn train_in_background(&mut self, setup: fn()) {
+        if self.fixed_model.is_none() {
+            self.trainer = Trainer::background(setup);
+        }
+    }
+
+    /// The packet monitor whose targets [`Oal::step`] sets.
+    pub fn monitor(&self) -> &Arc<Mutex<Monitor>> {
+        &self.monitor
     }
 
     /// What the controller counted so far.
@@ -504,13 +555,19 @@ impl Oal {
     }
 }
 
-impl Controller for Oal {
+/// The simulator's controller: [`Oal`] at its cadence, its monitor a path element on the cell.
+struct OalController {
+    oal: Oal,
+    element: Option<Placed>,
+}
+
+impl Controller for OalController {
     fn kind(&self) -> &'static str {
         "oal"
     }
 
     fn cadence(&self) -> Cadence {
-        Cadence::Every(self.tick_ns)
+        Cadence::Every(self.oal.tick_ns)
     }
 
     fn take_element(&mut self) -> Option<Placed> {
@@ -518,16 +575,25 @@ impl Controller for Oal {
     }
 
     fn features(&self) -> Option<&FeatureLog> {
-        self.record.as_ref()
+        self.oal.record.as_ref()
     }
 
     fn report(&self) -> Option<serde_json::Value> {
-        Some(self.report.to_json())
+        Some(self.oal.report.to_json())
     }
 
     fn tick(&mut self, now: Nanos, world: &World, _actions: &mut Vec<ActionSpec>) {
+        self.oal.step(now, &world.links, Some(&|i| world.sender_view(i, 0)));
+    }
+}
+
+impl Oal {
+    /// One tick at `now`: samples the cell (`links[link]`), takes the monitor's counts, labels,
+    /// retrains, predicts, and sets the monitor's targets. `senders` gives a flow's true state
+    /// for recorded rows (the simulator's; `None`: no rows are recorded).
+    pub fn step(&mut self, now: Nanos, links: &[AnyLink], senders: Option<&dyn Fn(usize) -> SenderView>) {
         let mut tick = Tick::default();
-        self.sampler.sample(now, &world.links, &mut tick);
+        self.sampler.sample(now, links, &mut tick);
         let n_flows = self.flow_windows.len();
         // The packet stream since the last tick (flows' snapshots for the allocation below).
         let mut seen = std::mem::take(&mut self.seen);
@@ -587,12 +653,18 @@ impl Controller for Oal {
         }
         self.pending_next = (slot + 1) % self.pending.len();
 
+        if let Some(tree) = self.trainer.finished(&mut self.train_x, &mut self.train_y) {
+            self.tree = tree;
+            self.report.retrains += 1;
+        }
         if self.fixed_model.is_none() && now >= self.next_retrain {
             self.next_retrain = now + self.retrain_ns;
-            if self.items.len >= self.min_items {
+            if self.items.len >= self.min_items && !self.trainer.busy() {
                 self.items.ordered(&mut self.train_x, &mut self.train_y);
-                self.tree = ClassTree::fit(&self.train_x, &self.train_y, N_AP_FEATURES, self.tree_params);
-                self.report.retrains += 1;
+                if let Some(tree) = self.trainer.start(&mut self.train_x, &mut self.train_y, self.tree_params) {
+                    self.tree = tree;
+                    self.report.retrains += 1;
+                }
             }
         }
 
@@ -657,7 +729,9 @@ impl Controller for Oal {
                 m.flows[i].target_bytes = t;
             }
         }
-        self.record_rows(now, world, &seen, &targets, &f, (now_ratio, now_class, predicted), slot);
+        if let Some(senders) = senders {
+            self.record_rows(now, senders, &seen, &targets, &f, (now_ratio, now_class, predicted), slot);
+        }
         self.seen = seen;
         self.targets = targets;
     }
@@ -670,7 +744,7 @@ impl Oal {
     fn record_rows(
         &mut self,
         now: Nanos,
-        world: &World,
+        senders: &dyn Fn(usize) -> SenderView,
         seen: &[FlowSeen],
         targets: &[(usize, Option<u64>)],
         f: &[f64; N_AP_FEATURES],
@@ -686,7 +760,7 @@ impl Oal {
                 if !seen[i].tracked {
                     continue;
                 }
-                let v = world.sender_view(i, 0);
+                let v = senders(i);
                 let c = self.cwnd_row(i, &seen[i], f);
                 let (_, bytes, _) = self.flow_windows[i].sum;
                 rows.push((
