@@ -26,7 +26,7 @@ from ..document import spread as pm
 from ..runner import Series
 from ..study import Context, run_with_records
 from ..verdicts import HOLDS, PARTLY, Claim, combine, judge_less, judge_range, median
-from ...metrics import SampledCapacity
+from .common import link_capacity, recorded_runs, utilisation_between
 
 WHERE = "§4.3"
 LINK = "down"
@@ -51,18 +51,15 @@ def measure(run_dir: Path, rows) -> dict:
     f = json.loads((d / "summary.json").read_text(encoding="utf-8"))["flows"][0]
     t = pq.read_table(d / "timeseries.parquet", columns=["time_s", "srtt_ms", "bytes_delivered"]
                       ).to_pandas().sort_values("time_s")
-    q = pq.read_table(d / "queue.parquet", columns=["time_s", "link", "capacity_bytes"]
-                      ).to_pandas()
-    q = q[q["link"].astype(str) == LINK].sort_values("time_s")
-    cap = SampledCapacity(q["time_s"].to_numpy(), q["capacity_bytes"].to_numpy())
     late = t[t["time_s"] >= SKIP_S - 1e-9]
-    t0, t1 = float(late["time_s"].iloc[0]), float(late["time_s"].iloc[-1])
-    span = cap.bytes_between(t0, t1)
-    delivered = float(late["bytes_delivered"].iloc[-1] - late["bytes_delivered"].iloc[0])
+    times = late["time_s"].to_numpy()
+    util, span = utilisation_between(times, late["bytes_delivered"].to_numpy(),
+                                     link_capacity(d, LINK))
+    seconds = float(times[-1] - times[0])
     return {"max_rtt_ms": float(t["srtt_ms"].max()), "mean_rtt_ms": f.get("mean_rtt_ms"),
             "goodput_mbps": f.get("goodput_mbps"), "retrans_rate": f.get("retrans_rate"),
-            "utilisation": delivered / span if span > 0 else None,
-            "capacity_mbps": span * 8 / (t1 - t0) / 1e6 if t1 > t0 else None}
+            "utilisation": util,
+            "capacity_mbps": span * 8 / seconds / 1e6 if seconds > 0 else None}
 
 
 def run_baselines(sweeps: Path):
@@ -76,9 +73,8 @@ def _values(runs, series: Series, case: str, column: str) -> list[float]:
 
 def analyse_baselines(ctx: Context) -> Section:
     s = Section("Ch. 4: single Cubic over DropTail and CoDel (Figs. 4.2-4.3)")
-    runs = (ctx.data or {}).get("runs")
-    if runs is None or not len(runs):
-        s.paragraphs.append("No run completed.")
+    runs = recorded_runs(ctx, s)
+    if runs is None:
         return s
     s.paragraphs.append(
         "Setting (`scenarios/tsc/ch4-baselines.toml`): one TCP Cubic bulk flow, 40 Mbit/s, "

@@ -29,6 +29,7 @@ from ..study import Context, pyplot, run_with_records, save_figure
 from ..verdicts import FAILS, HOLDS, PARTLY, Claim, combine, judge_less, judge_range, median
 from ...models import mptcp_delay as md
 from . import lrf
+from .common import recorded_runs
 
 WHERE = "§3.6.3"
 WIFI_KEY = "links.wifi.rate"
@@ -100,9 +101,8 @@ def _values(runs, series: Series, wifi: float, column: str) -> list[float]:
 def analyse_testbed(ctx: Context) -> Section:
     s = Section("Ch. 3: R-TSC against the conventional receiver on the testbed setting "
                 "(Figs. 3.8-3.9)")
-    runs = (ctx.data or {}).get("runs")
-    if runs is None or not len(runs):
-        s.paragraphs.append("No run completed.")
+    runs = recorded_runs(ctx, s)
+    if runs is None:
         return s
     wifis = _wifi_rates(runs)
     s.paragraphs.append(
