@@ -5,7 +5,8 @@ ran and every claim was judged.
 
 Measured: the quick run takes about 15 s of wall time on the project's 2-core machine (the runs
 are 20-s Ch. 2 videos, 60-80-s Ch. 3 model sweeps, 10-s Ch. 3 testbed videos at two WiFi rates
-and 10-s Ch. 4 runs of four capacities, on two seeds)."""
+(LRF among their series), 30-s single-Cubic baselines and 10-s Ch. 4 runs of four capacities, on
+two seeds)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from rove.models import mptcp_delay as md
 from rove.reproduce import tsc as study
 from rove.reproduce.document import check_json
 from rove.reproduce.runner import DEFAULT_SETTING, check_available, derived_spec
-from rove.reproduce.tsc import capacity, spc, testbed
+from rove.reproduce.tsc import baselines, capacity, lrf, spc, testbed
 from rove.reproduce.tsc.common import d_req_ms, wifi_share_below
 from rove.reproduce.verdicts import FAILS, HOLDS, NOT_AVAILABLE, NOT_MEASURED, PARTLY
 from rove.sweeps import expand_points, load_sweep
@@ -104,6 +105,42 @@ def test_the_testbed_optimum_is_the_rust_tests():
     assert [round(testbed.optimum_ms(w), 1) for w in (8, 12, 15)] == [115.4, 87.6, 74.4]
 
 
+def test_lrf_definitions_on_hand_made_numbers():
+    # Catch-up: the first second from which 3 windows carry >= half of the share.
+    assert lrf.catch_up_s([5.0, 0.1, 0.1, 3.0, 3.0, 3.0, 0.0], 4.0) == 3.0
+    assert lrf.catch_up_s([5.0, 5.0, 0.1, 5.0, 5.0], 4.0) is None
+    assert lrf.share_mbps(12) == pytest.approx(35.85 * 12 / 52)
+    # The nominal schedule: a GOP of 12 frames (I = 5 P) carries 0.4 s of 35.85 Mbit/s.
+    times, cum = lrf.written_schedule(1.0)
+    assert times[12] == pytest.approx(0.4)
+    assert cum[11] == pytest.approx(35.85e6 / 8 * 0.4)
+    assert cum[0] == pytest.approx(5 * cum[11] / 16)
+    # Nothing delivered: the head-of-line age is the time since frame 0; all delivered: 0.
+    t = np.array([0.1, 0.2, 0.3])
+    assert list(lrf.head_age_ms(t, np.zeros(3), 0.0)) == pytest.approx([100.0, 200.0, 300.0])
+    assert list(lrf.head_age_ms(t, cum[[3, 6, 9]], 0.0)) == pytest.approx([0.0, 0.0, 0.0])
+    assert lrf.long_delay_period_s(np.array([1.0, 2.0, 3.0]), np.array([600.0, 700.0, 100.0])) \
+        == 2.0
+    assert lrf.long_delay_period_s(np.array([1.0]), np.array([100.0])) == 0.0
+
+
+def test_baseline_criteria_on_hand_made_runs():
+    import pandas as pd
+
+    def runs(codel_util, drop_util, max_rtt_ms):
+        return pd.DataFrame([{"series": k, "case": c, "seed": seed, "utilisation": u,
+                              "max_rtt_ms": max_rtt_ms if k == "droptail" else 80.0,
+                              "goodput_mbps": 36 * u}
+                             for seed in (1, 2) for c in ("static", "half")
+                             for k, u in (("codel", codel_util), ("droptail", drop_util))])
+    assert baselines._rtt_claim(runs(0.6, 0.96, 3050.0)).verdict == HOLDS
+    assert baselines._rtt_claim(runs(0.6, 0.96, 1400.0)).verdict == PARTLY   # 3 s / 2.25 = 1.33 s
+    assert baselines._rtt_claim(runs(0.6, 0.96, 600.0)).verdict == FAILS
+    assert baselines._half_claim(runs(0.6, 0.96, 3050.0)).verdict == HOLDS
+    assert baselines._half_claim(runs(0.8, 0.96, 3050.0)).verdict == PARTLY  # below DropTail
+    assert baselines._half_claim(runs(0.97, 0.96, 3050.0)).verdict == FAILS
+
+
 def _spc_runs(rows):
     import pandas as pd
 
@@ -149,10 +186,17 @@ def test_quick_study_writes_a_complete_report(tmp_path):
     # The testbed emulation and SPC: every claim they make, their tables and figures.
     tb = next(s for s in doc["sections"] if s["title"].startswith("Ch. 3: R-TSC"))
     ch4 = next(s for s in doc["sections"] if s["title"].startswith("Ch. 4: Subflow"))
-    assert len(tb["claims"]) == 4 and len(ch4["claims"]) == 11
+    assert len(tb["claims"]) == 6 and len(ch4["claims"]) == 11
+    assert any("(row 11" in c["statement"] for c in tb["claims"])
+    assert any("(row 12)" in c["statement"] for c in tb["claims"])
+    base = next(s for s in doc["sections"] if s["title"].startswith("Ch. 4: single Cubic"))
+    assert [("(row 14)" in c["statement"], "(row 15)" in c["statement"]) for c in base["claims"]] == \
+        [(True, False), (False, True)]
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "| (c_0, c_1) Mbit/s | receiver | (3.10) bound (ms) |" in md
     assert "| capacity | scheme | goodput (Mbit/s) |" in md
+    assert "| (c_0, c_1) Mbit/s | scheme | WiFi catch-up, median |" in md
+    assert "| capacity | queue | max srtt (ms) |" in md
     for name in ("ch3-testbed-delay.png", "ch4-spc-active.png", "ch4-spc-delay.png",
                  "ch4-spc-utilisation.png"):
         assert (out / name).stat().st_size > 0, name

@@ -8,15 +8,19 @@ conventional MPTCP on a VBR video over WiFi + LTE (§5 rows 1-6) and rove's TSC-
 ablation (not counted); Ch. 3's rate models against rove's Reno and LIA (Figs. 3.4, 3.7; rows
 7-8); Ch. 3's testbed emulation, R-TSC (``receiver = "rtsc"``) against the conventional receiver
 at (40, 8/12/15) Mbit/s with the (3.10) optimum beside (:mod:`.testbed`; Figs. 3.8-3.9, row
-13); Ch. 4's Subflow Population Control (``receiver = "spc"``) against 1, 5, 10 and 20 fixed
-subflows over CoDel at static, periodic and random-walk capacity (:mod:`.spc`, the capacities
-in :mod:`.capacity`; Figs. 4.5-4.9, rows 16-20). Each runs committed sweep files under
+13) and LIA with Least-RTT-First (:mod:`.lrf`, rows 11-12); Ch. 4's single Cubic over DropTail
+and CoDel (:mod:`.baselines`, rows 14-15); Ch. 4's Subflow Population Control
+(``receiver = "spc"``) against 1, 5, 10 and 20 fixed subflows over CoDel at static, periodic
+and random-walk capacity (:mod:`.spc`, the capacities in :mod:`.capacity`; Figs. 4.5-4.9, rows
+16-20). Each runs committed sweep files under
 ``scenarios/tsc/sweeps/`` and ends in an analysis function. Every claim's criterion is fixed in
-the code (the constants of :mod:`.common`, :mod:`.ch3`, :mod:`.testbed` and :mod:`.spc`) before
+the code (the constants of :mod:`.common`, :mod:`.ch3`, :mod:`.testbed`, :mod:`.lrf`,
+:mod:`.baselines` and :mod:`.spc`) before
 the runs, the same for every scheme it compares, judged over seeds (10 in the full run where a
 seed changes the run: Ch. 2 and the testbed's video; two where nothing is random: the rate
 models and Ch. 4). ``--quick`` (CI) runs 20-s Ch. 2 runs, shorter, coarser Ch. 3 sweeps, 10-s
-testbed runs at two WiFi rates and 10-s Ch. 4 runs at four capacities, on two seeds.
+testbed runs at two WiFi rates, 30-s Cubic baselines and 10-s Ch. 4 runs at four capacities,
+on two seeds.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from ..study import Experiment, Part, RunInfo, Study, main as _study_main, run_l
 from .ch2 import CH2_SERIES, MINRTT_SERIES, analyse_ch2, analyse_minrtt
 from .ch3 import analyse_lia, analyse_reno
 from .spc import SPC_SERIES, analyse_spc, run_spc
-from .testbed import TESTBED_SERIES, WIFI_KEY, analyse_testbed, run_testbed
+from .baselines import BASELINE_SERIES, analyse_baselines, run_baselines
+from .testbed import ALL_SERIES, WIFI_KEY, analyse_testbed, run_testbed
 
 SWEEPS = repo_root() / "scenarios" / "tsc" / "sweeps"
 
@@ -54,10 +59,15 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                analyse_lia),
     # Ch. 3 (§3.6.3): the testbed emulation
     Experiment("ch3-testbed", "Ch. 3: R-TSC against the conventional receiver (testbed "
-               "emulation, Figs. 3.8-3.9)", TESTBED_SERIES,
+               "emulation, Figs. 3.8-3.9; LIA + LRF)", ALL_SERIES,
                (Part("main", "rtsc-testbed.toml",
                      Quick({WIFI_KEY: ["8Mbps", "15Mbps"]}, {"duration": "10s"}, (1, 2))),),
                analyse_testbed, run=run_testbed(SWEEPS)),
+    # Ch. 4 (§4.3): single Cubic over DropTail and CoDel
+    Experiment("ch4-baselines", "Ch. 4: single Cubic over DropTail and CoDel (Figs. 4.2-4.3)",
+               BASELINE_SERIES,
+               (Part("main", "ch4-baselines.toml", Quick({}, {"duration": "30s"}, (1, 2))),),
+               analyse_baselines, run=run_baselines(SWEEPS)),
     # Ch. 4 (§4.5-4.6)
     Experiment("ch4-spc", "Ch. 4: Subflow Population Control against fixed subflows over CoDel "
                "(Figs. 4.5-4.9)", SPC_SERIES,

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+import pyarrow.parquet as pq
+
 from ..runner import Series
 from ..measures import srtt_samples
-from ...metrics import share_below
+from ...metrics import SampledCapacity, share_below
 
 # d_thr^net simulated in §2.5 (ms), d_thr^send = 100 ms (§2.4.1).
 D_NETS = (100, 200, 500)
@@ -141,3 +143,33 @@ def per_seed(records: list[dict], series: str, key: str) -> list[float]:
 def pooled_srtt(records: list[dict], series: str) -> np.ndarray:
     xs = [r["wifi_srtt_ms"] for r in records if r["series"] == series]
     return np.concatenate(xs) if xs else np.asarray([])
+
+
+def recorded_runs(ctx, section):
+    """The per-run records of an experiment run with :func:`rove.reproduce.study.run_with_records`
+    (``ctx.data["runs"]``), or None after noting in ``section`` that no run completed."""
+    runs = (ctx.data or {}).get("runs")
+    if runs is None or not len(runs):
+        section.paragraphs.append("No run completed.")
+        return None
+    return runs
+
+
+# --------------------------------------------------------------------------------------------
+# Ch. 4: utilisation against a run's recorded capacity
+
+
+def link_capacity(run_dir: Path, link: str) -> SampledCapacity:
+    """``link``'s capacity as the run recorded it (queue.parquet's ``capacity_bytes``)."""
+    q = pq.read_table(Path(run_dir) / "queue.parquet", columns=["time_s", "link", "capacity_bytes"]
+                      ).to_pandas()
+    q = q[q["link"].astype(str) == link].sort_values("time_s")
+    return SampledCapacity(q["time_s"].to_numpy(), q["capacity_bytes"].to_numpy())
+
+
+def utilisation_between(time_s, delivered, cap: SampledCapacity) -> tuple[float | None, float]:
+    """In-order bytes delivered from the first sample to the last over the bytes ``cap`` could
+    carry in that span (None when it is empty), and that span's capacity in bytes."""
+    t0, t1 = float(time_s[0]), float(time_s[-1])
+    span = cap.bytes_between(t0, t1)
+    return (float(delivered[-1] - delivered[0]) / span if span > 0 else None), span

@@ -31,7 +31,8 @@ from ..document import spread as pm
 from ..runner import Series
 from ..study import Context, pyplot, run_with_records, save_figure
 from ..verdicts import HOLDS, NOT_MEASURED, PARTLY, Claim, combine, judge_less, judge_range, median
-from ...metrics import SampledCapacity, share_at_least, window_utilisation
+from ...metrics import share_at_least, window_utilisation
+from .common import link_capacity, recorded_runs, utilisation_between
 
 WHERE = "§4.5-4.6"
 SUBFLOWS = (1, 5, 10, 20)
@@ -97,18 +98,15 @@ def measure(run_dir: Path, rows) -> dict:
         cols.append("active_subflows")
     t = ts.select(cols).to_pandas()
     t = t[t["subflow"] == -1].sort_values("time_s")
-    q = pq.read_table(d / "queue.parquet", columns=["time_s", "link", "capacity_bytes"]
-                      ).to_pandas()
-    q = q[q["link"].astype(str) == LINK].sort_values("time_s")
-    cap = SampledCapacity(q["time_s"].to_numpy(), q["capacity_bytes"].to_numpy())
+    cap = link_capacity(d, LINK)
     late = t[t["time_s"] >= WARMUP_S - 1e-9]
-    util = window_utilisation(late["time_s"].to_numpy(), late["bytes_delivered"].to_numpy(), cap)
-    span = cap.bytes_between(float(late["time_s"].iloc[0]), float(late["time_s"].iloc[-1]))
-    delivered = float(late["bytes_delivered"].iloc[-1] - late["bytes_delivered"].iloc[0])
+    times, delivered = late["time_s"].to_numpy(), late["bytes_delivered"].to_numpy()
+    util = window_utilisation(times, delivered, cap)
+    whole, _ = utilisation_between(times, delivered, cap)
     out = {"goodput_mbps": f.get("goodput_mbps"), "delay_mean_ms": f.get("app_delay_mean_ms"),
            "delay_p95_ms": f.get("app_delay_p95_ms"), "delay_p99_ms": f.get("app_delay_p99_ms"),
            "delay_max_ms": f.get("app_delay_max_ms"), "busy": share_at_least(util, NEAR_MAX),
-           "utilisation": delivered / span if span > 0 else None, "util_windows": util,
+           "utilisation": whole, "util_windows": util,
            "active_mean": None, "active_t": None, "active": None}
     if "active_subflows" in t.columns:
         end = float(t["time_s"].max())
@@ -137,9 +135,8 @@ def _cases(runs, prefix: str) -> list[str]:
 def analyse_spc(ctx: Context) -> Section:
     s = Section("Ch. 4: Subflow Population Control against 1, 5, 10 and 20 fixed subflows over "
                 "CoDel (Figs. 4.5-4.9)")
-    runs = (ctx.data or {}).get("runs")
-    if runs is None or not len(runs):
-        s.paragraphs.append("No run completed.")
+    runs = recorded_runs(ctx, s)
+    if runs is None:
         return s
     s.paragraphs.append(
         "Setting (`scenarios/tsc/ch4-*.toml`, crates/world/tests/spc.rs's `ch4`): one path, 25 ms "

@@ -28,6 +28,8 @@ from ..runner import Series
 from ..study import Context, pyplot, run_with_records, save_figure
 from ..verdicts import FAILS, HOLDS, PARTLY, Claim, combine, judge_less, judge_range, median
 from ...models import mptcp_delay as md
+from . import lrf
+from .common import recorded_runs
 
 WHERE = "§3.6.3"
 WIFI_KEY = "links.wifi.rate"
@@ -48,7 +50,17 @@ RTSC = Series("rtsc", "LIA + RR, R-TSC receiver", "lia", extra={"flows.0.receive
 CONVENTIONAL_SMOOTH = Series("cr-smooth", "conventional, smooth source", "lia", extra=SMOOTH)
 RTSC_SMOOTH = Series("rtsc-smooth", "R-TSC, smooth source", "lia",
                      extra={**SMOOTH, "flows.0.receiver": "rtsc"})
+# Fig. 3.8(c), Fig. 3.9: LIA with Least-RTT-First ([12]; rove's `minrtt`) and the conventional
+# receiver (§5 rows 11-12), measured by :mod:`.lrf`.
+LRF = Series("lrf", "LIA + LRF, conventional receiver", "lia",
+             extra={"flows.0.scheduler": "minrtt"})
+# Not judged: the diagnosis of rows 11-12's disagreement, added after the c_0 = 40 runs: LRF
+# with LTE just below the video's rate (c_0 = 34 < f = 35.85 Mbit/s), so LTE alone cannot
+# carry it.
+LRF_SLOW_LTE = Series("lrf-lte34", "LIA + LRF, LTE 34 Mbit/s (ablation)", "lia",
+                      extra={"flows.0.scheduler": "minrtt", "links.lte.rate": "34Mbps"})
 TESTBED_SERIES = (CONVENTIONAL, RTSC, CONVENTIONAL_SMOOTH, RTSC_SMOOTH)
+ALL_SERIES = (*TESTBED_SERIES, LRF, LRF_SLOW_LTE)
 
 
 def optimum_ms(wifi_mbps: float) -> float:
@@ -68,7 +80,8 @@ def measure(run_dir: Path, rows) -> dict:
             "after_handover_ms": f.get("app_delay_mean_ms"),
             "goodput_mbps": f.get("goodput_mbps"),
             "episodes_lte": episodes[0] if episodes else 0,
-            "episodes_wifi": episodes[1] if len(episodes) > 1 else 0}
+            "episodes_wifi": episodes[1] if len(episodes) > 1 else 0,
+            **lrf.measure(Path(run_dir), f)}
 
 
 def run_testbed(sweeps: Path):
@@ -88,9 +101,8 @@ def _values(runs, series: Series, wifi: float, column: str) -> list[float]:
 def analyse_testbed(ctx: Context) -> Section:
     s = Section("Ch. 3: R-TSC against the conventional receiver on the testbed setting "
                 "(Figs. 3.8-3.9)")
-    runs = (ctx.data or {}).get("runs")
-    if runs is None or not len(runs):
-        s.paragraphs.append("No run completed.")
+    runs = recorded_runs(ctx, s)
+    if runs is None:
         return s
     wifis = _wifi_rates(runs)
     s.paragraphs.append(
@@ -103,7 +115,7 @@ def analyse_testbed(ctx: Context) -> Section:
         "hand-over to a subflow.")
     rows = []
     for wifi in wifis:
-        for series in TESTBED_SERIES:
+        for series in (*TESTBED_SERIES, LRF):
             mean_ = _values(runs, series, wifi, "delay_mean_ms")
             if not mean_:
                 continue
@@ -117,12 +129,14 @@ def analyse_testbed(ctx: Context) -> Section:
     s.tables.append(Table(["(c_0, c_1) Mbit/s", "receiver", "(3.10) bound (ms)",
                            "delay mean (ms)", "delay p95 (ms)", f"within {D_REQ_MS} ms",
                            "of it send buffer (ms)", "dup-ACK episodes LTE", "episodes WiFi"],
-                          rows, "mean ± sd over seeds; the smooth-source rows are the ablation"))
+                          rows, "mean ± sd over seeds; the smooth-source rows are the ablation; "
+                          "LRF's rows are §5 rows 11-12 (below)"))
     s.figures.append((_figure(ctx, runs, wifis),
                       "Mean packet delay per receiver against the (3.10) optimum."))
     s.claims += [_better_claim(runs, wifis), _near_claim(runs, wifis),
                  _mismatch_claim(runs, wifis), _episodes_claim(runs, wifis)]
     s.paragraphs.append(_ablation_text(runs, wifis))
+    lrf.report(s, runs, wifis, _values, LRF, (CONVENTIONAL, RTSC), LRF_SLOW_LTE)
     s.verdict = combine(c.verdict for c in s.claims)
     return s
 
