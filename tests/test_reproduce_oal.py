@@ -52,6 +52,24 @@ def test_the_network_is_read_from_the_scenario():
     assert len(net.controller_ap) == len(net.aps)
 
 
+def test_three_aps_on_one_channel_are_read_per_station_and_controller(tmp_path):
+    # The multi-AP cell's syntax (`aps`, each station's `ap`, each controller's `ap`).
+    text = ['duration = "10s"', '[links.wan]', 'rate = "100Mbps"',
+            '[links.air]', 'kind = "wifi"', 'aps = ["ap1", "ap2", "ap3"]']
+    for i in range(1, 10):
+        text += [f"[links.air.stations.s{i}]", f'ap = "ap{(i - 1) // 3 + 1}"']
+    for i in range(1, 10):
+        text += ["[[flows]]", f'name = "s{i}"', f'path = ["wan", "air:s{i}"]']
+    for k in (1, 2, 3):
+        text += ["[[controllers]]", 'kind = "oal"', 'link = "air"', f'ap = "ap{k}"']
+    path = tmp_path / "three-aps.toml"
+    path.write_text("\n".join(text) + "\n")
+    net = network(path)
+    assert net.aps == ["ap1", "ap2", "ap3"]
+    assert net.flow_ap["s1"] == "ap1" and net.flow_ap["s5"] == "ap2" and net.flow_ap["s9"] == "ap3"
+    assert net.controller_ap == ["ap1", "ap2", "ap3"]
+
+
 def _runs(metric: str, oal: list[float], bbr: list[float]) -> pd.DataFrame:
     rows = [{"setting": f"it{k}", "series": key, metric: v}
             for key, vs in ((OAL.key, oal), (BBR.key, bbr)) for k, v in enumerate(vs)]
