@@ -207,7 +207,8 @@ RADIO_COLUMN_TYPES = {
     "survey_rx_ms": "<f8", "airtime_ms": "<f8",
 }
 # The columns radio.csv (and radio.parquet) add when the scenario has an LTE cell (crates/emu
-# record.rs LTE_RADIO_COLUMNS).
+# record.rs LTE_RADIO_COLUMNS); after them, "ap" (text) when a WiFi cell has several access
+# points.
 LTE_RADIO_COLUMN_TYPES = {
     "cqi": "<f8", "mcs": "<f8", "prbs": "<u8", "tbs_bits": "<u8", "harq_failures": "<u8",
     "cell_prbs_used": "<u8", "cell_prbs": "<u4",
@@ -226,11 +227,13 @@ def convert_radio(raw: str | os.PathLike) -> RawTable | None:
     with path.open(newline="", encoding="utf-8") as f:
         rows = csv.reader(f)
         header = next(rows, None)
-        types = {**RADIO_COLUMN_TYPES, **LTE_RADIO_COLUMN_TYPES}
-        if header not in (list(RADIO_COLUMN_TYPES), list(types)):
+        types = {**RADIO_COLUMN_TYPES, **LTE_RADIO_COLUMN_TYPES, "ap": str}
+        base, lte = list(RADIO_COLUMN_TYPES), list(LTE_RADIO_COLUMN_TYPES)
+        if header not in (base, base + lte, base + ["ap"], base + lte + ["ap"]):
             raise ResultsError(f"{path}: unexpected columns {header} (expected "
                                f"{', '.join(RADIO_COLUMN_TYPES)}, and with an LTE cell "
-                               f"{', '.join(LTE_RADIO_COLUMN_TYPES)})")
+                               f"{', '.join(LTE_RADIO_COLUMN_TYPES)}, then ap with a WiFi "
+                               f"cell of several access points)")
         data = list(zip(*rows)) or [()] * len(header)
     columns: dict[str, Any] = {}
     for name, values in zip(header, data):

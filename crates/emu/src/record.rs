@@ -16,7 +16,8 @@
 //!   with the columns of the simulator's `radio.parquet` (crates/sim link/wifi/counters.rs), in
 //!   its order ([`RADIO_COLUMNS`]), names as text and NaN for a missing value; sampled with the
 //!   other samples or at a cell's own `sample_interval`, never at or after the scenario's end,
-//!   and a last time exactly at its end (as the simulator's last rows: the cell's totals).
+//!   and a last time exactly at its end (as the simulator's last rows: the cell's totals);
+//!   the LTE columns after them with an LTE cell, then `ap` with a WiFi cell of several APs.
 //! - `emu_summary.json`, written when the emulator stops: per link the totals and the capacity
 //!   over the scenario's duration (for `utilization`) and the queueing delays of the packets
 //!   that left the queue until the last sample within the duration (the summary's
@@ -28,7 +29,7 @@
 //! Python reads in well under a second, and a person can look at the files.
 
 use rove_sim::histogram::Histogram;
-use rove_sim::link::wifi::counters::{ac_name, RadioSeries, RadioSummary};
+use rove_sim::link::wifi::counters::{ac_name, any_multi_ap, RadioSeries, RadioSummary};
 use rove_sim::link::{AnyLink, DropReason, QueueDelaySummary};
 use rove_sim::Nanos;
 use std::fs::File;
@@ -127,6 +128,8 @@ pub struct Recorder {
     radio_rows: RadioSeries,
     /// Whether `radio.csv` has the LTE columns.
     radio_lte: bool,
+    /// Whether `radio.csv` has the `ap` column (a cell of several access points).
+    radio_ap: bool,
     radio_end: Vec<Option<RadioSummary>>,
 }
 
@@ -159,11 +162,15 @@ impl Recorder {
         let radio_lte = links
             .iter()
             .any(|l| l.kind() == rove_sim::link::lte::KIND.kind);
+        let radio_ap = any_multi_ap(links);
         let radio = if links.iter().any(|l| l.radio().is_some()) {
             let mut f = create(dir, RADIO_FILE)?;
             write!(f, "{}", RADIO_COLUMNS.join(","))?;
             if radio_lte {
                 write!(f, ",{}", LTE_RADIO_COLUMNS.join(","))?;
+            }
+            if radio_ap {
+                write!(f, ",ap")?;
             }
             writeln!(f)?;
             Some(f)
@@ -184,6 +191,7 @@ impl Recorder {
                 .collect(),
             radio_rows: RadioSeries::default(),
             radio_lte,
+            radio_ap,
             radio_end: vec![None; links.len()],
         })
     }
@@ -273,6 +281,11 @@ impl Recorder {
                     rows.cell_prbs_used[k],
                     rows.cell_prbs[k],
                 );
+            }
+            if self.radio_ap {
+                let aps = r.ap_names();
+                let ap = aps.get(usize::from(rows.ap[k])).map_or("", String::as_str);
+                let _ = write!(self.line, ",{ap}");
             }
             self.line.push('\n');
             file.write_all(self.line.as_bytes())?;

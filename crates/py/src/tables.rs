@@ -17,6 +17,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use rove_results::{concat_promoted, Column, DictBuilder, Values};
+use rove_sim::link::wifi::counters::any_multi_ap;
 use rove_world::World;
 use std::borrow::Cow;
 
@@ -239,6 +240,10 @@ fn features(world: &World) -> Vec<Vec<Column<'_>>> {
             for (name, values) in log.names.iter().zip(&log.values) {
                 part.push(col(name, Values::F64(Cow::Borrowed(values))));
             }
+            for (name, value) in &log.tags {
+                let rows = std::iter::repeat_n(0, log.time_s.len());
+                part.push(col(name, names_by_index(rows, &[value.as_str()])));
+            }
             part.push(col(
                 "controller",
                 Values::I32(vec![k as i32; log.time_s.len()].into()),
@@ -321,6 +326,24 @@ fn radio(world: &World) -> Vec<Column<'_>> {
             out.push(col(name, Values::U64(Cow::Borrowed(values))));
         }
         out.push(col("cell_prbs", Values::U32(Cow::Borrowed(&s.cell_prbs))));
+    }
+    // The port's access point, only in a run with a cell of several (crates/sim
+    // link/wifi/bss.rs); "" on an LTE cell's rows.
+    if any_multi_ap(&world.links) {
+        let aps: Vec<&[String]> = world
+            .links
+            .iter()
+            .map(|l| l.radio().map_or(&[][..], |r| r.ap_names()))
+            .collect();
+        out.push(col(
+            "ap",
+            strs(
+                s.link
+                    .iter()
+                    .zip(&s.ap)
+                    .map(|(&l, &k)| aps[l as usize].get(usize::from(k)).map_or("", String::as_str)),
+            ),
+        ));
     }
     out
 }

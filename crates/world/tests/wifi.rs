@@ -10,7 +10,7 @@ use rove_sim::link::wifi::phy;
 /// Distributed Coordination Function", IEEE JSAC 18(3), 2000): `n` stations always with a
 /// frame of `payload_bits`, basic access, infinite retries; W = CWmin + 1, m = log2((CWmax +
 /// 1) / (CWmin + 1)); σ the slot, Ts/Tc a success's and a collision's channel time.
-fn bianchi_bps(n: u32, payload_bits: f64, sigma: f64, ts: f64, tc: f64) -> f64 {
+pub(crate) fn bianchi_bps(n: u32, payload_bits: f64, sigma: f64, ts: f64, tc: f64) -> f64 {
     let w = f64::from(phy::CW_MIN + 1);
     let m = (f64::from(phy::CW_MAX + 1) / w).log2().round() as i32;
     // τ(p) from the chain's stationary distribution (eqs. 5-7): b_{i,0} = p^i b_{0,0} (i < m),

@@ -93,6 +93,9 @@ pub struct FeatureLog {
     pub names: Vec<&'static str>,
     /// One vector per name.
     pub values: Vec<Vec<f64>>,
+    /// Text columns with one value on every row (name, value), written after `values`: which
+    /// AP an OAL controller of several on one channel ran on.
+    pub tags: Vec<(&'static str, String)>,
 }
 
 pub struct FeatureRecorder {

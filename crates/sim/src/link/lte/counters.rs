@@ -102,6 +102,7 @@ impl RadioCounters for Lte {
                 out.harq_failures.push(c.harq_failures);
                 out.cell_prbs_used.push(self.cell_prbs_used);
                 out.cell_prbs.push(self.p.prbs * self.p.cells);
+                out.ap.push(0);
             }
         }
     }
@@ -111,6 +112,7 @@ impl RadioCounters for Lte {
         RadioTotals {
             survey: Survey::default(),
             ports: Vec::new(),
+            ..Default::default()
         }
     }
 

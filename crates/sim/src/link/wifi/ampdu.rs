@@ -28,7 +28,7 @@
 //!   up to its own limit of 30).
 
 use super::minstrel::{self, Chain, Minstrel};
-use super::{phy, Frame, Wifi};
+use super::{phy, ppdu_source, Frame, Owner, Wifi};
 use crate::link::{DropReason, LinkOutput};
 use crate::Nanos;
 
@@ -50,7 +50,7 @@ impl Wifi {
         now: Nanos,
         out: &mut Vec<LinkOutput>,
     ) -> Option<Frame> {
-        let ap = self.tx[i].owner == 0;
+        let ap = matches!(self.tx[i].owner, Owner::Ap(_));
         let p = self.dequeue(ap, station, now, out)?;
         self.stats.sojourn.record(now - p.enqueued_at);
         let port = if ap { 2 * station } else { 2 * station + 1 };
@@ -186,8 +186,9 @@ impl Wifi {
             .collect();
         let single = ppdus.len() == 1;
         if !single {
+            let bss = &self.station_ap;
             self.survey
-                .collision(ppdus.iter().map(|p| (p.2[0].port, p.3)));
+                .collision(ppdus.iter().map(|p| ppdu_source(bss, p.2[0].port, p.3)));
             let longest = ppdus.iter().map(|p| p.3).max().expect("senders");
             self.busy_until(now + longest + phy::eifs_ns());
         }
@@ -243,10 +244,12 @@ impl Wifi {
             let port = mpdus[0].port;
             if any {
                 let ba_ns = self.phy.block_ack_ns(mcs);
-                self.survey.exchange(port, end - now, ba_ns);
+                let (bss, by_ap, air) = ppdu_source(&self.station_ap, port, end - now);
+                self.survey.exchange(bss, by_ap, air, ba_ns);
                 self.busy_until(end + phy::SIFS_NS + ba_ns + phy::DIFS_NS);
             } else {
-                self.survey.frame(port, end - now);
+                let (bss, by_ap, air) = ppdu_source(&self.station_ap, port, end - now);
+                self.survey.frame(bss, by_ap, air);
                 self.busy_until(end + phy::eifs_ns());
                 self.counters[port].phy_errors += 1;
             }

@@ -6,8 +6,9 @@
 //! One row per port per sample: port `"s1"` is the AP's queue to station s1 and the AP's
 //! transmit counters towards it; port `"s1:up"` is s1's own queue and transmit counters, whose
 //! `tx_bytes` are the AP's rx bytes from s1. Every counter is cumulative from the start of the
-//! run (differences give rates); the survey's three times are the cell's, repeated on each
-//! row of a sample.
+//! run (differences give rates); the survey's three times are the AP's, repeated on each
+//! row of a sample. In a cell of several APs ([`super::bss`]) a row's AP is its station's
+//! (the `ap` column, written only when some cell has several) and its survey is that AP's.
 //!
 //! [GAP] choices:
 //! - A queue's backlog and qlen are the queue's only (a qdisc's or a txq's), not the frame the
@@ -27,51 +28,12 @@ use super::edca::Ac;
 use super::{PortCounters, Wifi};
 use crate::Nanos;
 
-/// The AP's channel survey, ns.
+/// An AP's channel survey, ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Survey {
     pub busy_ns: u64,
     pub tx_ns: u64,
     pub rx_ns: u64,
-}
-
-impl Survey {
-    /// A PPDU of `port` (even: the AP's) alone on the air, unacknowledged.
-    pub fn frame(&mut self, port: usize, air_ns: Nanos) {
-        self.busy_ns += air_ns;
-        if port.is_multiple_of(2) {
-            self.tx_ns += air_ns;
-        } else {
-            self.rx_ns += air_ns;
-        }
-    }
-
-    /// A PPDU of `port` and its Ack (or BlockAck) from the receiver.
-    pub fn exchange(&mut self, port: usize, air_ns: Nanos, ack_ns: Nanos) {
-        self.frame(port, air_ns);
-        self.busy_ns += ack_ns;
-        if port.is_multiple_of(2) {
-            self.rx_ns += ack_ns;
-        } else {
-            self.tx_ns += ack_ns;
-        }
-    }
-
-    /// PPDUs starting together (a collision): (port, air time) each.
-    pub fn collision(&mut self, ppdus: impl Iterator<Item = (usize, Nanos)>) {
-        let (mut longest, mut ap) = (0, None::<Nanos>);
-        for (port, air) in ppdus {
-            longest = longest.max(air);
-            if port.is_multiple_of(2) {
-                ap = Some(ap.unwrap_or(0).max(air));
-            }
-        }
-        self.busy_ns += longest;
-        match ap {
-            Some(a) => self.tx_ns += a,
-            None => self.rx_ns += longest,
-        }
-    }
 }
 
 /// The columns of `radio.parquet` (struct of arrays), appended to at each sample. Names are
@@ -106,6 +68,9 @@ pub struct RadioSeries {
     pub survey_rx_ms: Vec<f64>,
     /// The port's data PPDUs' air time so far (its share of the channel).
     pub airtime_ms: Vec<f64>,
+    /// The index of the port's AP among its cell's ([`RadioCounters::ap_names`]; 0 for a
+    /// cell of one AP and for an LTE cell).
+    pub ap: Vec<u16>,
     // LTE rows' own columns (crates/sim link/lte/counters.rs); a WiFi row has NaN and 0s.
     // They are written to `radio.parquet` only when a row is an LTE cell's (`lte`).
     /// The UE's last CQI report used by the scheduler (NaN: none yet, fixed MCS, uplink).
@@ -194,6 +159,7 @@ impl RadioSeries {
             survey_tx_ms,
             survey_rx_ms,
             airtime_ms,
+            ap,
             cqi,
             mcs,
             prbs,
@@ -225,9 +191,15 @@ pub enum RadioSampling {
 /// A radio cell's counter totals at the end of a run (summary.json, under the link).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RadioTotals {
+    /// The AP's survey; with several APs, the channel's busy time and the sums of the APs'
+    /// tx and rx times.
     pub survey: Survey,
     /// Per port, in port order: (port name, counters, access category).
     pub ports: Vec<(String, PortCounters, Ac)>,
+    /// With several APs only (else empty): each AP's name and survey, and each station's AP
+    /// (an index into `aps`).
+    pub aps: Vec<(String, Survey)>,
+    pub station_ap: Vec<usize>,
 }
 
 fn ms(ns: u64) -> f64 {
@@ -250,6 +222,26 @@ pub struct RadioSummary {
     /// Drive-by stations (`stations.NAME.driveby`); absent without any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub driveby: Vec<DrivebySummary>,
+    /// With several APs on the channel ([`super::bss`]): each AP's survey and its own
+    /// queues' and transmissions' totals; absent with one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aps: Vec<ApSummary>,
+}
+
+/// One of several APs of a cell over a run: its channel survey (busy time the channel's), and
+/// over its own queues and transmissions (its stations' downlink ports) the drops by cause and
+/// requeues.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ApSummary {
+    pub ap: String,
+    pub stations: Vec<String>,
+    pub survey_busy_ms: f64,
+    pub survey_tx_ms: f64,
+    pub survey_rx_ms: f64,
+    pub overflow_drops: u64,
+    pub codel_drops: u64,
+    pub mac_drops: u64,
+    pub requeues: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -266,6 +258,9 @@ pub struct RadioPortSummary {
     pub collisions: u64,
     pub phy_errors: u64,
     pub internal_collisions: u64,
+    /// The port's AP, with several APs on the channel; absent with one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ap: Option<String>,
 }
 
 /// A drive-by station over a run: its associations (those starting before the run's end,
@@ -293,7 +288,8 @@ impl RadioSummary {
         let ports: Vec<RadioPortSummary> = t
             .ports
             .iter()
-            .map(|(port, c, ac)| RadioPortSummary {
+            .enumerate()
+            .map(|(p, (port, c, ac))| RadioPortSummary {
                 port: port.clone(),
                 ac: ac.name(),
                 tx_packets: c.tx_packets,
@@ -306,6 +302,34 @@ impl RadioSummary {
                 collisions: c.collisions,
                 phy_errors: c.phy_errors,
                 internal_collisions: c.internal_collisions,
+                ap: t
+                    .station_ap
+                    .get(p / 2)
+                    .map(|&k| t.aps[k].0.clone()),
+            })
+            .collect();
+        let aps = t
+            .aps
+            .iter()
+            .enumerate()
+            .map(|(k, (name, survey))| {
+                let own: Vec<&RadioPortSummary> = ports
+                    .iter()
+                    .enumerate()
+                    .filter(|&(p, _)| p % 2 == 0 && t.station_ap[p / 2] == k)
+                    .map(|(_, s)| s)
+                    .collect();
+                ApSummary {
+                    ap: name.clone(),
+                    stations: own.iter().map(|s| s.port.clone()).collect(),
+                    survey_busy_ms: ms(survey.busy_ns),
+                    survey_tx_ms: ms(survey.tx_ns),
+                    survey_rx_ms: ms(survey.rx_ns),
+                    overflow_drops: own.iter().map(|s| s.overflow_drops).sum(),
+                    codel_drops: own.iter().map(|s| s.codel_drops).sum(),
+                    mac_drops: own.iter().map(|s| s.mac_drops).sum(),
+                    requeues: own.iter().map(|s| s.requeues).sum(),
+                }
             })
             .collect();
         RadioSummary {
@@ -318,6 +342,7 @@ impl RadioSummary {
             requeues: ports.iter().map(|p| p.requeues).sum(),
             ports,
             driveby,
+            aps,
         }
     }
 }
@@ -336,11 +361,30 @@ pub trait RadioCounters {
     fn driveby_summary(&self, _until: Nanos) -> Vec<DrivebySummary> {
         Vec::new()
     }
+    /// The cell's access points, named as `radio.parquet`'s `ap` column names them (none for
+    /// a cell without: LTE).
+    fn ap_names(&self) -> &[String] {
+        &[]
+    }
+}
+
+/// Whether any of `links` is a radio cell of several access points (`radio.parquet` then has
+/// an `ap` column).
+pub fn any_multi_ap<'a>(links: impl IntoIterator<Item = &'a super::super::AnyLink>) -> bool {
+    links
+        .into_iter()
+        .any(|l| l.radio().is_some_and(|r| r.ap_names().len() > 1))
 }
 
 impl Wifi {
+    /// The survey of the cell's (first) AP.
     pub fn survey(&self) -> Survey {
-        self.survey
+        self.survey.ap(0)
+    }
+
+    /// AP `k`'s survey (`k` indexes `aps`).
+    pub fn ap_survey(&self, k: usize) -> Survey {
+        self.survey.ap(k)
     }
 }
 
@@ -384,24 +428,48 @@ impl RadioCounters for Wifi {
                 .push(c.last_mcs.map_or(f64::NAN, |m| self.phy.rate_bps(m) as f64));
             out.signal_db
                 .push(self.snr[station].at(now).unwrap_or(f64::NAN));
-            out.survey_busy_ms.push(ms(self.survey.busy_ns));
-            out.survey_tx_ms.push(ms(self.survey.tx_ns));
-            out.survey_rx_ms.push(ms(self.survey.rx_ns));
+            let ap = self.station_ap[station];
+            let survey = self.survey.ap(ap);
+            out.survey_busy_ms.push(ms(survey.busy_ns));
+            out.survey_tx_ms.push(ms(survey.tx_ns));
+            out.survey_rx_ms.push(ms(survey.rx_ns));
             out.airtime_ms.push(ms(c.airtime_ns));
+            out.ap.push(ap as u16);
         }
         out.pad_lte(from);
     }
 
     fn radio_totals(&self) -> RadioTotals {
-        RadioTotals {
-            survey: self.survey,
-            ports: self
-                .port_names()
-                .into_iter()
-                .enumerate()
-                .map(|(p, name)| (name, self.counters[p], self.ac[p / 2]))
-                .collect(),
+        let ports = self
+            .port_names()
+            .into_iter()
+            .enumerate()
+            .map(|(p, name)| (name, self.counters[p], self.ac[p / 2]))
+            .collect();
+        if self.aps.len() == 1 {
+            return RadioTotals {
+                survey: self.survey.ap(0),
+                ports,
+                ..Default::default()
+            };
         }
+        let aps: Vec<(String, Survey)> = (0..self.aps.len())
+            .map(|k| (self.aps[k].clone(), self.survey.ap(k)))
+            .collect();
+        RadioTotals {
+            survey: Survey {
+                busy_ns: aps[0].1.busy_ns,
+                tx_ns: aps.iter().map(|a| a.1.tx_ns).sum(),
+                rx_ns: aps.iter().map(|a| a.1.rx_ns).sum(),
+            },
+            ports,
+            aps,
+            station_ap: self.station_ap.clone(),
+        }
+    }
+
+    fn ap_names(&self) -> &[String] {
+        &self.aps
     }
 
     fn driveby_summary(&self, until: Nanos) -> Vec<DrivebySummary> {

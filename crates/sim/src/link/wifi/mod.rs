@@ -67,6 +67,7 @@
 //!   shows well under 1.
 
 mod ampdu;
+pub mod bss;
 pub mod counters;
 pub mod driveby;
 pub mod edca;
@@ -78,7 +79,7 @@ mod snr;
 
 pub use params::KIND;
 
-use counters::Survey;
+use bss::Surveys;
 use driveby::{Driveby, Offline};
 use edca::{Ac, AccessParams};
 use minstrel::{Chain, Minstrel};
@@ -97,6 +98,12 @@ use std::collections::VecDeque;
 /// mac80211's default airtime weight, µs (`IEEE80211_DEFAULT_AIRTIME_WEIGHT` = 256,
 /// net/mac80211/sta_info.h): the deficit a station's txq gets per scheduling round.
 const AIRTIME_WEIGHT_US: i64 = 256;
+
+/// A PPDU of `port` taking `air_ns` as the surveys see it: its BSS (the AP of the port's
+/// station), whether that AP sent it (an even port), and its air time.
+fn ppdu_source(station_ap: &[usize], port: usize, air_ns: Nanos) -> (usize, bool, Nanos) {
+    (station_ap[port / 2], port.is_multiple_of(2), air_ns)
+}
 
 /// A frame in a transmitter's hands (dequeued, being sent or retried).
 #[derive(Debug, Clone)]
@@ -119,15 +126,23 @@ struct Frame {
     probe: Option<usize>,
 }
 
-/// A contender for the channel: one channel-access function (the DCF, or one EDCAF) of the AP
+/// Who a channel-access function belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// Access point `k` (its index in `aps`).
+    Ap(usize),
+    /// Station `i`.
+    Station(usize),
+}
+
+/// A contender for the channel: one channel-access function (the DCF, or one EDCAF) of an AP
 /// or of a station.
 #[derive(Debug, Clone)]
 struct Transmitter {
-    /// Whose it is: 0 the AP, 1 + i station i.
-    owner: usize,
+    owner: Owner,
     ac: Ac,
     access: AccessParams,
-    /// The AP's: the stations whose queues it serves (in turn), and whose turn is next.
+    /// An AP's: the stations whose queues it serves (in turn), and whose turn is next.
     serves: Vec<usize>,
     turn: usize,
     /// Idle slots still to wait (of AIFS − DIFS) before the backoff counts, as of `idle_from`.
@@ -145,7 +160,7 @@ struct Transmitter {
 }
 
 impl Transmitter {
-    fn new(owner: usize, ac: Ac, access: AccessParams, serves: Vec<usize>) -> Self {
+    fn new(owner: Owner, ac: Ac, access: AccessParams, serves: Vec<usize>) -> Self {
         Transmitter {
             owner,
             ac,
@@ -222,15 +237,18 @@ pub struct Wifi {
     /// of that station and TID), served in turn by the AP's function for that category.
     ap_queues: Vec<Queue>,
     sta_queues: Vec<Queue>,
-    /// The channel-access functions: the AP's first (one under the DCF, one per access
-    /// category in use under EDCA, lowest first), then one per station.
+    /// The channel-access functions: each AP's in turn (one under the DCF, one per access
+    /// category its stations use under EDCA, lowest first), then one per station.
     tx: Vec<Transmitter>,
     /// Per port, the index in `tx` of the function that sends its frames.
     port_tx: Vec<usize>,
     /// Per station, its access category.
     ac: Vec<Ac>,
-    /// The AP's channel survey (busy, tx and rx time).
-    survey: Survey,
+    /// The access points' names (`aps`; [`bss`]) and, per station, the index of its own.
+    aps: Vec<String>,
+    station_ap: Vec<usize>,
+    /// Each AP's channel survey (busy, tx and rx time).
+    survey: Surveys,
     /// Key `sample_interval`.
     sample_interval_ns: Option<Nanos>,
     /// `scheduler = "airtime"`: each station's airtime deficit, µs (mac80211's
@@ -281,24 +299,28 @@ impl Wifi {
             })
             .collect();
         let ac: Vec<Ac> = p.stations.iter().map(|s| s.ac).collect();
-        // The AP's functions: the DCF for every station, or an EDCAF per access category in
-        // use; then each station's own.
+        let station_ap: Vec<usize> = p.stations.iter().map(|s| s.ap).collect();
+        // Each AP's functions: the DCF for all its stations, or an EDCAF per access category
+        // its stations use; then each station's own.
         let mut tx = Vec::new();
-        if p.edca {
-            let mut used = ac.clone();
-            used.sort();
-            used.dedup();
-            for a in used {
-                let serves = (0..n).filter(|&s| ac[s] == a).collect();
-                tx.push(Transmitter::new(0, a, AccessParams::edca(a), serves));
+        for k in 0..p.aps.len() {
+            let own = |s: &usize| station_ap[*s] == k;
+            if p.edca {
+                let mut used: Vec<Ac> = (0..n).filter(own).map(|s| ac[s]).collect();
+                used.sort();
+                used.dedup();
+                for a in used {
+                    let serves = (0..n).filter(own).filter(|&s| ac[s] == a).collect();
+                    tx.push(Transmitter::new(Owner::Ap(k), a, AccessParams::edca(a), serves));
+                }
+            } else {
+                tx.push(Transmitter::new(
+                    Owner::Ap(k),
+                    Ac::Be,
+                    AccessParams::DCF,
+                    (0..n).filter(own).collect(),
+                ));
             }
-        } else {
-            tx.push(Transmitter::new(
-                0,
-                Ac::Be,
-                AccessParams::DCF,
-                (0..n).collect(),
-            ));
         }
         let first_sta = tx.len();
         for (s, &a) in ac.iter().enumerate() {
@@ -307,7 +329,7 @@ impl Wifi {
             } else {
                 AccessParams::DCF
             };
-            tx.push(Transmitter::new(1 + s, a, access, Vec::new()));
+            tx.push(Transmitter::new(Owner::Station(s), a, access, Vec::new()));
         }
         let port_tx = (0..2 * n)
             .map(|port| {
@@ -316,7 +338,7 @@ impl Wifi {
                     first_sta + s
                 } else {
                     tx.iter()
-                        .position(|t| t.owner == 0 && t.serves.contains(&s))
+                        .position(|t| t.owner == Owner::Ap(station_ap[s]) && t.serves.contains(&s))
                         .expect("every station has an AP function")
                 }
             })
@@ -354,7 +376,9 @@ impl Wifi {
             tx,
             port_tx,
             ac,
-            survey: Survey::default(),
+            survey: Surveys::new(p.aps.len(), p.survey_rx),
+            aps: p.aps,
+            station_ap,
             sample_interval_ns: p.sample_interval_ns,
             deficit: (p.scheduler == Scheduler::Airtime).then(|| vec![0; n]),
             rng: Stream::new(run_seed, &label("backoff")),
@@ -444,24 +468,25 @@ impl Wifi {
             self.tx[i].frame = Some(f);
             return;
         }
-        let ap = self.tx[i].owner == 0;
-        let (p, station) = if ap {
-            let Some(s) = self.next_station(i) else {
-                return;
-            };
-            let Some(p) = self.dequeue(true, s, now, out) else {
-                return;
-            };
-            (p, s)
-        } else {
-            let s = self.tx[i].owner - 1;
-            if !self.online(s) {
-                return;
+        let (p, station, ap) = match self.tx[i].owner {
+            Owner::Ap(_) => {
+                let Some(s) = self.next_station(i) else {
+                    return;
+                };
+                let Some(p) = self.dequeue(true, s, now, out) else {
+                    return;
+                };
+                (p, s, true)
             }
-            let Some(p) = self.dequeue(false, s, now, out) else {
-                return;
-            };
-            (p, s)
+            Owner::Station(s) => {
+                if !self.online(s) {
+                    return;
+                }
+                let Some(p) = self.dequeue(false, s, now, out) else {
+                    return;
+                };
+                (p, s, false)
+            }
         };
         self.stats.sojourn.record(now - p.enqueued_at);
         let port = if ap { 2 * station } else { 2 * station + 1 };
@@ -682,7 +707,8 @@ impl Wifi {
             if !received {
                 // [GAP] as after a collision: every station defers EIFS from the frame's end.
                 self.counters[port].phy_errors += 1;
-                self.survey.frame(port, air_ns);
+                let (bss, by_ap, _) = ppdu_source(&self.station_ap, port, air_ns);
+                self.survey.frame(bss, by_ap, air_ns);
                 self.busy_until(end + phy::eifs_ns());
                 self.fail(i, now, out, false);
                 return;
@@ -704,7 +730,8 @@ impl Wifi {
             self.stats.departed_pkts += 1;
             self.on_air = (now, end, f.bytes);
             let ack_ns = self.phy.ack_ns(mcs);
-            self.survey.exchange(port, air_ns, ack_ns);
+            let (bss, by_ap, _) = ppdu_source(&self.station_ap, port, air_ns);
+            self.survey.exchange(bss, by_ap, air_ns, ack_ns);
             self.busy_until(end + phy::SIFS_NS + ack_ns + phy::DIFS_NS);
             let cw_min = self.tx[i].access.cw_min;
             self.tx[i].cw = cw_min;
@@ -722,8 +749,13 @@ impl Wifi {
                     .port
             })
             .collect();
-        self.survey
-            .collision(ports.iter().copied().zip(air.iter().map(|&(_, a)| a)));
+        let bss = &self.station_ap;
+        self.survey.collision(
+            ports
+                .iter()
+                .zip(&air)
+                .map(|(&port, &(_, a))| ppdu_source(bss, port, a)),
+        );
         for (&port, &(_, a)) in ports.iter().zip(&air) {
             self.charge_airtime(port, a);
         }
@@ -916,6 +948,14 @@ impl Wifi {
             (a, b) => a.or(b),
         }
     }
+}
+
+/// A cell's access points (`aps`, [`bss`]) and each station's, as an index into them, in
+/// port order: read from the cell's keys, which the scenario's parser has checked.
+pub fn access_points(model: &toml::Table) -> (Vec<String>, Vec<usize>) {
+    let p = params::parse(model).expect("wifi keys are checked when parsed");
+    let station_ap = p.stations.iter().map(|s| s.ap).collect();
+    (p.aps, station_ap)
 }
 
 impl Wifi {

@@ -4,6 +4,7 @@
 //! built.
 
 use super::super::radio::{bad, describe, read_direction, read_distance, read_speed, read_unit};
+use super::bss::{self, SurveyRx};
 use super::driveby::{self, DrivebyParams};
 use super::edca::Ac;
 use super::phy::{Phy, Standard};
@@ -32,6 +33,8 @@ const OWN_KEYS: &[&str] = &[
     "noise_figure",
     "path_loss_exponent",
     "reference_loss",
+    "aps",
+    "survey_rx",
     "stations",
 ];
 const STATION_KEYS: &[&str] = &[
@@ -43,6 +46,7 @@ const STATION_KEYS: &[&str] = &[
     "mcs",
     "ac",
     "driveby",
+    "ap",
 ];
 
 /// What the scenario parser knows of `kind = "wifi"`.
@@ -123,6 +127,11 @@ pub struct WifiParams {
     /// Key `sample_interval`: how often the cell's counters are sampled into `radio.parquet`;
     /// `None`: at the recorder's sample interval.
     pub sample_interval_ns: Option<crate::Nanos>,
+    /// Key `aps`: the access points sharing the channel ([`super::bss`]); one, named
+    /// [`bss::DEFAULT_AP`], without the key.
+    pub aps: Vec<String>,
+    /// Key `survey_rx`: what an AP's survey counts as rx time.
+    pub survey_rx: SurveyRx,
     /// In port order: station `i` has ports `2i` (AP to station) and `2i + 1` (its uplink).
     pub stations: Vec<Station>,
 }
@@ -139,6 +148,8 @@ pub struct Station {
     /// Key `driveby`: the station passes roadside APs ([`super::driveby`]); `None`: always
     /// associated.
     pub driveby: Option<DrivebyParams>,
+    /// Key `ap`: the index in `aps` of the access point it is associated with.
+    pub ap: usize,
 }
 
 type Res<T> = Result<T, (String, String)>;
@@ -245,6 +256,8 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         Some(v) => return Err(bad("sample_interval", v, "a positive time like \"4ms\"")),
     };
     let budget = read_budget(t, &phy)?;
+    let aps = bss::read_aps(t)?;
+    let survey_rx = bss::read_survey_rx(t)?;
     let looks_like = "a table of stations like [links.air.stations.s1] with snr = \"30dB\"";
     let stations = match t.get("stations") {
         Some(Value::Table(s)) if !s.is_empty() => s,
@@ -264,8 +277,9 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
     }
     let stations = stations
         .iter()
-        .map(|(name, v)| station(name, v, mcs, &phy, edca, budget))
+        .map(|(name, v)| station(name, v, mcs, &phy, edca, budget, &aps))
         .collect::<Res<Vec<_>>>()?;
+    bss::check_every_ap_has_stations(&aps, stations.iter().map(|s| s.ap))?;
     Ok(WifiParams {
         phy,
         aggregation,
@@ -275,6 +289,8 @@ pub fn parse(t: &Table) -> Res<WifiParams> {
         aqm,
         scheduler,
         sample_interval_ns,
+        aps: aps.names,
+        survey_rx,
         stations,
     })
 }
@@ -286,6 +302,7 @@ fn station(
     phy: &Phy,
     edca: bool,
     budget: LinkBudget,
+    aps: &bss::Aps,
 ) -> Res<Station> {
     let path = join("stations", name);
     if name.is_empty() || name.contains(':') {
@@ -365,12 +382,14 @@ fn station(
         None => None,
         Some(v) => Some(driveby::parse(&join(&path, "driveby"), v)?),
     };
+    let ap = bss::read_station_ap(&path, t.get("ap"), aps)?;
     Ok(Station {
         name: name.to_string(),
         rate: mcs,
         snr,
         ac,
         driveby,
+        ap,
     })
 }
 

@@ -416,3 +416,146 @@ fn a_txop_limit_bounds_a_vo_ampdu_and_the_rest_is_requeued() {
     // What was taken from the queue but did not fit went back: a requeue each.
     assert!(vo_rq > 0 && vo_rq >= be_rq);
 }
+
+/// Two APs on the channel, one station each (`a` with ap1, `b` with ap2).
+const TWO_APS: &str = "aps = [\"ap1\", \"ap2\"]\n[stations.a]\nap = \"ap1\"\n[stations.b]\nap = \"ap2\"";
+
+#[test]
+fn each_ap_has_its_own_function_serving_only_its_stations() {
+    let w = cell(
+        "aps = [\"ap1\", \"ap2\"]\n[stations.a]\nap = \"ap2\"\n[stations.b]\nap = \"ap1\"\n[stations.c]\nap = \"ap2\"",
+        10,
+    );
+    // ap1's DCF, ap2's DCF, then the stations' own.
+    assert_eq!(w.tx[0].owner, Owner::Ap(0));
+    assert_eq!(w.tx[0].serves, vec![1]);
+    assert_eq!(w.tx[1].owner, Owner::Ap(1));
+    assert_eq!(w.tx[1].serves, vec![0, 2]);
+    assert_eq!(w.tx[2].owner, Owner::Station(0));
+    // Downlink ports go to their station's AP, uplink ports to the station.
+    assert_eq!(w.port_tx, vec![1, 2, 0, 3, 1, 4]);
+    // Under EDCA each AP has an EDCAF per access category its own stations use.
+    let w = cell(
+        "edca = true\naps = [\"ap1\", \"ap2\"]\n[stations.a]\nap = \"ap1\"\nac = \"vo\"\n[stations.b]\nap = \"ap2\"\nac = \"be\"\n[stations.c]\nap = \"ap2\"\nac = \"vo\"",
+        10,
+    );
+    let functions: Vec<(Owner, Ac, Vec<usize>)> = w
+        .tx
+        .iter()
+        .map(|t| (t.owner, t.ac, t.serves.clone()))
+        .collect();
+    assert_eq!(
+        functions[..3],
+        [
+            (Owner::Ap(0), Ac::Vo, vec![0]),
+            (Owner::Ap(1), Ac::Be, vec![1]),
+            (Owner::Ap(1), Ac::Vo, vec![2]),
+        ]
+    );
+}
+
+#[test]
+fn two_aps_whose_backoffs_end_in_one_slot_collide() {
+    // Both APs get a frame at 0, the first boundary of an idle medium: both send at once,
+    // exactly as two stations would; both frames are MAC-dropped at a retry limit of 1.
+    let mut w = cell(&format!("retry_limit = 1\n{TWO_APS}"), 10);
+    let mut out = Vec::new();
+    assert_eq!(offer(&mut w, 0, 1, 0, &mut out), Some(0));
+    assert_eq!(offer(&mut w, 0, 2, 2, &mut out), None);
+    assert_eq!(w.service(0, &mut out), None);
+    let reason = DropReason::MacRetryLimit;
+    assert_eq!(
+        out,
+        vec![
+            LinkOutput::Drop { id: 1, reason },
+            LinkOutput::Drop { id: 2, reason }
+        ]
+    );
+    assert_eq!((w.counters(0).collisions, w.counters(2).collisions), (1, 1));
+    // Each AP sent its own frame: each counts it as tx; the channel was busy for one.
+    let data = phy::data_ns(1500, 7);
+    for k in 0..2 {
+        assert_eq!(
+            w.ap_survey(k),
+            Survey {
+                busy_ns: data,
+                tx_ns: data,
+                rx_ns: 0
+            }
+        );
+    }
+}
+
+#[test]
+fn an_aps_survey_counts_its_own_frames_as_tx_and_the_others_as_rx() {
+    // ap1 sends a frame down to a (248 µs, a's Ack 28 µs); then b sends one up to ap2.
+    let (data, ack) = (phy::data_ns(1500, 7), phy::ack_ns(7));
+    for (rx, other_bss) in [("all", data + ack), ("bss", 0)] {
+        let mut w = cell(&format!("survey_rx = \"{rx}\"\n{TWO_APS}"), 10);
+        let mut out = Vec::new();
+        let t = offer(&mut w, 0, 1, 0, &mut out).unwrap();
+        w.service(t, &mut out);
+        let t = offer(&mut w, 10_000_000, 2, 3, &mut out).unwrap();
+        w.service(t, &mut out);
+        assert_eq!(out.len(), 2);
+        let busy = 2 * (data + ack);
+        assert_eq!(
+            w.ap_survey(0),
+            Survey {
+                busy_ns: busy,
+                tx_ns: data,
+                rx_ns: ack + other_bss
+            },
+            "{rx}"
+        );
+        assert_eq!(
+            w.ap_survey(1),
+            Survey {
+                busy_ns: busy,
+                tx_ns: ack,
+                rx_ns: data + other_bss
+            },
+            "{rx}"
+        );
+        // radio.parquet's rows: each port with its AP's index and survey.
+        let mut rows = counters::RadioSeries::default();
+        counters::RadioCounters::sample_radio(&w, 20_000_000, 0, &mut rows);
+        assert_eq!(rows.ap, vec![0, 0, 1, 1]);
+        assert_eq!(rows.survey_tx_ms[0], data as f64 / 1e6);
+        assert_eq!(rows.survey_tx_ms[2], ack as f64 / 1e6);
+        // summary.json: per AP, and the cell's busy time with the APs' tx and rx summed.
+        let totals = counters::RadioCounters::radio_totals(&w);
+        let summary = counters::RadioSummary::of(&totals, Vec::new());
+        assert_eq!(summary.aps.len(), 2);
+        assert_eq!((summary.aps[1].ap.as_str(), &summary.aps[1].stations[..]), ("ap2", &["b".to_string()][..]));
+        assert_eq!(summary.survey_busy_ms, busy as f64 / 1e6);
+        assert_eq!(summary.survey_tx_ms, (data + ack) as f64 / 1e6);
+        assert_eq!(summary.ports[3].ap.as_deref(), Some("ap2"));
+    }
+    // One AP: no per-AP entries (summary.json as before `aps`).
+    let w = cell("[stations.a]", 10);
+    let summary = counters::RadioSummary::of(&counters::RadioCounters::radio_totals(&w), Vec::new());
+    assert!(summary.aps.is_empty() && summary.ports[0].ap.is_none());
+}
+
+#[test]
+fn an_internal_collision_is_between_one_aps_functions_only() {
+    // ap1's VO function and ap2's BE function end their backoff together: an external
+    // collision (both on the air, both fail), not an internal one.
+    let mut w = cell(
+        "edca = true\nretry_limit = 1\naps = [\"ap1\", \"ap2\"]\n[stations.v]\nap = \"ap1\"\nac = \"vo\"\n[stations.b]\nap = \"ap2\"\nac = \"be\"",
+        10,
+    );
+    let mut out = Vec::new();
+    let t = offer(&mut w, 1_000_000, 1, 0, &mut out).unwrap();
+    offer(&mut w, 1_000_000, 2, 2, &mut out);
+    for i in 0..2 {
+        w.tx[i].backoff = Some(0);
+        w.tx[i].aifs_left = 0;
+    }
+    w.next_service = Some(t);
+    w.service(t, &mut out);
+    assert_eq!((w.counters(0).collisions, w.counters(2).collisions), (1, 1));
+    assert_eq!(w.counters(2).internal_collisions, 0);
+    assert_eq!(w.stats().mac_drops, 2);
+}

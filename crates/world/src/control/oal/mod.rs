@@ -35,6 +35,7 @@
 //! | key | default | meaning |
 //! |---|---|---|
 //! | `link` | required | the WiFi cell (`kind = "wifi"`) |
+//! | `ap` | the cell's only AP | the access point (of the cell's `aps`) it runs on: required when the cell has several; it samples that AP's counters and acts on its stations' flows only |
 //! | `every` | `"4ms"` | sampling tick (Table 1: 250 Hz) |
 //! | `window` | `"100ms"` | [GAP] the feature window |
 //! | `horizon` | `"100ms"` | [GAP] the label window after an item (§1.1: about the wired RTT 2T) |
@@ -317,8 +318,22 @@ impl Oal {
         if spec.kind != "wifi" {
             return Err(err("link", format!("{:?} is a {:?} link; OAL runs on a WiFi cell (kind = \"wifi\")", spec.name, spec.kind)));
         }
-        let stations = spec.ports.len() / 2;
-        let neighbours = scenario.links.iter().filter(|l| l.kind == "wifi").count() - 1;
+        // The AP it runs on (one of several on the channel: crates/sim link/wifi/bss.rs), and
+        // its stations.
+        let (aps, station_ap) = rove_sim::link::wifi::access_points(&spec.model);
+        let ap = match p.string("ap")? {
+            None if aps.len() > 1 => {
+                return Err(err("ap", format!("the cell {:?} has several access points ({}); name the one this controller runs on", spec.name, aps.join(", "))))
+            }
+            None => 0,
+            Some(name) => aps.iter().position(|a| *a == name).ok_or_else(|| {
+                err("ap", format!("unknown access point {name:?}; the cell {:?} has {}", spec.name, aps.join(", ")))
+            })?,
+        };
+        let own: Vec<bool> = station_ap.iter().map(|&a| a == ap).collect();
+        let stations = own.iter().filter(|&&o| o).count();
+        // Neighbours: the other WiFi cells' APs and the other APs on this channel.
+        let neighbours = scenario.links.iter().filter(|l| l.kind == "wifi").count() - 1 + aps.len() - 1;
         let positive = |key: &'static str, default: Nanos| -> Result<Nanos, ComponentError> {
             match p.time(key)? {
                 None => Ok(default),
@@ -366,7 +381,7 @@ impl Oal {
             if f.multipath.is_some() {
                 continue;
             }
-            if let Some(h) = f.path.iter().find(|h| h.link == link && h.port % 2 == 0) {
+            if let Some(h) = f.path.iter().find(|h| h.link == link && h.port % 2 == 0 && own[h.port as usize / 2]) {
                 flows[i] = FlowSeen {
                     tracked: true,
                     station: h.port as usize / 2,
@@ -399,6 +414,8 @@ impl Oal {
             FeatureLog {
                 values: vec![Vec::new(); names.len()],
                 names,
+                // Which AP's rows, when the channel has several.
+                tags: if aps.len() > 1 { vec![("ap", aps[ap].clone())] } else { Vec::new() },
                 ..Default::default()
             }
         });
@@ -420,7 +437,7 @@ impl Oal {
             held_class: 0,
             record,
             pending_rows: vec![None; horizon_ticks],
-            sampler: ApSampler::new(link, stations, neighbours),
+            sampler: ApSampler::new(link, own, neighbours),
             monitor,
             element: Some(element),
             window: TickWindow::new(window_ticks),

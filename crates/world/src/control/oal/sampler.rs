@@ -81,9 +81,11 @@ impl<const F: usize> Record<F> {
     }
 }
 
-/// Reads one WiFi cell's counters at each tick.
+/// Reads one AP's counters at each tick (of a WiFi cell with one or several APs).
 pub struct ApSampler {
     link: usize,
+    /// Per station of the cell: whether it is this AP's (its rows are sampled).
+    own: Vec<bool>,
     stations: usize,
     neighbours: usize,
     rows: RadioSeries,
@@ -102,17 +104,20 @@ pub struct ApSampler {
 }
 
 impl ApSampler {
-    pub fn new(link: usize, stations: usize, neighbours: usize) -> Self {
+    /// `own`: per station of the cell, whether it is associated with this AP.
+    pub fn new(link: usize, own: Vec<bool>, neighbours: usize) -> Self {
+        let cell_stations = own.len();
         ApSampler {
             link,
-            stations,
+            stations: own.iter().filter(|&&o| o).count(),
+            own,
             neighbours,
             rows: RadioSeries::default(),
-            prev: vec![[0; 5]; 2 * stations],
+            prev: vec![[0; 5]; 2 * cell_stations],
             prev_survey_ms: [0.0; 3],
-            link_records: vec![Record { last: None }; stations],
+            link_records: vec![Record { last: None }; cell_stations],
             channel_record: Record { last: None },
-            queue_records: vec![Record { last: None }; stations],
+            queue_records: vec![Record { last: None }; cell_stations],
             beacon_records: vec![Record { last: None }; neighbours],
             next_beacon: 0,
             load: Load::default(),
@@ -130,8 +135,13 @@ impl ApSampler {
         let r = &self.rows;
         let (mut signal_sum, mut signal_n, mut rate_sum, mut rate_n) = (0.0, 0, 0.0, 0);
         let mut all_drops = 0u64;
+        let mut first_own = None;
         for row in 0..r.len() {
             let port = r.port[row] as usize;
+            if !self.own[port / 2] {
+                continue;
+            }
+            first_own.get_or_insert(row);
             let down = port % 2 == 0;
             let now_c = [
                 r.overflow_drops[row] + r.codel_drops[row],
@@ -195,8 +205,9 @@ impl ApSampler {
         }
         tick.signal_db = if signal_n > 0 { signal_sum / signal_n as f64 } else { f64::NAN };
         tick.tx_bitrate_mbps = if rate_n > 0 { rate_sum / rate_n as f64 } else { 0.0 };
-        if r.len() > 0 {
-            let survey = [r.survey_busy_ms[0], r.survey_tx_ms[0], r.survey_rx_ms[0]];
+        if let Some(row) = first_own {
+            // The AP's survey (the same on each of its rows).
+            let survey = [r.survey_busy_ms[row], r.survey_tx_ms[row], r.survey_rx_ms[row]];
             tick.busy_ns += (survey[0] - self.prev_survey_ms[0]) * 1e6;
             tick.tx_ns += (survey[1] - self.prev_survey_ms[1]) * 1e6;
             tick.rx_ns += (survey[2] - self.prev_survey_ms[2]) * 1e6;
