@@ -166,6 +166,26 @@ def fairness_claim(runs: pd.DataFrame, metric: str, label: str, fig: str) -> Cla
                  "average: partly", combine(vs))
 
 
+def oal_acted(runs: pd.DataFrame) -> str:
+    """What the reader must know before the comparisons: whether OAL's controllers acted at
+    all, and whether its runs differ from CUBIC alone's."""
+    oal = runs[runs["series"] == OAL.key].set_index("setting")
+    cub = runs[runs["series"] == CUBIC.key].set_index("setting")
+    both = oal.index.intersection(cub.index)
+    metrics = [m for m, _ in METRICS]
+    same = bool(len(both)) and all(
+        oal.loc[i, m] == cub.loc[i, m] or not (is_number(oal.loc[i, m]) or is_number(cub.loc[i, m]))
+        for i in both for m in metrics)
+    acting = float(oal["acting_ticks"].sum()) / max(1.0, float(oal["ticks"].sum()))
+    if acting == 0 and same:
+        return ("**OAL never acted here**: its controllers predicted no Poor or Bad window in "
+                "any run (0 acting ticks), so OAL's runs equal CUBIC alone's in every measure "
+                "and every comparison below is CUBIC's against BBR and PCC Vivace, not the AP "
+                "controller's (the oal-effect section shows why).")
+    return (f"OAL's controllers acted in {100 * acting:.2f} % of their ticks; its runs "
+            f"{'equal' if same else 'differ from'} CUBIC alone's (the oal-effect section).")
+
+
 def analyse(ctx: Context) -> Section:
     s = Section("OAL against BBR and PCC Vivace (§8.2, Figs. 10-13)")
     runs = (ctx.data or {}).get("runs", pd.DataFrame())
@@ -184,6 +204,7 @@ def analyse(ctx: Context) -> Section:
         "OAL is CUBIC with the OAL controller acting at each AP; the other schemes run with the "
         "controller observing only, so that one instrument counts every scheme's congestion "
         "losses. Measures and criteria: python/rove/reproduce/oal/common.py.")
+    s.paragraphs.append(oal_acted(runs))
     labels = _labels(ctx)
     s.tables.append(metrics_table(runs, labels))
     s.tables.append(changes_table(runs))
