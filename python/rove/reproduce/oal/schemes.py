@@ -268,6 +268,13 @@ def analyse_effect(ctx: Context) -> Section:
                           "the OAL controllers' reports, mean ± s.d. (iterations)"))
     oal = runs[runs["series"] == OAL.key]
     cub = runs[runs["series"] == CUBIC.key]
+    pred = oal["predicted_poor_bad"].sum() / max(1.0, oal["ticks"].sum())
+    lab = oal["labelled_poor_bad"].sum() / max(1.0, oal["labelled"].sum())
+    s.paragraphs.append(
+        f"Over OAL's runs the trees predicted Poor or Bad in {100 * pred:.2f} % of the ticks, "
+        f"while {100 * lab:.2f} % of the items were labelled Poor or Bad (Table 3's classes of "
+        f"the next `horizon`): the controller acts only on a Poor/Bad prediction, so how often "
+        f"the tree predicts one bounds what OAL can change.")
     v_loss, t_loss = judge_less(oal["loss_ratio"].tolist(), cub["loss_ratio"].tolist())
     ch = paired_changes(runs, "tput_mbps", OAL.key, CUBIC.key)
     cost_ok = bool(ch) and sum(ch) / len(ch) >= -100 * THROUGHPUT_COST
