@@ -18,8 +18,9 @@ model tables (2, 4, 6). Experiments:
 
 The network is ``scenarios/oal/reproduce.toml``: the study reads from it which flow and which
 controller belongs to which AP (:func:`.common.network`), so the same code runs one cell or
-several APs on one channel. The full run: 10 iterations of 300 s per scheme (the paper's
-600 s halved: see ``scenarios/oal/sweeps/schemes.toml``), three 120-s tables runs. ``--quick``
+several APs on one channel. The full run: 10 iterations of 120 s per scheme (the paper's
+600 s cut for the shared machine's time: see ``scenarios/oal/sweeps/schemes.toml``), three
+120-s tables runs. ``--quick``
 (CI): two 20-s iterations, one 30-s tables run.
 Simulator only; ``--sim-only`` is accepted and changes nothing.
 """
