@@ -210,10 +210,20 @@ def table4_section(results: list[dict]) -> tuple[Table, list[Claim]]:
                 f"{np.mean(hard):.3f}; higher in {wins} of {len(easy)} iterations")
     else:
         v, text = NOT_MEASURED, "a class missing from every held-out split"
+    majority = all(not any(r["table4"]["decision_tree"]["recall"][k] > 0 for k in (1, 2, 3))
+                   for r in results)
+    if majority:
+        for c in claims:
+            c.notes.append("the decision tree predicts Good for every held-out item (its recall "
+                           "of Acceptable, Poor and Bad is 0 in every iteration): this verdict "
+                           "compares classifiers that mostly predict the majority class")
     claims.append(Claim("Accuracies are high for Good and Bad, low for Acceptable and Poor",
                         WHERE4, text, "the decision tree's mean F of Good and Bad above that "
                         "of Acceptable and Poor in every iteration: holds; in half: partly",
                         v))
+    if majority:
+        claims[-1].notes.append("the decision tree predicts Good only: its F of Bad is 0 too, "
+                                "so the comparison is Good's F against 0")
     return table, claims
 
 
