@@ -281,7 +281,8 @@ def analyse_effect(ctx: Context) -> Section:
             f"The packet stream's losses minus the MAC's drops exceed the model's congestion "
             f"drops by up to {gap.max():.0f} a run here (they are equal in the one-AP test "
             f"without aggregation, docs/oal.md §1): with A-MPDU, segments the AP sees twice "
-            f"without a drop (spurious retransmissions) count as stream losses. The study's "
+            f"without a drop (spurious retransmissions, presumably; not checked here) count as "
+            f"stream losses. The study's "
             f"congestion-loss ratio is the model's count.")
     v_loss, t_loss = judge_less(oal["loss_ratio"].tolist(), cub["loss_ratio"].tolist())
     ch = paired_changes(runs, "tput_mbps", OAL.key, CUBIC.key)
