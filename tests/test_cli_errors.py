@@ -58,7 +58,32 @@ class Case:
     any_of: list[tuple[str, ...]] = field(default_factory=list)
 
 
+# A WiFi cell of two access points on one channel (crates/sim link/wifi/bss.rs), s2's `ap` to
+# fill in.
+TWO_APS = """
+[links.air]
+kind = "wifi"
+aps = ["ap1", "ap2"]
+[links.air.stations.s1]
+ap = "ap1"
+[links.air.stations.s2]
+{s2}
+"""
+
 CASES: dict[str, Case] = {
+    "wifi-station-without-its-ap": Case(
+        ["run", "{scenario}", "-o", "{out}"],
+        {"s.toml": scenario(append=TWO_APS.format(s2='snr = "30dB"'))},
+        names=["s.toml", "links.air.stations.s2.ap", "missing required key", '"ap1", "ap2"']),
+    "wifi-station-with-an-unknown-ap": Case(
+        ["validate", "{scenario}"],
+        {"s.toml": scenario(append=TWO_APS.format(s2='ap = "ap7"'))},
+        names=["s.toml", "links.air.stations.s2.ap", '"ap7"']),
+    "oal-on-several-aps-without-its-ap": Case(
+        ["run", "{scenario}", "-o", "{out}"],
+        {"s.toml": scenario(append=TWO_APS.format(s2='ap = "ap2"')
+                            + '[[controllers]]\nkind = "oal"\nlink = "air"\n')},
+        names=["s.toml", "controllers[0].ap", "several access points (ap1, ap2)"]),
     "unknown-top-level-key": Case(
         ["validate", "{scenario}"],
         {"s.toml": scenario({"seed = 1": "seed = 1\nbogus_key = 1"})},

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from rove.metrics import (StepCapacity, empirical_cdf, share_at_least, share_below,
-                          window_utilisation)
+from rove.metrics import (SampledCapacity, StepCapacity, empirical_cdf, share_at_least,
+                          share_below, window_utilisation)
 
 
 def test_a_fixed_rate_carries_rate_times_time():
@@ -29,6 +29,19 @@ def test_a_rate_cycle_integrates_its_steps_and_repeats():
     assert StepCapacity.of_link({"rate": "8Mbps"}).bytes_between(0, 1) == pytest.approx(1e6)
     with pytest.raises(ValueError, match="accepted: rate, rate_cycle"):
         StepCapacity.of_link({"trace": "x.up"})
+
+
+def test_a_sampled_capacity_interpolates_the_recorded_counter_from_zero_at_time_zero():
+    # queue.parquet's capacity_bytes every 100 ms of a link at 8 Mbit/s (100 000 B per 100 ms)
+    # for 0.2 s, then at 1.6 Mbit/s (20 000 B per 100 ms).
+    c = SampledCapacity([0.1, 0.2, 0.3, 0.4], [100_000.0, 200_000.0, 220_000.0, 240_000.0])
+    assert c.bytes_between(0.0, 0.1) == pytest.approx(100_000.0)
+    assert c.bytes_between(0.05, 0.15) == pytest.approx(100_000.0)
+    assert c.bytes_between(0.2, 0.4) == pytest.approx(40_000.0)
+    u = window_utilisation([0.1, 0.2, 0.3], [0.0, 50_000.0, 60_000.0], c)
+    assert list(u) == pytest.approx([0.5, 0.5])
+    with pytest.raises(ValueError, match="increasing times"):
+        SampledCapacity([0.2, 0.1], [1.0, 2.0])
 
 
 def test_windows_close_every_tenth_ten_ms_sample_and_divide_by_the_capacity():

@@ -27,13 +27,15 @@ def wifi_lte(tmp_path_factory):
 def test_summary_has_the_multipath_fields(wifi_lte):
     f = wifi_lte.summary["flows"][0]
     for key in ("scheduler", "coupling", "ofo_mean_bytes", "ofo_max_bytes", "app_delay_mean_ms",
-                "app_delay_p50_ms", "app_delay_p95_ms", "app_delay_p99_ms", "download_time_s",
+                "app_delay_p50_ms", "app_delay_p95_ms", "app_delay_p99_ms", "app_delay_max_ms",
+                "download_time_s",
                 "duplicate_segs", "reinjected_segs", "subflows"):
         assert key in f, key
     assert f["scheduler"] == "minrtt" and f["coupling"] == "uncoupled"
     assert f["bytes_delivered"] == 2_000_000
     assert f["download_time_s"] is not None and f["download_time_s"] <= f["fct_s"]
-    assert f["app_delay_p50_ms"] <= f["app_delay_p95_ms"] <= f["app_delay_p99_ms"]
+    assert f["app_delay_p50_ms"] <= f["app_delay_p95_ms"] <= f["app_delay_p99_ms"] \
+        <= f["app_delay_max_ms"]
     assert [s["path"] for s in f["subflows"]] == [["wifi_down"], ["lte_down"]]
     assert sum(s["share"] for s in f["subflows"]) == pytest.approx(1.0)
 

@@ -3,8 +3,9 @@ sweep validates for every series it runs with, the criteria's helpers compute wh
 hand-made numbers, and the quick study writes a well-formed report in which every experiment
 ran and every claim was judged.
 
-Measured: the quick run takes about 12 s of wall time on the project's 2-core machine (4 s of
-CPU in the parent; the runs are 20-s Ch. 2 videos and 60-80-s Ch. 3 sweeps on two seeds)."""
+Measured: the quick run takes about 15 s of wall time on the project's 2-core machine (the runs
+are 20-s Ch. 2 videos, 60-80-s Ch. 3 model sweeps, 10-s Ch. 3 testbed videos at two WiFi rates
+and 10-s Ch. 4 runs of four capacities, on two seeds)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from rove.models import mptcp_delay as md
 from rove.reproduce import tsc as study
 from rove.reproduce.document import check_json
 from rove.reproduce.runner import DEFAULT_SETTING, check_available, derived_spec
+from rove.reproduce.tsc import capacity, spc, testbed
 from rove.reproduce.tsc.common import d_req_ms, wifi_share_below
-from rove.reproduce.verdicts import NOT_AVAILABLE, NOT_MEASURED
+from rove.reproduce.verdicts import FAILS, HOLDS, NOT_AVAILABLE, NOT_MEASURED, PARTLY
 from rove.sweeps import expand_points, load_sweep
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,6 +65,73 @@ def test_the_reno_sweep_spans_rho_from_0_3_to_0_95_with_its_model_values():
     assert md.reno_rate(1.0, 100.0, 125.0) == pytest.approx(0.75 / (1 - 0.8 + 0.64))
 
 
+def _toml(path):
+    import tomllib
+
+    return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def test_ch4_capacities_in_the_committed_files_are_the_generators():
+    scen = REPO / "scenarios" / "tsc"
+    assert _toml(scen / "ch4-periodic.toml")["links"]["down"]["rate_cycle"] == \
+        capacity.periodic_cycle(40)
+    assert _toml(scen / "ch4-random-walk.toml")["links"]["down"]["rate_cycle"] == \
+        capacity.random_walk_cycle(1, 30)
+    cases = _toml(study.SWEEPS / "ch4-spc.toml")["cases"]
+    for c in (20, 40, 80):
+        assert cases[f"periodic-{c}"]["set"]["links.down.rate_cycle"] == capacity.periodic_cycle(c)
+        assert cases[f"static-{c}"]["set"]["links.down.rate"] == f"{c}Mbps"
+    for w in (2, 3):
+        assert cases[f"walk-{w}"]["set"]["links.down.rate_cycle"] == \
+            capacity.random_walk_cycle(w, 30)
+
+
+def test_the_periodic_capacity_is_a_fifth_for_one_second_in_five():
+    assert capacity.periodic_cycle(20) == {"period": "1s", "rates": ["20Mbps"] * 4 + ["4Mbps"]}
+
+
+def test_random_walks_hold_2_to_6_s_within_a_fifth_to_8_times_the_base():
+    for w in (1, 2, 3):
+        v = capacity.random_walk_mbps(w, 300)
+        assert len(v) == 300 and 2.0 <= min(v) and max(v) <= 80.0
+        runs = [len(list(g)) for _, g in __import__("itertools").groupby(v)]
+        assert max(runs[:-1]) <= 12 and min(runs[:-1]) >= 2   # equal neighbours may merge
+    assert capacity.random_walk_mbps(1, 30) != capacity.random_walk_mbps(2, 30)
+
+
+def test_the_testbed_optimum_is_the_rust_tests():
+    # crates/world/tests/rtsc.rs's optimum_ms and docs/multipath.md: 115.4, 87.6, 74.4 ms.
+    assert [round(testbed.optimum_ms(w), 1) for w in (8, 12, 15)] == [115.4, 87.6, 74.4]
+
+
+def _spc_runs(rows):
+    import pandas as pd
+
+    base = {"busy": 0.9, "delay_max_ms": 100.0, "active_mean": None, "utilisation": 0.9,
+            "delay_p95_ms": 50.0}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_spc_criteria_on_hand_made_runs():
+    runs = _spc_runs([
+        {"series": "spc", "case": "static-20", "seed": s, "active_mean": 3.5,
+         "delay_max_ms": 590.0} for s in (1, 2)] + [
+        {"series": "spc", "case": "static-80", "seed": s, "active_mean": 8.0,
+         "delay_max_ms": 610.0, "busy": 0.7} for s in (1, 2)])
+    cases = ["static-20", "static-80"]
+    assert spc._settles(runs, cases[:1]).verdict == HOLDS
+    assert spc._settles(runs, cases).verdict == PARTLY          # 8 of 20: at most halved
+    assert spc._bounded("q", "w", runs, cases[:1], 600.0).verdict == HOLDS
+    assert spc._bounded("q", "w", runs, cases[1:], 600.0).verdict == FAILS
+    assert spc._busy("q", "w", runs, cases[1:]).verdict == FAILS
+    walk = _spc_runs([{"series": k, "case": "walk-1", "seed": s, "delay_p95_ms": p}
+                      for s in (1, 2) for k, p in (("spc", 70.0), ("fixed-1", 50.0),
+                                                   ("fixed-20", 300.0))])
+    assert spc._close_to_one(walk, ["walk-1"]).verdict == HOLDS   # 70 ≤ 1.5 × 50
+    walk.loc[walk["series"] == "spc", "delay_p95_ms"] = 200.0
+    assert spc._close_to_one(walk, ["walk-1"]).verdict == PARTLY  # below 20 subflows' 300
+
+
 def test_quick_study_writes_a_complete_report(tmp_path):
     out = tmp_path / "tsc"
     assert cli_main(["reproduce", "tsc", "--quick", "-q", "-o", str(out)]) == 0
@@ -77,3 +146,13 @@ def test_quick_study_writes_a_complete_report(tmp_path):
         assert verdicts, s["title"]
         assert NOT_AVAILABLE not in verdicts and NOT_MEASURED not in verdicts, \
             f"{s['title']}: {verdicts}"
+    # The testbed emulation and SPC: every claim they make, their tables and figures.
+    tb = next(s for s in doc["sections"] if s["title"].startswith("Ch. 3: R-TSC"))
+    ch4 = next(s for s in doc["sections"] if s["title"].startswith("Ch. 4: Subflow"))
+    assert len(tb["claims"]) == 4 and len(ch4["claims"]) == 11
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| (c_0, c_1) Mbit/s | receiver | (3.10) bound (ms) |" in md
+    assert "| capacity | scheme | goodput (Mbit/s) |" in md
+    for name in ("ch3-testbed-delay.png", "ch4-spc-active.png", "ch4-spc-delay.png",
+                 "ch4-spc-utilisation.png"):
+        assert (out / name).stat().st_size > 0, name

@@ -515,6 +515,7 @@ def _multipath_summary(f: dict, flow: dict, emu_subflows: list, rtts: dict, firs
         "app_delay_p50_ms": None,
         "app_delay_p95_ms": None,
         "app_delay_p99_ms": None,
+        "app_delay_max_ms": None,
         "download_time_s": flow["fct_s"],
         "duplicate_segs": None,
         "reinjected_segs": None,

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 __all__ = ["percentile", "jain_index", "window_utilisation", "empirical_cdf", "share_at_least",
-           "share_below", "StepCapacity"]
+           "share_below", "StepCapacity", "SampledCapacity"]
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -89,6 +89,26 @@ class StepCapacity:
     def bytes_between(self, t0: float, t1: float) -> float:
         """Bytes the link could carry in [t0, t1]."""
         return self._cumulative(t1) - self._cumulative(t0)
+
+
+class SampledCapacity:
+    """A link's capacity as recorded by a run: its cumulative ``capacity_bytes`` (queue.parquet)
+    at each sample time, from 0 bytes at time 0. :meth:`bytes_between` interpolates linearly
+    between samples, which is exact when the rate changes only at sample times (a scenario's
+    ``rate_cycle`` of whole seconds sampled every 100 ms)."""
+
+    def __init__(self, time_s: Sequence[float], capacity_bytes: Sequence[float]):
+        t = np.asarray(time_s, dtype=float)
+        c = np.asarray(capacity_bytes, dtype=float)
+        if t.shape != c.shape or t.size == 0 or np.any(np.diff(t) <= 0):
+            raise ValueError("time_s and capacity_bytes: expected equal lengths, at least one "
+                             "sample, increasing times")
+        self.t = np.concatenate(([0.0], t)) if t[0] > 0 else t
+        self.c = np.concatenate(([0.0], c)) if t[0] > 0 else c
+
+    def bytes_between(self, t0: float, t1: float) -> float:
+        """Bytes the link could carry in [t0, t1] (t0, t1 within the samples)."""
+        return float(np.interp(t1, self.t, self.c) - np.interp(t0, self.t, self.c))
 
 
 def window_utilisation(time_s: Sequence[float], cumulative_bytes: Sequence[float],

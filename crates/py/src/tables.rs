@@ -337,12 +337,11 @@ fn radio(world: &World) -> Vec<Column<'_>> {
             .collect();
         out.push(col(
             "ap",
-            strs(
-                s.link
-                    .iter()
-                    .zip(&s.ap)
-                    .map(|(&l, &k)| aps[l as usize].get(usize::from(k)).map_or("", String::as_str)),
-            ),
+            strs(s.link.iter().zip(&s.ap).map(|(&l, &k)| {
+                aps[l as usize]
+                    .get(usize::from(k))
+                    .map_or("", String::as_str)
+            })),
         ));
     }
     out

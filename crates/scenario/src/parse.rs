@@ -207,8 +207,10 @@ const TCP_ONLY_KEYS: &[&str] = &[
     "receiver_params",
     "slow_start_after_idle",
 ];
-/// Keys of an `add_subflow` action's table (one subflow).
-const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path", "cost"];
+/// Keys of an `add_subflow` action's table (one subflow). No `cost`: path costs are the
+/// `paths` entries' (the scheduler's and the results' path cost are fixed when the run is built),
+/// so a subflow added at run time has none, and the key is refused rather than ignored.
+const SUBFLOW_PATH_KEYS: &[&str] = &["path", "ack_path"];
 /// Keys of a `paths` entry: a subflow's, and how many subflows open over it.
 const PATHS_ENTRY_KEYS: &[&str] = &["path", "ack_path", "cost", "subflows"];
 /// Default multipath scheduler: minRTT, the default of Linux MPTCP (multipath-tcp.org

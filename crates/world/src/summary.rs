@@ -165,6 +165,9 @@ pub struct MultipathSummary {
     pub app_delay_p50_ms: Option<f64>,
     pub app_delay_p95_ms: Option<f64>,
     pub app_delay_p99_ms: Option<f64>,
+    /// The largest application delay in the window, within the histogram's relative error (the
+    /// top non-empty bucket's estimate; seed 003 Ch. 4's "delay bounded within 600 ms").
+    pub app_delay_max_ms: Option<f64>,
     /// Download time of a finite transfer: from the start (first SYN) to the in-order delivery
     /// of its last byte at the receiver; null for unlimited or unfinished transfers.
     pub download_time_s: Option<f64>,
@@ -728,6 +731,7 @@ fn multipath_flow_summary(
             app_delay_p50_ms: delays.quantile(0.50).map(ns_to_ms),
             app_delay_p95_ms: delays.quantile(0.95).map(ns_to_ms),
             app_delay_p99_ms: delays.quantile(0.99).map(ns_to_ms),
+            app_delay_max_ms: delays.quantile(1.0).map(ns_to_ms),
             download_time_s: download,
             duplicate_segs: c.reorder.duplicate_segs,
             reinjected_segs: c.reinjected_segs,

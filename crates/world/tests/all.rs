@@ -33,6 +33,7 @@ mod video_workload;
 mod wifi;
 mod wifi_driveby;
 mod wifi_mobility;
+mod wifi_multiap;
 mod wifi_phy;
 mod wifi_queues;
 mod window;

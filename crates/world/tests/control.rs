@@ -270,6 +270,19 @@ fn a_subflow_added_at_5s_and_removed_at_15s_leaves_the_stream_complete_and_in_or
     assert!(sub1(15.0).unwrap() > sub1(6.0).unwrap());
 }
 
+/// Path costs are fixed when the run is built (the `paths` entries'); an added subflow has none,
+/// so `cost` on `add_subflow` is refused with the accepted keys instead of being ignored.
+#[test]
+fn a_cost_on_an_added_subflow_is_refused_naming_the_key() {
+    let text = TWO_PATHS.replace(
+        r#"add_subflow = { path = ["b_down"], ack_path = ["b_up"] }"#,
+        r#"add_subflow = { path = ["b_down"], ack_path = ["b_up"], cost = 2 }"#,
+    );
+    let (at, msg) = common::parse_error(&text);
+    assert_eq!(at, "actions[0].add_subflow.cost");
+    assert!(msg.contains("path, ack_path"), "{msg}");
+}
+
 #[test]
 fn a_link_rate_action_changes_the_rate_from_its_time() {
     let toml = bottleneck(

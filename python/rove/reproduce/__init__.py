@@ -5,7 +5,7 @@ compare with the source's claims.
     rove reproduce fidelity -o DIR [--quick] [--sim-only]    # the simulator against the kernel
     rove reproduce bccps -o DIR [--quick] [--sim-only]       # seed 001: BCCPS
     rove reproduce selection -o DIR [--quick] [--sim-only]   # seed 002: CCA selection over LTE
-    rove reproduce tsc -o DIR [--quick]                      # seed 003: MPTCP-TSC, rate models
+    rove reproduce tsc -o DIR [--quick]                      # seed 003: TSC, rate models, R-TSC, SPC
     rove reproduce sscc -o DIR [--quick] [--sim-only]        # seed 000, thesis chapter 5: MPTCP-SSCC
     rove reproduce oal -o DIR [--quick] [--sim-only]         # seed 004: OAL, on-AP learning
 

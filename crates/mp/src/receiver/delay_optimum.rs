@@ -58,6 +58,12 @@ pub struct DelayOptimum {
 /// Points of the scan before the golden-section search (the model library's `scan_points`).
 const SCAN_POINTS: usize = 400;
 
+/// Golden-section steps at most. Each narrows the bracket by 0.618, so 1e-12 s is reached in
+/// under 150 steps from any bracket below 1e18 s; the cap ends the search where it cannot be
+/// reached (a delay above about 4000 s, where f64's spacing exceeds 1e-12 s), leaving every
+/// search that ended before unchanged.
+const GOLDEN_STEPS: usize = 500;
+
 /// Solves (3.10) for capacities `c_pps` and propagation RTTs `tp_s` (one per subflow), the
 /// application rate `f_pps` and C_a² `ca2`; writes the rates into `x_pps` (same length).
 /// `None` (and `x_pps` untouched) when Σc ≤ f: no finite delay exists.
@@ -124,7 +130,9 @@ pub fn minimize_delay(
     let inv_phi = (5f64.sqrt() - 1.0) / 2.0;
     let (mut x1, mut x2) = (b - inv_phi * (b - a), a + inv_phi * (b - a));
     let (mut f1, mut f2) = (g(x1), g(x2));
-    while b - a > 1e-12 {
+    let mut steps = 0;
+    while b - a > 1e-12 && steps < GOLDEN_STEPS {
+        steps += 1;
         if f1 <= f2 {
             b = x2;
             x2 = x1;
@@ -190,6 +198,20 @@ pub fn cycle_rate(w_cap: f64, c_pps: f64, tp_s: f64, beta: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An application rate a hair below Σc puts the optimum's common delay D near 1e7 s,
+    /// where f64's spacing (2e-9 s) exceeds the golden-section search's 1e-12 s tolerance: the
+    /// search must still end (it once spun forever, hanging an R-TSC run whose capacity
+    /// estimates summed to just above its rate estimate).
+    #[test]
+    fn terminates_when_the_application_rate_is_a_hair_below_the_capacity() {
+        let (c, tp) = ([3000.0, 1000.0], [0.030, 0.015]);
+        let mut x = [0.0; 2];
+        let o = minimize_delay(&c, &tp, 3999.99999, 1.0, &mut x).unwrap();
+        // x_r(D) ≈ c_r (1 − T_r/D) far out, so Σx = f at D ≈ Σ c_r T_r / (Σc − f) ≈ 1.05e7 s.
+        assert!(o.network_delay_s > 1e6 && o.bound_s.is_finite(), "{o:?}");
+        assert!(x.iter().sum::<f64>() > 3999.99999, "{x:?}");
+    }
 
     /// Mbit/s of 1440-byte packets to packets/s (the summary's worked vectors use MSS 1440).
     fn pps(mbps: f64) -> f64 {

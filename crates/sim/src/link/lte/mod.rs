@@ -32,7 +32,11 @@
 //! instant (whole packets; one larger than a grant takes a grant alone), received at the end of
 //! the grant's TTI plus `delay`: ACKs of several downlink TTIs reach the sender together.
 //! `uplink = "per_packet"` (the ablation): each packet is serialized at `uplink_rate` as it
-//! comes.
+//! comes. `uplink = "sr_bsr"` ([`request_grant`]): LTE's request-grant uplink, an idle UE
+//! sending a scheduling request at its next opportunity (`sr_period`), the eNodeB granting
+//! `grant_delay` later, the PUSCH `pusch_delay` after the grant, and grants of up to
+//! `uplink_rate` × 1 ms every `bsr_grant_interval` while the UE's buffer status reports show
+//! data.
 //!
 //! **Channel** ([`channel`]): a fixed mean SINR (`snr`) or one from the UE's distance, moving
 //! along a line at `speed` (`backward`: away from the eNodeB, `forward`: towards it, passing it
@@ -58,8 +62,9 @@
 //!   (SINR = SNR) and no shadowing.
 //! - [GAP] a retransmission is sent exactly 8 ms after the previous transmission, ahead of new
 //!   data (the downlink HARQ is asynchronous; eNodeBs commonly retransmit at the earliest).
-//! - [GAP] the uplink is not scheduled among UEs, has no errors and no HARQ: grants are
-//!   periodic and of fixed size per UE (no scheduling request, no buffer status report).
+//! - [GAP] the uplink is not scheduled among UEs, has no errors and no HARQ; with
+//!   `uplink = "grants"` grants are periodic and of fixed size per UE (no scheduling request,
+//!   no buffer status report: those are `"sr_bsr"`'s, with its own [GAP]s).
 //! - [GAP] handover: decided on the mean SINR (no fading, no L3 filter, no time to trigger);
 //!   the UE's fading process carries on across cells; no interference between cells; the
 //!   uplink is not interrupted; a forwarded queue keeps its HARQ state (a real target cell
@@ -71,9 +76,11 @@ pub mod amc;
 pub mod channel;
 pub mod counters;
 mod params;
+pub mod request_grant;
 mod tbs_table;
 
 pub use params::{LteParams, Scheduler, Uplink, DEEP_BYTES, KIND, SHALLOW_BYTES};
+pub use request_grant::SrBsrParams;
 
 use super::model::{LinkModel, Offer};
 use super::{DropReason, LinkOutput, LinkStats};
@@ -83,6 +90,7 @@ use crate::Nanos;
 use amc::Amc;
 use channel::{db, lin, Fading};
 use counters::LteCounters;
+use request_grant::RequestGrant;
 use rove_scenario::spec::LinkSpec;
 use std::collections::VecDeque;
 
@@ -151,6 +159,8 @@ struct UeState {
     ul_bytes: u64,
     ul_grant: (Nanos, u64),
     ul_busy_until: Nanos,
+    /// `uplink = "sr_bsr"`: its buffer and MAC state.
+    rg: RequestGrant,
     /// The eNodeB serving it (0 with one cell), and the end of its handover interruption.
     serving: usize,
     interrupted_until: Nanos,
@@ -210,6 +220,9 @@ pub struct Lte {
     next_service: Option<Nanos>,
     /// The last TTI served (its start).
     last_tti: Option<Nanos>,
+    /// `uplink = "sr_bsr"`: the uplink TTI the model last asked for, and the last one served.
+    ul_next: Option<Nanos>,
+    ul_last_tti: Option<Nanos>,
     rr_turn: usize,
     peak_bps: u64,
     stats: LinkStats,
@@ -244,6 +257,7 @@ impl Lte {
                     ul_bytes: 0,
                     ul_grant: (0, 0),
                     ul_busy_until: 0,
+                    rg: RequestGrant::default(),
                     serving: 0,
                     interrupted_until: 0,
                 }
@@ -266,6 +280,8 @@ impl Lte {
             rng: Stream::new(run_seed, &label("harq")),
             next_service: None,
             last_tti: None,
+            ul_next: None,
+            ul_last_tti: None,
             rr_turn: 0,
             stats: LinkStats::default(),
             counters: vec![LteCounters::default(); 2 * ues_len],
@@ -566,8 +582,18 @@ impl Lte {
         }
     }
 
-    /// A packet for UE `i`'s uplink: delivered at its grant (or serialized), known at once.
-    fn uplink(&mut self, i: usize, now: Nanos, packet: Offer, out: &mut Vec<LinkOutput>) {
+    /// A packet for UE `i`'s uplink: delivered at its grant (or serialized), known at once;
+    /// with `sr_bsr`, buffered until its grant (returns the uplink TTI to serve, if idle).
+    fn uplink(
+        &mut self,
+        i: usize,
+        now: Nanos,
+        packet: Offer,
+        out: &mut Vec<LinkOutput>,
+    ) -> Option<Nanos> {
+        if let Uplink::SrBsr(_) = self.p.uplink {
+            return self.request_grant_offer(i, now, packet, out);
+        }
         let u = &mut self.ues[i];
         while u.ul_pending.front().is_some_and(|&(t, _)| t <= now) {
             let (_, b) = u.ul_pending.pop_front().expect("checked");
@@ -580,9 +606,9 @@ impl Lte {
                 id: packet.id,
                 reason: DropReason::QueueFull,
             });
-            return;
+            return None;
         }
-        let sent_at = match self.p.uplink {
+        let (sent_at, done) = match self.p.uplink {
             Uplink::Grants => {
                 let period = self.p.grant_period_ns;
                 let budget = self.p.uplink_bps * period / 8 / 1_000_000_000;
@@ -595,18 +621,15 @@ impl Lte {
                     (g, used) = (g + period, 0);
                 }
                 u.ul_grant = (g, used + u64::from(packet.bytes));
-                g
+                (g, g + TTI_NS)
             }
             Uplink::PerPacket => {
                 let start = now.max(u.ul_busy_until);
                 u.ul_busy_until =
                     start + u64::from(packet.bytes) * 8 * 1_000_000_000 / self.p.uplink_bps;
-                start
+                (start, u.ul_busy_until)
             }
-        };
-        let done = match self.p.uplink {
-            Uplink::Grants => sent_at + TTI_NS,
-            Uplink::PerPacket => u.ul_busy_until,
+            Uplink::SrBsr(_) => unreachable!("buffered by request_grant_offer"),
         };
         self.stats.sojourn.record(sent_at - now);
         u.ul_pending.push_back((done, packet.bytes));
@@ -619,6 +642,60 @@ impl Lte {
             id: packet.id,
             at: done + self.delay_ns,
         });
+        None
+    }
+
+    /// `sr_bsr`: buffers a packet in UE `i`'s uplink (dropped if `rlc_buffer` is full); returns
+    /// the uplink TTI to serve when the uplink was idle.
+    fn request_grant_offer(
+        &mut self,
+        i: usize,
+        now: Nanos,
+        packet: Offer,
+        out: &mut Vec<LinkOutput>,
+    ) -> Option<Nanos> {
+        let rg = &mut self.ues[i].rg;
+        if rg.buffered_bytes() + u64::from(packet.bytes) > self.p.rlc_buffer_bytes {
+            self.stats.queue_drops += 1;
+            self.counters[2 * i + 1].overflow_drops += 1;
+            out.push(LinkOutput::Drop {
+                id: packet.id,
+                reason: DropReason::QueueFull,
+            });
+            return None;
+        }
+        rg.push(packet.id, packet.bytes, now);
+        if self.ul_next.is_some() {
+            return None; // the uplink TTIs are running
+        }
+        let t = now.div_ceil(TTI_NS) * TTI_NS;
+        let t = match self.ul_last_tti {
+            Some(last) => t.max(last + TTI_NS),
+            None => t,
+        };
+        self.ul_next = Some(t);
+        Some(t)
+    }
+
+    /// `sr_bsr`: serves every UE's uplink in the TTI starting at `now`.
+    fn uplink_tti(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) {
+        let Uplink::SrBsr(p) = self.p.uplink else {
+            unreachable!("uplink TTIs run with sr_bsr only");
+        };
+        self.ul_last_tti = Some(now);
+        let max_grant_bytes = self.p.uplink_bps * TTI_NS / 8 / 1_000_000_000;
+        let (stats, counters, delay_ns) = (&mut self.stats, &mut self.counters, self.delay_ns);
+        for (i, u) in self.ues.iter_mut().enumerate() {
+            u.rg.tti(now, &p, max_grant_bytes, |s| {
+                stats.sojourn.record(s.sent_at - s.arrived_at);
+                stats.departed_bytes += u64::from(s.bytes);
+                stats.departed_pkts += 1;
+                counters[2 * i + 1].tx_packets += 1;
+                counters[2 * i + 1].tx_bytes += u64::from(s.bytes);
+                out.push(request_grant::delivery(&s, delay_ns));
+            });
+        }
+        self.ul_next = self.ues.iter().any(|u| u.rg.busy()).then_some(now + TTI_NS);
     }
 }
 
@@ -635,8 +712,7 @@ impl LinkModel for Lte {
         self.stats.arrived_pkts += 1;
         let i = usize::from(packet.port / 2);
         if !packet.port.is_multiple_of(2) {
-            self.uplink(i, now, packet, out);
-            return None;
+            return self.uplink(i, now, packet, out);
         }
         let u = &mut self.ues[i];
         if u.rlc_bytes + u64::from(packet.bytes) > self.p.rlc_buffer_bytes {
@@ -664,13 +740,25 @@ impl LinkModel for Lte {
         Some(t)
     }
 
+    /// Serves the downlink TTI and (`sr_bsr`) the uplink TTI due at `now`; each runs while it
+    /// has work, and the model asks for the earlier of their next TTIs.
     fn service(&mut self, now: Nanos, out: &mut Vec<LinkOutput>) -> Option<Nanos> {
-        if self.next_service != Some(now) {
+        let downlink = self.next_service == Some(now);
+        let uplink = self.ul_next == Some(now);
+        if !downlink && !uplink {
             return None; // superseded
         }
-        self.tti(now, out);
-        self.next_service = self.busy().then_some(now + TTI_NS);
-        self.next_service
+        if downlink {
+            self.tti(now, out);
+            self.next_service = self.busy().then_some(now + TTI_NS);
+        }
+        if uplink {
+            self.uplink_tti(now, out);
+        }
+        match (self.next_service, self.ul_next) {
+            (Some(d), Some(u)) => Some(d.min(u)),
+            (d, u) => d.or(u),
+        }
     }
 
     fn stats(&self) -> &LinkStats {
@@ -682,13 +770,16 @@ impl LinkModel for Lte {
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.ues.iter().map(|u| u.rlc_bytes + u.ul_bytes).sum()
+        self.ues
+            .iter()
+            .map(|u| u.rlc_bytes + u.ul_bytes + u.rg.buffered_bytes())
+            .sum()
     }
 
     fn backlog_packets(&self) -> usize {
         self.ues
             .iter()
-            .map(|u| u.rlc.len() + u.ul_pending.len())
+            .map(|u| u.rlc.len() + u.ul_pending.len() + u.rg.buffered_packets())
             .sum()
     }
 

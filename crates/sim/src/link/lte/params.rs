@@ -5,6 +5,7 @@
 use super::super::radio::{bad, read_direction, read_distance, read_speed, read_unit};
 use super::amc;
 use super::channel::{self, Profile};
+use super::request_grant::SrBsrParams;
 use rove_scenario::parse::join;
 use rove_scenario::units::{parse_rate, parse_size, parse_time};
 use rove_scenario::{LinkKind, ModelShape};
@@ -24,6 +25,11 @@ const OWN_KEYS: &[&str] = &[
     "cqi_delay",
     "uplink",
     "grant_period",
+    "sr_period",
+    "grant_delay",
+    "pusch_delay",
+    "sr_grant",
+    "bsr_grant_interval",
     "uplink_rate",
     "tx_power",
     "noise_figure",
@@ -73,6 +79,32 @@ const DEFAULT_CQI_PERIOD_NS: u64 = 5_000_000;
 const DEFAULT_CQI_DELAY_NS: u64 = 4_000_000;
 /// [GAP] Default `grant_period`: 5 ms (an SR periodicity of TS 36.213 Table 10.1.5-1).
 const DEFAULT_GRANT_PERIOD_NS: u64 = 5_000_000;
+/// The `uplink = "sr_bsr"` keys (they apply to that uplink only).
+const SR_BSR_KEYS: &[&str] = &[
+    "sr_period",
+    "grant_delay",
+    "pusch_delay",
+    "sr_grant",
+    "bsr_grant_interval",
+];
+/// `sr_period`'s accepted values, ms: TS 36.213 Table 10.1.5-1's SR periodicities.
+const SR_PERIODS_MS: &[u64] = &[1, 2, 5, 10, 20, 40, 80];
+/// [GAP] Default `sr_period`: 10 ms, one of Table 10.1.5-1's periodicities (the operator
+/// configures it per UE, `sr-ConfigIndex`; 5, 10 and 20 ms are the common middle of the table).
+const DEFAULT_SR_PERIOD_NS: u64 = 10_000_000;
+/// [GAP] Default `grant_delay`: 4 ms from the TTI of an SR (or of the PUSCH carrying a BSR) to
+/// the grant: the 1 ms of the SR and the eNodeB's 3 ms to decode it and schedule, as in the
+/// ITU latency analysis (TR 36.912 Annex B.2); the eNodeB's processing is the vendor's.
+const DEFAULT_GRANT_DELAY_NS: u64 = 4_000_000;
+/// Default `pusch_delay`: 4 ms, a grant in subframe n is for PUSCH in n + 4 (TS 36.213 8.0,
+/// FDD).
+const DEFAULT_PUSCH_DELAY_NS: u64 = 4_000_000;
+/// [GAP] Default `sr_grant`: 512 bytes, the grant srsRAN's scheduler gives a UE that sent an SR
+/// (`SR_GRANT_BYTES`); the standard leaves its size to the eNodeB.
+const DEFAULT_SR_GRANT_BYTES: u64 = 512;
+/// [GAP] Default `bsr_grant_interval`: 1 ms, a grant every TTI while the eNodeB believes the UE
+/// has data (FDD's synchronous uplink HARQ, 8 processes, allows a new PUSCH every TTI).
+const DEFAULT_BSR_GRANT_INTERVAL_NS: u64 = 1_000_000;
 /// [GAP] Default `uplink_rate`: 20 Mbit/s.
 const DEFAULT_UPLINK_BPS: u64 = 20_000_000;
 /// Default `tx_power`: 46 dBm, a macro eNodeB over 10 MHz (TR 36.814 Table A.2.1.1-2).
@@ -103,6 +135,8 @@ pub enum Uplink {
     Grants,
     /// Each packet sent as it comes (the ablation).
     PerPacket,
+    /// Scheduling requests and buffer status reports ([`super::request_grant`]).
+    SrBsr(SrBsrParams),
 }
 
 /// An LTE cell as its keys describe it.
@@ -228,8 +262,17 @@ pub fn parse(t: &Table) -> Res<LteParams> {
         None => Uplink::Grants,
         Some(Value::String(s)) if s == "grants" => Uplink::Grants,
         Some(Value::String(s)) if s == "per_packet" => Uplink::PerPacket,
-        Some(v) => return Err(bad("uplink", v, "\"grants\" or \"per_packet\"")),
+        Some(Value::String(s)) if s == "sr_bsr" => Uplink::SrBsr(sr_bsr(t)?),
+        Some(v) => return Err(bad("uplink", v, "\"grants\", \"per_packet\" or \"sr_bsr\"")),
     };
+    if !matches!(uplink, Uplink::SrBsr(_)) {
+        if let Some(key) = SR_BSR_KEYS.iter().find(|k| t.contains_key(**k)) {
+            return Err((
+                key.to_string(),
+                format!("{key:?} applies to uplink = \"sr_bsr\" only"),
+            ));
+        }
+    }
     let grant_period_ns = time(t, "grant_period", DEFAULT_GRANT_PERIOD_NS, 1_000_000)?;
     let sample_interval_ns = match t.get("sample_interval") {
         None => None,
@@ -487,6 +530,46 @@ fn ue(name: &str, v: &Value, carrier_hz: f64) -> Res<Ue> {
     })
 }
 
+/// The `uplink = "sr_bsr"` keys.
+fn sr_bsr(t: &Table) -> Res<SrBsrParams> {
+    let sr_period_ns = time(t, "sr_period", DEFAULT_SR_PERIOD_NS, 1_000_000)?;
+    if !SR_PERIODS_MS.contains(&(sr_period_ns / 1_000_000)) || sr_period_ns % 1_000_000 != 0 {
+        return Err((
+            "sr_period".into(),
+            "expected an SR periodicity of TS 36.213 Table 10.1.5-1: \"1ms\", \"2ms\", \"5ms\", \"10ms\", \"20ms\", \"40ms\" or \"80ms\"".into(),
+        ));
+    }
+    let grant_delay_ns = whole_ttis(t, "grant_delay", DEFAULT_GRANT_DELAY_NS)?;
+    let pusch_delay_ns = whole_ttis(t, "pusch_delay", DEFAULT_PUSCH_DELAY_NS)?;
+    let grant_interval_ns = whole_ttis(t, "bsr_grant_interval", DEFAULT_BSR_GRANT_INTERVAL_NS)?;
+    let sr_grant_bytes = match t.get("sr_grant") {
+        None => DEFAULT_SR_GRANT_BYTES,
+        Some(Value::String(s)) if parse_size(s).is_ok_and(|b| b >= 1) => {
+            parse_size(s).expect("checked")
+        }
+        Some(v) => return Err(bad("sr_grant", v, "a size of at least 1 B like \"512B\"")),
+    };
+    Ok(SrBsrParams {
+        sr_period_ns,
+        grant_delay_ns,
+        pusch_delay_ns,
+        sr_grant_bytes,
+        grant_interval_ns,
+    })
+}
+
+/// A time of whole 1 ms TTIs, at least one.
+fn whole_ttis(t: &Table, key: &str, default: u64) -> Res<u64> {
+    let ns = time(t, key, default, 1_000_000)?;
+    if ns % 1_000_000 != 0 {
+        return Err((
+            key.into(),
+            "expected a whole number of 1 ms TTIs, like \"4ms\"".into(),
+        ));
+    }
+    Ok(ns)
+}
+
 fn time(t: &Table, key: &str, default: u64, min: u64) -> Res<u64> {
     match t.get(key) {
         None => Ok(default),
@@ -570,6 +653,42 @@ mod tests {
         assert_eq!(e.0, "scheduler");
         let e = parse(&table("grant_period = \"2.5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
         assert_eq!(e.0, "grant_period");
+        let e = parse(&table(
+            "uplink = \"sr_bsr\"\nsr_period = \"3ms\"\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap_err();
+        assert_eq!(e.0, "sr_period");
+        assert!(e.1.contains("10ms"), "{}", e.1);
+        let e = parse(&table(
+            "uplink = \"sr_bsr\"\ngrant_delay = \"3.5ms\"\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap_err();
+        assert_eq!(e.0, "grant_delay");
+        let e = parse(&table(
+            "uplink = \"sr_bsr\"\nsr_grant = \"big\"\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap_err();
+        assert_eq!(e.0, "sr_grant");
+        assert!(e.1.contains("512B"), "{}", e.1);
+        let e = parse(&table("sr_period = \"5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
+        assert_eq!(e.0, "sr_period");
+        assert!(e.1.contains("sr_bsr"), "{}", e.1);
+        let e = parse(&table("uplink = \"sr\"\n[ues.u1]\nsnr = 3")).unwrap_err();
+        assert!(e.1.contains("sr_bsr"), "{}", e.1);
+        let p = parse(&table(
+            "uplink = \"sr_bsr\"\nsr_period = \"5ms\"\nsr_grant = \"1KB\"\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap();
+        assert_eq!(
+            p.uplink,
+            Uplink::SrBsr(SrBsrParams {
+                sr_period_ns: 5_000_000,
+                grant_delay_ns: 4_000_000,
+                pusch_delay_ns: 4_000_000,
+                sr_grant_bytes: 1000,
+                grant_interval_ns: 1_000_000,
+            })
+        );
         let e = parse(&table("sample_interval = \"0.5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
         assert_eq!(e.0, "sample_interval");
         let p = parse(&table("sample_interval = \"1ms\"\n[ues.u1]\nsnr = 3")).unwrap();

@@ -246,8 +246,8 @@ mod tests {
         assert_eq!(aps.names, vec!["ap"]);
         assert!(!aps.given);
         assert_eq!(read_station_ap("stations.s1", None, &aps), Ok(0));
-        let e = read_station_ap("stations.s1", Some(&Value::String("ap".into())), &aps)
-            .unwrap_err();
+        let e =
+            read_station_ap("stations.s1", Some(&Value::String("ap".into())), &aps).unwrap_err();
         assert_eq!(e.0, "stations.s1.ap");
         assert!(e.1.contains("aps = ["), "{}", e.1);
     }
@@ -325,9 +325,23 @@ mod tests {
             // station's 50 ("bss") or the longest, AP 0's 300 ("all").
             let mut s = Surveys::new(2, rx);
             s.collision([(0, true, 300), (1, false, 50)].into_iter());
-            assert_eq!(s.ap(0), Survey { busy_ns: 300, tx_ns: 300, rx_ns: 0 });
+            assert_eq!(
+                s.ap(0),
+                Survey {
+                    busy_ns: 300,
+                    tx_ns: 300,
+                    rx_ns: 0
+                }
+            );
             let rx1 = if heard_from_other_bss { 300 } else { 50 };
-            assert_eq!(s.ap(1), Survey { busy_ns: 300, tx_ns: 0, rx_ns: rx1 });
+            assert_eq!(
+                s.ap(1),
+                Survey {
+                    busy_ns: 300,
+                    tx_ns: 0,
+                    rx_ns: rx1
+                }
+            );
         }
     }
 }

@@ -302,10 +302,7 @@ impl RadioSummary {
                 collisions: c.collisions,
                 phy_errors: c.phy_errors,
                 internal_collisions: c.internal_collisions,
-                ap: t
-                    .station_ap
-                    .get(p / 2)
-                    .map(|&k| t.aps[k].0.clone()),
+                ap: t.station_ap.get(p / 2).map(|&k| t.aps[k].0.clone()),
             })
             .collect();
         let aps = t

@@ -1,4 +1,5 @@
-//! A WiFi cell (`kind = "wifi"`): one channel shared by an access point and its stations, every
+//! A WiFi cell (`kind = "wifi"`): one channel shared by an access point and its stations (or by
+//! several APs, each with its own stations: `aps`, [`bss`]), every
 //! transmitter contending by the DCF of IEEE Std 802.11-2016 (10.3), on the 802.11a, HT or VHT
 //! OFDM PHY (clauses 17, 19, 21; [`phy`]), optionally with A-MPDU aggregation and Block Ack
 //! (10.24.7; `aggregation = true`, see `transmit_ampdus`: docs/radio.md lists its differences).
@@ -311,7 +312,12 @@ impl Wifi {
                 used.dedup();
                 for a in used {
                     let serves = (0..n).filter(own).filter(|&s| ac[s] == a).collect();
-                    tx.push(Transmitter::new(Owner::Ap(k), a, AccessParams::edca(a), serves));
+                    tx.push(Transmitter::new(
+                        Owner::Ap(k),
+                        a,
+                        AccessParams::edca(a),
+                        serves,
+                    ));
                 }
             } else {
                 tx.push(Transmitter::new(

@@ -418,7 +418,8 @@ fn a_txop_limit_bounds_a_vo_ampdu_and_the_rest_is_requeued() {
 }
 
 /// Two APs on the channel, one station each (`a` with ap1, `b` with ap2).
-const TWO_APS: &str = "aps = [\"ap1\", \"ap2\"]\n[stations.a]\nap = \"ap1\"\n[stations.b]\nap = \"ap2\"";
+const TWO_APS: &str =
+    "aps = [\"ap1\", \"ap2\"]\n[stations.a]\nap = \"ap1\"\n[stations.b]\nap = \"ap2\"";
 
 #[test]
 fn each_ap_has_its_own_function_serving_only_its_stations() {
@@ -439,11 +440,10 @@ fn each_ap_has_its_own_function_serving_only_its_stations() {
         "edca = true\naps = [\"ap1\", \"ap2\"]\n[stations.a]\nap = \"ap1\"\nac = \"vo\"\n[stations.b]\nap = \"ap2\"\nac = \"be\"\n[stations.c]\nap = \"ap2\"\nac = \"vo\"",
         10,
     );
-    let functions: Vec<(Owner, Ac, Vec<usize>)> = w
-        .tx
-        .iter()
-        .map(|t| (t.owner, t.ac, t.serves.clone()))
-        .collect();
+    let functions: Vec<(Owner, Ac, Vec<usize>)> =
+        w.tx.iter()
+            .map(|t| (t.owner, t.ac, t.serves.clone()))
+            .collect();
     assert_eq!(
         functions[..3],
         [
@@ -527,14 +527,18 @@ fn an_aps_survey_counts_its_own_frames_as_tx_and_the_others_as_rx() {
         let totals = counters::RadioCounters::radio_totals(&w);
         let summary = counters::RadioSummary::of(&totals, Vec::new());
         assert_eq!(summary.aps.len(), 2);
-        assert_eq!((summary.aps[1].ap.as_str(), &summary.aps[1].stations[..]), ("ap2", &["b".to_string()][..]));
+        assert_eq!(
+            (summary.aps[1].ap.as_str(), &summary.aps[1].stations[..]),
+            ("ap2", &["b".to_string()][..])
+        );
         assert_eq!(summary.survey_busy_ms, busy as f64 / 1e6);
         assert_eq!(summary.survey_tx_ms, (data + ack) as f64 / 1e6);
         assert_eq!(summary.ports[3].ap.as_deref(), Some("ap2"));
     }
     // One AP: no per-AP entries (summary.json as before `aps`).
     let w = cell("[stations.a]", 10);
-    let summary = counters::RadioSummary::of(&counters::RadioCounters::radio_totals(&w), Vec::new());
+    let summary =
+        counters::RadioSummary::of(&counters::RadioCounters::radio_totals(&w), Vec::new());
     assert!(summary.aps.is_empty() && summary.ports[0].ap.is_none());
 }
 
