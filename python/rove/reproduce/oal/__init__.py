@@ -18,8 +18,8 @@ model tables (2, 4, 6). Experiments:
 
 The network is ``scenarios/oal/reproduce.toml``: the study reads from it which flow and which
 controller belongs to which AP (:func:`.common.network`), so the same code runs one cell or
-several APs on one channel. The full run: 6 iterations of 120 s per scheme (the paper's
-10 x 600 s cut for the shared machine's time: see ``scenarios/oal/sweeps/schemes.toml``), two
+several APs on one channel. The full run: the paper's 10 iterations per scheme, of 120 s
+(not 600 s, for the shared machine's time: see ``scenarios/oal/sweeps/schemes.toml``), two
 120-s tables runs. ``--quick`` (CI): two 20-s iterations, one 30-s tables run.
 Simulator only; ``--sim-only`` is accepted and changes nothing.
 """
