@@ -26,10 +26,24 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Jain's fairness index over the flows' goodputs; null when every goodput is zero.
     pub jain_index: Option<f64>,
+    /// What the controllers counted (absent when none reports): one entry per controller
+    /// whose [`Controller::report`](crate::control::Controller::report) gives one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<ControllerReport>,
     /// What the reader should know (absent when nothing): scheduled actions or controllers'
     /// changes that could not be applied, finite flows that did not finish.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// One controller's report, over the whole run (not the measurement window): where it sits
+/// among the world's controllers (the scenario's `[[controllers]]` in order, then those its
+/// flows imply), its kind, and what it counted, as the controller gives it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ControllerReport {
+    pub index: usize,
+    pub kind: &'static str,
+    pub report: serde_json::Value,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -414,6 +428,15 @@ pub fn summarize(world: &World) -> Summary {
         })
         .collect();
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
+    let controllers = world
+        .controllers
+        .iter()
+        .enumerate()
+        .filter_map(|(index, c)| {
+            let c = c.as_ref()?;
+            Some(ControllerReport { index, kind: c.kind(), report: c.report()? })
+        })
+        .collect();
     Summary {
         scenario: world.scenario.name.clone(),
         backend: "sim",
@@ -423,6 +446,7 @@ pub fn summarize(world: &World) -> Summary {
         jain_index: jain_index(&goodputs),
         flows,
         links,
+        controllers,
         warnings,
     }
 }

@@ -72,6 +72,21 @@ fn congestion_losses_from_the_model_equal_stream_losses_minus_mac_losses() {
     assert_eq!(down(|p| p.mac_drops) as f64, mac);
 }
 
+/// The controller's report reaches the results: summary.json's `controllers` holds it, with
+/// its kind and index; a run without a reporting controller has no such key.
+#[test]
+fn the_controllers_report_is_in_the_summary() {
+    let (w, s) = run(&congested_ap("2s", "30pkt", "22dB", 1, "act = false"));
+    let json = serde_json::to_value(&s).unwrap();
+    let entries = json["controllers"].as_array().expect("a controllers list");
+    assert_eq!(entries.len(), 1, "{json}");
+    assert_eq!(entries[0]["kind"], "oal");
+    assert_eq!(entries[0]["index"], 0);
+    assert_eq!(entries[0]["report"], report(&w));
+    let (_, plain) = run(&congested_ap("2s", "30pkt", "22dB", 1, ""));
+    assert!(serde_json::to_value(&plain).unwrap().get("controllers").is_none());
+}
+
 #[test]
 fn a_mac_drop_is_never_labelled_congestion() {
     // No queue can overflow (10,000-packet queues, one flow): every loss is the MAC's.

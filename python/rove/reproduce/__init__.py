@@ -7,6 +7,7 @@ compare with the source's claims.
     rove reproduce selection -o DIR [--quick] [--sim-only]   # seed 002: CCA selection over LTE
     rove reproduce tsc -o DIR [--quick]                      # seed 003: TSC, rate models, R-TSC, SPC
     rove reproduce sscc -o DIR [--quick] [--sim-only]        # seed 000, thesis chapter 5: MPTCP-SSCC
+    rove reproduce oal -o DIR [--quick] [--sim-only]         # seed 004: OAL, on-AP learning
 
 One framework (:mod:`rove.reproduce.study`: experiments, parts, the run log and resume, the
 command line, the report writer; :mod:`~rove.reproduce.verdicts`: the verdict machinery), one
@@ -29,6 +30,7 @@ STUDIES = {
                   "seed 002: congestion-control selection and switching over LTE"),
     "tsc": ("rove.reproduce.tsc", "seed 003: MPTCP-TSC and the Ch. 3 rate models"),
     "sscc": ("rove.reproduce.sscc", "seed 000, thesis chapter 5: MPTCP-SSCC"),
+    "oal": ("rove.reproduce.oal", "seed 004: OAL, learned congestion prediction at the WiFi AP"),
 }
 
 
