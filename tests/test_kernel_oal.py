@@ -103,6 +103,16 @@ def test_oal_acts_every_tick_on_the_real_clock(oal_run):
     assert oal["predictions"]["bad"] == oal["acting_ticks"] == 2500 - 24, oal
 
 
+def test_the_kernel_summary_carries_the_controllers_report_as_the_simulators_does(oal_run):
+    """summary.json's `controllers` on the kernel backend: the simulator's shape (index, kind,
+    report with the simulator's keys), the emulator's extras left in emu_summary.json."""
+    summary = json.loads((oal_run / "summary.json").read_text())
+    (entry,) = summary["controllers"]
+    assert (entry["index"], entry["kind"]) == (0, "oal")
+    assert entry["report"]["ticks"] == _oal(oal_run)["ticks"] == 2500
+    assert not {"flows", "step_max_us", "step_total_ms", "index"} & set(entry["report"])
+
+
 def test_oal_rewrites_real_acks_to_the_written_window_in_the_flows_scale(oal_run):
     for f in _oal(oal_run)["flows"]:
         print(f)

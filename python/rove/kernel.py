@@ -271,6 +271,10 @@ def _col(dtype: str, values) -> tuple[str, bytes]:
     return dtype, np.asarray(values, dtype=np.dtype(dtype)).tobytes()
 
 
+#: Keys of an emulator OAL entry (emu_summary.json) that are not the controller's report.
+_EMU_OAL_EXTRAS = ("index", "flows", "step_max_us", "step_total_ms")
+
+
 def convert(raw: str | os.PathLike, wall_s: float = 0.0):
     """``(summary dict, timeseries table, queue table)`` from a kernel run's raw directory."""
     raw = Path(raw)
@@ -433,6 +437,13 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         # What limited each kernel sender (TCP_INFO chrono times; no simulator counterpart).
         "tcp_limits": limits_out,
     }
+    # The controllers' reports, as the simulator's summary has them (index, kind, report); the
+    # emulator's extras (per-flow rewrites, step cost) stay in emu_summary.json.
+    controllers = [{"index": int(o["index"]), "kind": "oal",
+                    "report": {k: v for k, v in o.items() if k not in _EMU_OAL_EXTRAS}}
+                   for o in emu.get("oal", [])]
+    if controllers:
+        summary["controllers"] = sorted(controllers, key=lambda c: c["index"])
     anomalies = impossible_states(ts_cols)
     if anomalies:
         summary["kernel_anomalies"] = anomalies

@@ -109,6 +109,8 @@ impl FlowRewrites {
 
 /// One OAL controller in the emulator.
 pub struct KernelOal {
+    /// Its place among the scenario's `[[controllers]]`.
+    index: usize,
     oal: Oal,
     monitor: Arc<Mutex<Monitor>>,
     /// Per scenario flow: tracked by the monitor (a downlink single-path flow of the cell).
@@ -123,17 +125,19 @@ pub struct KernelOal {
 /// Builds the scenario's `kind = "oal"` controllers with the simulator's own builder (same keys,
 /// same errors), and refuses what the kernel cannot run (`record = true`).
 pub fn build(sc: &Scenario) -> Result<Vec<KernelOal>, String> {
-    let specs: Vec<_> = sc
+    // Each with its place among the scenario's `[[controllers]]` (summary.json's `index`).
+    let (indices, specs): (Vec<usize>, Vec<_>) = sc
         .controllers
         .iter()
-        .filter(|c| c.kind == "oal")
-        .cloned()
-        .collect();
+        .enumerate()
+        .filter(|(_, c)| c.kind == "oal")
+        .map(|(i, c)| (i, c.clone()))
+        .unzip();
     let built = build_components(&specs, sc, &[("oal", Oal::new)]).map_err(|e| e.to_string())?;
     built
         .into_iter()
-        .zip(&specs)
-        .map(|(oal, spec)| {
+        .zip(specs.iter().zip(indices))
+        .map(|(oal, (spec, index))| {
             if oal.records() {
                 return Err(format!(
                     "{}: {}.record: recorded items hold the senders' true cwnd and srtt, which the kernel backend cannot read; remove record or run on the simulator",
@@ -143,6 +147,7 @@ pub fn build(sc: &Scenario) -> Result<Vec<KernelOal>, String> {
             let monitor = oal.monitor().clone();
             let tracked: Vec<bool> = monitor.lock().expect("one thread").flows.iter().map(|f| f.tracked).collect();
             Ok(KernelOal {
+                index,
                 oal,
                 monitor,
                 headers: vec![FlowHeader::default(); tracked.len()],
@@ -291,8 +296,9 @@ impl KernelOal {
         }
     }
 
-    /// The controller's report (the simulator's) with the rewrites per flow and the steps'
-    /// wall-clock cost, for `emu_summary.json`.
+    /// The controller's report (the simulator's) with its place among the scenario's
+    /// controllers (`index`), the rewrites per flow and the steps' wall-clock cost, for
+    /// `emu_summary.json`.
     pub fn summary(&self, names: &[String]) -> serde_json::Value {
         let mut v = self.oal.report().to_json();
         let flows: Vec<serde_json::Value> = (0..self.flows.len())
@@ -310,6 +316,7 @@ impl KernelOal {
             })
             .collect();
         v["flows"] = flows.into();
+        v["index"] = self.index.into();
         v["step_max_us"] = (self.step_max_ns as f64 / 1e3).into();
         v["step_total_ms"] = (self.step_total_ns as f64 / 1e6).into();
         v
