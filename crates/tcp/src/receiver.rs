@@ -198,7 +198,7 @@ impl TcpReceiver {
     }
 
     /// Segments held out of order.
-    fn ofo_segs(&self) -> u64 {
+    pub fn ofo_segs(&self) -> u64 {
         self.ofo.iter().map(|r| r.end - r.start).sum()
     }
 
