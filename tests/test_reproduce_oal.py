@@ -3,8 +3,9 @@ experiment ran and every claim was judged, and the controllers' reports reach su
 and the verdict logic on hand-made numbers (the paired percent changes, their criterion, the
 network read from the scenario).
 
-Measured: the quick run takes about 20 s of CPU (40 s of wall time on the project's 2-core
-machine shared with other jobs), most of it the Tables 4 and 6 models."""
+Measured: the quick run takes about 36 s of CPU (55 s of wall time on the project's 2-core
+machine shared with other jobs, with the trigger ablation), most of it the Tables 4 and 6
+models."""
 
 from __future__ import annotations
 
