@@ -210,3 +210,58 @@ fn three_aps_with_aggregation_stream_minus_mac_exceeds_the_model_by_spurious_ret
     assert_eq!((model, mac, stream, dup), (575, 62, 827, 192));
     assert_eq!(stream - mac - model, dup - 2);
 }
+
+/// rove's ablation `trigger = "observed"` (not the paper's): a tick acts exactly when the last
+/// observed feature window's class is Poor or Bad. With the utility allocation, `hold = 0`,
+/// bulk flows always active and C(t) known once a calm window passed, the acting ticks are the
+/// recorded ticks whose `loss_class` is 2 or 3, and a flow is throttled (`acting` = 1) only on
+/// such ticks.
+#[test]
+fn observed_trigger_acts_exactly_on_ticks_whose_observed_class_is_poor_or_bad() {
+    let keys = "trigger = \"observed\"\nrecord = true\nhorizon = \"20ms\"";
+    let (w, _) = run(&congested_ap("5s", "30pkt", "22dB", 1, keys));
+    let r = report(&w);
+    let log = w.controllers[0].as_ref().unwrap().features().unwrap();
+    let col = |name: &str| &log.values[log.names.iter().position(|n| *n == name).unwrap()];
+    let (class, acting) = (col("loss_class"), col("acting"));
+    // One row per flow (3) per recorded tick, all of a tick's rows together.
+    let mut congested_ticks = 0u64;
+    let mut calm_seen = false;
+    for k in (0..log.time_s.len()).step_by(3) {
+        assert_eq!(log.time_s[k], log.time_s[k + 2]);
+        let poor = class[k] >= 2.0;
+        calm_seen |= !poor;
+        if poor {
+            assert!(calm_seen, "a congested window before any calm one: C(t) unknown at {}", log.time_s[k]);
+            congested_ticks += 1;
+        }
+        for j in k..k + 3 {
+            assert!(acting[j] == 0.0 || poor, "throttled on a calm tick at {}: {r}", log.time_s[j]);
+        }
+    }
+    eprintln!("{congested_ticks} congested ticks of {}; {r}", log.time_s.len() / 3);
+    assert!(congested_ticks > 10, "the test needs congested ticks: {r}");
+    assert_eq!(n(&r, "acting_ticks"), congested_ticks as f64, "{r}");
+}
+
+/// `trigger = "predicted"` is the default, and `trigger` is validated with a one-line error
+/// naming the key and the accepted values.
+#[test]
+fn trigger_defaults_to_predicted_and_rejects_unknown_values() {
+    let (wd, sd) = run(&congested_ap("3s", "30pkt", "22dB", 1, "horizon = \"20ms\"\nmin_items = 100"));
+    let (wp, sp) = run(&congested_ap("3s", "30pkt", "22dB", 1, "horizon = \"20ms\"\nmin_items = 100\ntrigger = \"predicted\""));
+    assert_eq!(report(&wd), report(&wp));
+    assert_eq!(serde_json::to_value(&sd).unwrap(), serde_json::to_value(&sp).unwrap());
+    for (value, says) in [("\"reactive\"", "unknown trigger \"reactive\""), ("1", "trigger")] {
+        let text = congested_ap("1s", "30pkt", "22dB", 1, &format!("trigger = {value}"));
+        let e = match rove_world::load(&text, &Default::default()) {
+            Ok(_) => panic!("accepted trigger = {value}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("controllers[0].trigger") && e.contains(says), "{value}: {e}");
+        if value.starts_with('"') {
+            assert!(e.contains("\"predicted\"") && e.contains("\"observed\""), "{e}");
+        }
+        assert!(!e.trim_end().contains('\n'), "{e}");
+    }
+}

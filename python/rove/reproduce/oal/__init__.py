@@ -15,6 +15,9 @@ model tables (2, 4, 6). Experiments:
   of CUBIC alone (:mod:`.tables`, :mod:`rove.oal`);
 * ``oal-effect`` (not counted): OAL against CUBIC alone from the same runs, with the
   controllers' reports (summary.json's ``controllers``).
+* ``trigger`` (not counted, rove's ablation): OAL acting on the last observed window's class
+  (``trigger = "observed"``, no tree in the decision) beside OAL and CUBIC alone, to separate
+  the predictor from the enforcement (3 iterations of 60 s; ``--quick``: 2 of 20 s).
 
 The network is ``scenarios/oal/reproduce.toml``: the study reads from it which flow and which
 controller belongs to which AP (:func:`.common.network`), so the same code runs one cell or
@@ -30,7 +33,7 @@ from ..runner import Quick, repo_root
 from ..study import (Experiment, Part, RunInfo, Study, accept_sim_only, main as _study_main,
                      run_line)
 from . import schemes, tables
-from .common import CUBIC_RECORDED, NETWORK, SCHEMES
+from .common import CUBIC_RECORDED, NETWORK, SCHEMES, TRIGGER_SERIES
 
 SWEEPS = repo_root() / "scenarios" / "oal" / "sweeps"
 
@@ -38,6 +41,8 @@ ITERATIONS_FULL, ITERATIONS_QUICK = 10, 2        # §8.1: 10 iterations per meth
 TABLE_ITERATIONS_FULL, TABLE_ITERATIONS_QUICK = 2, 1
 
 SCHEMES_PART = Part("main", "schemes.toml", Quick({}, {"duration": "20s"}, (1,)))
+TRIGGER_ITERATIONS_FULL = 3                      # rove's ablation: 3 x 60 s (trigger.toml)
+TRIGGER_PART = Part("main", "trigger.toml", Quick({}, {"duration": "20s"}, (1,)))
 TABLES_PART = Part("main", "tables.toml", Quick({}, {"duration": "30s"}, (1,)))
 
 EXPERIMENTS: tuple[Experiment, ...] = (
@@ -52,6 +57,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                SCHEMES, (SCHEMES_PART,), schemes.analyse_effect,
                run=schemes.run_iterations(ITERATIONS_FULL, ITERATIONS_QUICK,
                                           source_id="schemes"),
+               counted=False),
+    Experiment("trigger", "Predictor or enforcement: OAL acting on the observed class "
+               "(rove's ablation)", TRIGGER_SERIES, (TRIGGER_PART,), schemes.analyse_trigger,
+               run=schemes.run_iterations(TRIGGER_ITERATIONS_FULL, ITERATIONS_QUICK),
                counted=False),
 )
 

@@ -130,14 +130,16 @@ def iteration_setting(k: int, duration_s: float, out: Path) -> Setting:
 FLOWS = tuple(range(len(NETWORK.flow_ap)))
 
 
-def controllers(act: bool, record: bool = False) -> list[dict]:
-    return [{**c, "act": act, **({"record": True} if record else {})}
+def controllers(act: bool, record: bool = False, trigger: str | None = None) -> list[dict]:
+    return [{**c, "act": act, **({"record": True} if record else {}),
+             **({"trigger": trigger} if trigger else {})}
             for c in NETWORK.controllers]
 
 
-def scheme(key: str, label: str, cc: str, act: bool = False, record: bool = False) -> Series:
+def scheme(key: str, label: str, cc: str, act: bool = False, record: bool = False,
+           trigger: str | None = None) -> Series:
     return Series(key, label, cc, flows=FLOWS,
-                  extra={"controllers": controllers(act, record)})
+                  extra={"controllers": controllers(act, record, trigger)})
 
 
 CUBIC = scheme("cubic", "CUBIC alone", "cubic")
@@ -145,7 +147,12 @@ OAL = scheme("oal", "OAL (CUBIC + AP control)", "cubic", act=True)
 BBR = scheme("bbr", "BBR", "bbr")
 VIVACE = scheme("vivace", "PCC Vivace", "vivace")
 CUBIC_RECORDED = scheme("cubic-recorded", "CUBIC alone (items recorded)", "cubic", record=True)
+# rove's ablation (not the paper's, not counted): OAL's enforcement triggered by the last
+# observed window's class instead of the tree's prediction (the controller's `trigger` key).
+OAL_OBSERVED = scheme("oal-observed", "OAL acting on the observed class (ablation)", "cubic",
+                      act=True, trigger="observed")
 SCHEMES = (OAL, BBR, VIVACE, CUBIC)
+TRIGGER_SERIES = (OAL, OAL_OBSERVED, CUBIC)
 BASELINES = (BBR, VIVACE)
 
 # --------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@
 //! | `min_window` | `"2896B"` | [GAP] the least window written (2 segments, Linux's least cwnd) |
 //! | `hold` | `"0ms"` | [GAP] how long targets stay written after the last Poor/Bad prediction (0: until the next tick's) |
 //! | `act` | `true` | `false`: sample and predict only (collecting training data) |
+//! | `trigger` | `"predicted"` | what decides a tick's action: `"predicted"` (the tree's class of the next window, the paper's); `"observed"` (rove's ablation, not the paper's: the class of the last observed window, no tree in the decision) |
 //! | `record` | `false` | write every item to `features.parquet`, one row per flow, with its label |
 //!
 //! The controller is two parts: [`Oal`], the logic, which reads the cell's counters (the links)
@@ -259,6 +260,8 @@ pub struct Oal {
     weights: Vec<f64>,
     cwnd_model: Option<TreeModel>,
     act: bool,
+    /// What decides a tick's action: the tree's prediction, or the last observed window's class.
+    trigger: Trigger,
     /// How long a Poor/Bad prediction keeps the targets written.
     hold_ns: Nanos,
     acting_until: Nanos,
@@ -291,6 +294,15 @@ pub struct Oal {
     rates: Vec<f64>,
     scratch: Vec<f64>,
     report: OalReport,
+}
+
+/// What decides a tick's action (`trigger`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    /// The tree's class of the next window (the paper's OAL).
+    Predicted,
+    /// rove's ablation: the class of the last observed feature window (reactive, no tree).
+    Observed,
 }
 
 fn err(key: &str, message: impl Into<String>) -> ComponentError {
@@ -396,6 +408,11 @@ impl Oal {
         let cwnd_model = load_model(p, "cwnd_model", scenario, CWND_FEATURES)?;
         let floor_bytes = p.size("min_window")?.unwrap_or(2 * u64::from(rove_tcp::MSS));
         let act = p.boolean("act")?.unwrap_or(true);
+        let trigger = match p.string("trigger")?.as_deref() {
+            None | Some("predicted") => Trigger::Predicted,
+            Some("observed") => Trigger::Observed,
+            Some(other) => return Err(err("trigger", format!("unknown trigger {other:?}; accepted: \"predicted\" (the tree's class of the next window), \"observed\" (the last observed window's class; rove's ablation)"))),
+        };
         let hold_ns = p.time("hold")?.unwrap_or(0);
         let record = p.boolean("record")?.unwrap_or(false);
 
@@ -455,6 +472,7 @@ impl Oal {
             weights,
             cwnd_model,
             act,
+            trigger,
             hold_ns,
             acting_until: 0,
             held_class: 0,
@@ -687,11 +705,16 @@ impl Oal {
             Allocation::Utility => 2,
             Allocation::Fraction => 1,
         };
-        if let Some(c) = predicted.filter(|&c| c >= trigger) {
+        // The class that decides: the tree's, or (ablation) the last observed window's.
+        let decision = match self.trigger {
+            Trigger::Predicted => predicted,
+            Trigger::Observed => self.window.is_full().then_some(now_class),
+        };
+        if let Some(c) = decision.filter(|&c| c >= trigger) {
             self.acting_until = now + self.hold_ns;
             self.held_class = c;
         }
-        let held = predicted.is_some_and(|c| c >= trigger) || now < self.acting_until;
+        let held = decision.is_some_and(|c| c >= trigger) || now < self.acting_until;
         let acting = self.act
             && held
             && (self.allocation == Allocation::Fraction || self.capacity_bps.is_some());
