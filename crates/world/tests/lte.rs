@@ -415,6 +415,50 @@ fn sr_bsr_slow_start_exit_ablation() {
     }
 }
 
+const OUT_OF_ORDER: &str = "uplink_in_order = false";
+
+/// Not a check: prints CUBIC's and NewReno's slow-start exits (time s, ssthresh; seeds 1-3) with
+/// uplink HARQ (`uplink_bler = 0.1`) for the three uplinks at the wired delays of the tests
+/// above (20 ms; 33 and 8 ms), and CUBIC's HyStart tests alone. Run with `--ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn uplink_harq_slow_start_exit_measurement() {
+    let harq = |keys: &str| format!("{keys}\nuplink_bler = 0.1");
+    let uplinks = [
+        ("per_packet", harq(PER_PACKET)),
+        ("grants", harq(GRANTS)),
+        ("sr_bsr", harq(SR_BSR)),
+        (
+            "per_packet out of order",
+            harq(&format!("{PER_PACKET}\n{OUT_OF_ORDER}")),
+        ),
+        (
+            "grants out of order",
+            harq(&format!("{GRANTS}\n{OUT_OF_ORDER}")),
+        ),
+        (
+            "sr_bsr out of order",
+            harq(&format!("{SR_BSR}\n{OUT_OF_ORDER}")),
+        ),
+    ];
+    for wan in [20, 33, 8] {
+        for (cc, params) in [
+            ("reno", ""),
+            ("cubic", ""),
+            ("cubic", "hystart_detect = \"delay\""),
+            ("cubic", "hystart_detect = \"ack_train\""),
+        ] {
+            for (name, keys) in &uplinks {
+                let exits: Vec<(f64, u32)> = (1..=3)
+                    .map(|seed| exit(cc, params, keys, wan, seed))
+                    .collect();
+                eprintln!("wan {wan} ms, {cc} {{{params}}}, {name} + HARQ: {exits:?}");
+            }
+        }
+    }
+}
+
 /// The cell's keys are checked when the scenario is parsed, each error naming the full key.
 #[test]
 fn bad_cell_keys_are_one_line_errors_naming_the_full_key() {

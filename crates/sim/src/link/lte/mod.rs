@@ -673,7 +673,8 @@ impl Lte {
     /// transmission fails with probability `uplink_bler` (independently: [GAP] no combining
     /// gain); after `uplink_harq_max` failures the block is lost (`None`). Otherwise its packets
     /// are released when it is decoded, and not before an earlier block's (the eNodeB's RLC
-    /// delivers in order: a block sent while an earlier one is retransmitted waits for it).
+    /// delivers in sequence, TS 36.322 5.1.2.2 and 5.1.3.2: a block sent while an earlier one is retransmitted
+    /// waits for it; `uplink_in_order = false`, the ablation: released at its own decoding).
     /// With `uplink_bler` = 0 no draw: released at `end`.
     fn ul_block(&mut self, i: usize, end: Nanos) -> Option<Nanos> {
         if self.p.uplink_bler == 0.0 {
@@ -692,7 +693,12 @@ impl Lte {
             n += 1;
         };
         let u = &mut self.ues[i];
-        let decided = (end + u64::from(n - 1) * HARQ_RTT_NS).max(u.ul_release);
+        let own = end + u64::from(n - 1) * HARQ_RTT_NS;
+        let decided = if self.p.uplink_in_order {
+            own.max(u.ul_release)
+        } else {
+            own
+        };
         u.ul_release = decided;
         if ok {
             Some(decided)

@@ -33,6 +33,7 @@ const OWN_KEYS: &[&str] = &[
     "uplink_rate",
     "uplink_bler",
     "uplink_harq_max",
+    "uplink_in_order",
     "tx_power",
     "noise_figure",
     "carrier",
@@ -164,6 +165,9 @@ pub struct LteParams {
     pub uplink_bler: f64,
     /// Transmissions of an uplink transport block before it is lost.
     pub uplink_harq_max: u32,
+    /// Uplink packets released in order (the eNodeB's RLC reordering); `false`: the ablation,
+    /// each transport block's packets released at its own decoding.
+    pub uplink_in_order: bool,
     pub tx_power_dbm: f64,
     pub noise_figure_db: f64,
     pub carrier_hz: f64,
@@ -325,6 +329,11 @@ pub fn parse(t: &Table) -> Res<LteParams> {
         Some(Value::Integer(n)) if (1..=28).contains(n) => *n as u32,
         Some(v) => return Err(bad("uplink_harq_max", v, "an integer from 1 to 28")),
     };
+    let uplink_in_order = match t.get("uplink_in_order") {
+        None => true,
+        Some(Value::Boolean(b)) => *b,
+        Some(v) => return Err(bad("uplink_in_order", v, "true or false")),
+    };
     let tx_power_dbm = match t.get("tx_power") {
         None => DEFAULT_TX_POWER_DBM,
         Some(v) => {
@@ -439,6 +448,7 @@ pub fn parse(t: &Table) -> Res<LteParams> {
         uplink_bps,
         uplink_bler,
         uplink_harq_max,
+        uplink_in_order,
         tx_power_dbm,
         noise_figure_db,
         carrier_hz,
@@ -694,6 +704,9 @@ mod tests {
         ))
         .unwrap();
         assert_eq!((p.uplink_bler, p.uplink_harq_max), (0.1, 5));
+        assert!(p.uplink_in_order);
+        let e = parse(&table("uplink_in_order = \"no\"\n[ues.u1]\nsnr = 3")).unwrap_err();
+        assert_eq!(e.0, "uplink_in_order");
         let e = parse(&table(
             "uplink = \"sr_bsr\"\nsr_period = \"3ms\"\n[ues.u1]\nsnr = 3",
         ))

@@ -377,6 +377,15 @@ mod uplink_harq {
                 us(40_600), // 11.6 ms, likewise
             ]
         );
+        // The ablation: each block released at its own decoding.
+        let mut l = cell(
+            "uplink = \"per_packet\"\nuplink_bler = 0.5\nuplink_in_order = false\n[ues.u1]\nsnr = 10",
+        );
+        let out = send(&mut l, &[1, 2, 6, 7, 11]);
+        assert_eq!(
+            delivered(&out),
+            vec![us(11_600), us(36_600), None, us(17_600), us(21_600)]
+        );
     }
 
     /// `uplink_harq_max = 1`: a failed block is lost at once, its packets MAC drops; the default
