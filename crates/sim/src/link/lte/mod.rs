@@ -36,7 +36,10 @@
 //! sending a scheduling request at its next opportunity (`sr_period`), the eNodeB granting
 //! `grant_delay` later, the PUSCH `pusch_delay` after the grant, and grants of up to
 //! `uplink_rate` × 1 ms every `bsr_grant_interval` while the UE's buffer status reports show
-//! data.
+//! data. **Uplink HARQ** (`uplink_bler` > 0, every uplink): each transport block (a grant's, a
+//! PUSCH's, a packet's) fails a transmission with probability `uplink_bler` and is retransmitted
+//! 8 ms later, lost after `uplink_harq_max` transmissions; packets are released in sequence
+//! (`uplink_in_order`).
 //!
 //! **Channel** ([`channel`]): a fixed mean SINR (`snr`) or one from the UE's distance, moving
 //! along a line at `speed` (`backward`: away from the eNodeB, `forward`: towards it, passing it
@@ -62,7 +65,9 @@
 //!   (SINR = SNR) and no shadowing.
 //! - [GAP] a retransmission is sent exactly 8 ms after the previous transmission, ahead of new
 //!   data (the downlink HARQ is asynchronous; eNodeBs commonly retransmit at the earliest).
-//! - [GAP] the uplink is not scheduled among UEs, has no errors and no HARQ; with
+//! - [GAP] the uplink is not scheduled among UEs; its errors (`uplink_bler`, default 0: none)
+//!   are drawn independently per transmission (no combining gain), a retransmission takes no
+//!   grant capacity, no t-Reordering timer ([`Lte::ul_block`]); with
 //!   `uplink = "grants"` grants are periodic and of fixed size per UE (no scheduling request,
 //!   no buffer status report: those are `"sr_bsr"`'s, with its own [GAP]s).
 //! - [GAP] handover: decided on the mean SINR (no fading, no L3 filter, no time to trigger);
@@ -692,6 +697,7 @@ impl Lte {
             }
             n += 1;
         };
+        c.tx_retries += u64::from(n - 1);
         let u = &mut self.ues[i];
         let own = end + u64::from(n - 1) * HARQ_RTT_NS;
         let decided = if self.p.uplink_in_order {
