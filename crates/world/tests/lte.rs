@@ -528,20 +528,3 @@ fn bad_cell_keys_are_one_line_errors_naming_the_full_key() {
     assert_eq!(at, "flows[0].path[0]");
     assert!(msg.contains("u2:up"), "{msg}");
 }
-
-#[test]
-#[ignore]
-fn tmp_identity_digest() {
-    for up in [GRANTS, PER_PACKET, SR_BSR] {
-        let (w, s) = run(&download("cubic", "", up, 20, 1));
-        let f = &w.recorder.flows;
-        eprintln!(
-            "DIGEST {up}: {} {:?} {:?} {:?}",
-            serde_json::to_string(&s).unwrap().len(),
-            f.time_s.len(),
-            f.ssthresh_pkts.iter().map(|&x| x as u64).sum::<u64>(),
-            f.min_rtt_ms.iter().map(|&x| (x * 1000.0) as u64).sum::<u64>()
-        );
-        eprintln!("SUMMARY {up}: {}", serde_json::to_string(&s).unwrap());
-    }
-}
