@@ -784,7 +784,7 @@ impl Lte {
                 self.stats.departed_pkts += 1;
                 self.counters[2 * i + 1].tx_packets += 1;
                 self.counters[2 * i + 1].tx_bytes += u64::from(s.bytes);
-                out.push(request_grant::delivery(&s, self.delay_ns, at));
+                out.push(request_grant::delivery(s, self.delay_ns, at));
             }
         }
         self.ul_next = self.ues.iter().any(|u| u.rg.busy()).then_some(now + TTI_NS);
