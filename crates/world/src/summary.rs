@@ -434,11 +434,7 @@ pub fn summarize(world: &World) -> Summary {
         .enumerate()
         .filter_map(|(index, c)| {
             let c = c.as_ref()?;
-            Some(ControllerReport {
-                index,
-                kind: c.kind(),
-                report: c.report()?,
-            })
+            Some(ControllerReport { index, kind: c.kind(), report: c.report()? })
         })
         .collect();
     Summary {

@@ -58,31 +58,15 @@ fn n(r: &serde_json::Value, key: &str) -> f64 {
 fn congestion_losses_from_the_model_equal_stream_losses_minus_mac_losses() {
     let (w, s) = run(&congested_ap("30s", "30pkt", "22dB", 1, "act = false"));
     let r = report(&w);
-    let (model, mac, stream) = (
-        n(&r, "congestion_drops"),
-        n(&r, "mac_drops"),
-        n(&r, "stream_losses"),
-    );
+    let (model, mac, stream) = (n(&r, "congestion_drops"), n(&r, "mac_drops"), n(&r, "stream_losses"));
     eprintln!("model {model}, MAC {mac}, stream {stream}");
     assert!(mac > 0.0 && model > 0.0, "the test needs both kinds: {r}");
     assert_eq!(stream - mac, model, "{r}");
     // The summary's queue drops of the AP's downlink ports are the model's congestion drops:
     // MAC drops are never among them.
-    let radio = s
-        .links
-        .iter()
-        .find(|l| l.name == "air")
-        .unwrap()
-        .radio
-        .as_ref()
-        .unwrap();
+    let radio = s.links.iter().find(|l| l.name == "air").unwrap().radio.as_ref().unwrap();
     let down = |f: fn(&rove_sim::link::wifi::counters::RadioPortSummary) -> u64| -> u64 {
-        radio
-            .ports
-            .iter()
-            .filter(|p| !p.port.ends_with(":up"))
-            .map(f)
-            .sum()
+        radio.ports.iter().filter(|p| !p.port.ends_with(":up")).map(f).sum()
     };
     assert_eq!(down(|p| p.overflow_drops + p.codel_drops) as f64, model);
     assert_eq!(down(|p| p.mac_drops) as f64, mac);
@@ -100,10 +84,7 @@ fn the_controllers_report_is_in_the_summary() {
     assert_eq!(entries[0]["index"], 0);
     assert_eq!(entries[0]["report"], report(&w));
     let (_, plain) = run(&congested_ap("2s", "30pkt", "22dB", 1, ""));
-    assert!(serde_json::to_value(&plain)
-        .unwrap()
-        .get("controllers")
-        .is_none());
+    assert!(serde_json::to_value(&plain).unwrap().get("controllers").is_none());
 }
 
 #[test]
@@ -113,13 +94,7 @@ fn a_mac_drop_is_never_labelled_congestion() {
     let r = report(&w);
     assert!(n(&r, "mac_drops") > 0.0, "{r}");
     assert_eq!(n(&r, "congestion_drops"), 0.0, "{r}");
-    assert_eq!(
-        r["labels"][1].as_u64().unwrap()
-            + r["labels"][2].as_u64().unwrap()
-            + r["labels"][3].as_u64().unwrap(),
-        0,
-        "{r}"
-    );
+    assert_eq!(r["labels"][1].as_u64().unwrap() + r["labels"][2].as_u64().unwrap() + r["labels"][3].as_u64().unwrap(), 0, "{r}");
 }
 
 /// The bytes the sampler counts at full size equal Eq. 1 with the rates the run measured
@@ -129,11 +104,7 @@ fn a_mac_drop_is_never_labelled_congestion() {
 fn sampled_load_equals_eq1_and_redundancy_removal_cuts_it() {
     let (w, _) = run(&congested_ap("10s", "100pkt", "30dB", 1, "act = false"));
     let r = report(&w);
-    let (full, eq1, sent) = (
-        n(&r, "load_full_kbytes_s"),
-        n(&r, "eq1_kbytes_s"),
-        n(&r, "load_sent_kbytes_s"),
-    );
+    let (full, eq1, sent) = (n(&r, "load_full_kbytes_s"), n(&r, "eq1_kbytes_s"), n(&r, "load_sent_kbytes_s"));
     eprintln!("full {full}, Eq. 1 {eq1}, changed fields only {sent}");
     assert!((full - eq1).abs() < 1e-9 * eq1, "{r}");
     assert!(sent < full, "{r}");
@@ -143,14 +114,7 @@ fn sampled_load_equals_eq1_and_redundancy_removal_cuts_it() {
 #[test]
 fn observing_only_leaves_the_run_unchanged() {
     let plain = run(&congested_ap("5s", "30pkt", "22dB", 1, "")).1;
-    let observed = run(&congested_ap(
-        "5s",
-        "30pkt",
-        "22dB",
-        1,
-        "act = false\nrecord = true",
-    ))
-    .1;
+    let observed = run(&congested_ap("5s", "30pkt", "22dB", 1, "act = false\nrecord = true")).1;
     for (a, b) in plain.flows.iter().zip(&observed.flows) {
         assert_eq!(a.bytes_delivered, b.bytes_delivered);
         assert_eq!(a.retrans_rate, b.retrans_rate);
@@ -159,33 +123,15 @@ fn observing_only_leaves_the_run_unchanged() {
 
 #[test]
 fn recorded_items_carry_the_next_windows_class() {
-    let (w, _) = run(&congested_ap(
-        "5s",
-        "30pkt",
-        "22dB",
-        1,
-        "act = false\nrecord = true\nhorizon = \"20ms\"",
-    ));
+    let (w, _) = run(&congested_ap("5s", "30pkt", "22dB", 1, "act = false\nrecord = true\nhorizon = \"20ms\""));
     let log = w.controllers[0].as_ref().unwrap().features().unwrap();
     let col = |name: &str| &log.values[log.names.iter().position(|n| *n == name).unwrap()];
     let (ratio, class) = (col("loss_ratio_next"), col("loss_class_next"));
     let labelled = ratio.iter().filter(|v| !v.is_nan()).count();
     // Rows of the last 20 ms wait for their labels; every other has one.
-    assert!(
-        labelled >= ratio.len() - 3 * 5 && labelled > 1000,
-        "{labelled} of {}",
-        ratio.len()
-    );
+    assert!(labelled >= ratio.len() - 3 * 5 && labelled > 1000, "{labelled} of {}", ratio.len());
     for (r, c) in ratio.iter().zip(class).filter(|(r, _)| !r.is_nan()) {
-        let expect = if *r < 0.01 {
-            0.0
-        } else if *r < 0.05 {
-            1.0
-        } else if *r < 0.12 {
-            2.0
-        } else {
-            3.0
-        };
+        let expect = if *r < 0.01 { 0.0 } else if *r < 0.05 { 1.0 } else if *r < 0.12 { 2.0 } else { 3.0 };
         assert_eq!(*c, expect);
     }
 }
@@ -204,22 +150,10 @@ fn oal_cuts_cubics_congestion_losses_at_a_small_throughput_cost() {
     let keys = "horizon = \"20ms\"\nmin_samples_leaf = 20\nhold = \"200ms\"";
     let (wc, sc) = run(&congested_ap("30s", "30pkt", "22dB", 3, "act = false"));
     let (wo, so) = run(&congested_ap("30s", "30pkt", "22dB", 3, keys));
-    let (lc, lo) = (
-        n(&report(&wc), "congestion_loss_ratio"),
-        n(&report(&wo), "congestion_loss_ratio"),
-    );
+    let (lc, lo) = (n(&report(&wc), "congestion_loss_ratio"), n(&report(&wo), "congestion_loss_ratio"));
     let tput = |s: &rove_world::Summary| s.flows.iter().map(|f| f.goodput_mbps).sum::<f64>();
     let (tc, to) = (tput(&sc), tput(&so));
-    eprintln!(
-        "CUBIC: loss {lc:.4}, {tc:.2} Mbit/s; OAL: loss {lo:.4}, {to:.2} Mbit/s; {}",
-        report(&wo)
-    );
-    assert!(
-        to >= 0.9 * tc,
-        "OAL cost more than 10 % of the throughput: {to} vs {tc}"
-    );
-    assert!(
-        lo < 0.9 * lc,
-        "OAL did not cut the congestion-loss ratio by 10 %: {lo} vs {lc}"
-    );
+    eprintln!("CUBIC: loss {lc:.4}, {tc:.2} Mbit/s; OAL: loss {lo:.4}, {to:.2} Mbit/s; {}", report(&wo));
+    assert!(to >= 0.9 * tc, "OAL cost more than 10 % of the throughput: {to} vs {tc}");
+    assert!(lo < 0.9 * lc, "OAL did not cut the congestion-loss ratio by 10 %: {lo} vs {lc}");
 }

@@ -107,7 +107,10 @@ fn outcome(w: &World, s: &Summary, mbps: u32) -> Outcome {
         delay_max_ms: c.app_delay.max().unwrap() as f64 / 1e6,
         busy_share: busy as f64 / windows.max(1) as f64,
         active_mean: active,
-        active_end: mp.receiver_telemetry.as_ref().map(|t| t["active_subflows"]),
+        active_end: mp
+            .receiver_telemetry
+            .as_ref()
+            .map(|t| t["active_subflows"]),
     }
 }
 

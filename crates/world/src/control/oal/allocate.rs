@@ -44,12 +44,7 @@ pub fn utility(c: f64, x: f64, l: f64) -> f64 {
 /// shifted right by the scale), never above what the client advertised (`advertised_bytes`,
 /// itself as its field carries it), and never below `floor_bytes` unless the client advertised
 /// less. Returns the window the sender will read (`field << wscale`).
-pub fn rewritten_window(
-    advertised_bytes: u64,
-    target_bytes: u64,
-    floor_bytes: u64,
-    wscale: u8,
-) -> u64 {
+pub fn rewritten_window(advertised_bytes: u64, target_bytes: u64, floor_bytes: u64, wscale: u8) -> u64 {
     if target_bytes >= advertised_bytes {
         return advertised_bytes;
     }
@@ -99,12 +94,7 @@ mod tests {
         for _ in 0..2000 {
             let mut moved = 0.0f64;
             for i in 0..n {
-                let others: f64 = x
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| j != i)
-                    .map(|(_, v)| v)
-                    .sum();
+                let others: f64 = x.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, v)| v).sum();
                 let u = |xi: f64| utility(c[i], xi, drop_ratio(capacity, others + xi));
                 let (mut a, mut b) = (1e-9 * capacity, 4.0 * capacity);
                 let g = (5f64.sqrt() - 1.0) / 2.0;
@@ -130,11 +120,7 @@ mod tests {
     #[test]
     fn eq5_rates_sum_to_capacity_and_match_the_numeric_equilibrium() {
         let capacity = 20e6;
-        for relative in [
-            vec![1.0, 1.0, 1.0],
-            vec![1.0, 4.0, 9.0],
-            vec![0.2, 3.0, 1.0, 7.5],
-        ] {
+        for relative in [vec![1.0, 1.0, 1.0], vec![1.0, 4.0, 9.0], vec![0.2, 3.0, 1.0, 7.5]] {
             let mut x = vec![0.0; relative.len()];
             utility_rates(capacity, &relative, &mut x);
             let sum: f64 = x.iter().sum();
@@ -165,22 +151,13 @@ mod tests {
             assert_eq!(written, 12_345 * unit, "wscale {wscale}");
             assert_eq!(written >> wscale, 12_345);
             // A target above the advertisement leaves the advertisement.
-            assert_eq!(
-                rewritten_window(advertised, advertised * 3, 0, wscale),
-                advertised
-            );
+            assert_eq!(rewritten_window(advertised, advertised * 3, 0, wscale), advertised);
             // An advertisement not a multiple of the unit is never raised.
             let odd = advertised - 1;
             assert!(rewritten_window(odd, u64::MAX >> 20, 0, wscale) <= odd);
             // The floor rounds up to whole units, but not above the advertisement.
-            assert_eq!(
-                rewritten_window(advertised, 0, 2896, wscale),
-                2896u64.div_ceil(unit) * unit
-            );
-            assert_eq!(
-                rewritten_window(1000, 0, 2896, wscale),
-                (1000 >> wscale) << wscale
-            );
+            assert_eq!(rewritten_window(advertised, 0, 2896, wscale), 2896u64.div_ceil(unit) * unit);
+            assert_eq!(rewritten_window(1000, 0, 2896, wscale), (1000 >> wscale) << wscale);
         }
         // Hand values: wscale 7 (Linux's for a 6 MB buffer), target 100 kB → field 781.
         assert_eq!(rewritten_window(6_291_456, 100_000, 0, 7), 781 * 128);

@@ -253,22 +253,11 @@ mod tests {
         assert_eq!(t.nodes[0].feature, 1);
         assert_eq!(t.nodes[0].threshold, 5.5);
         for i in 0..10 {
-            assert_eq!(
-                t.predict(&[0.0, f64::from(i)]),
-                Some(if i > 5 { 2 } else { 0 })
-            );
+            assert_eq!(t.predict(&[0.0, f64::from(i)]), Some(if i > 5 { 2 } else { 0 }));
         }
         // With a leaf of at least 50 rows the only split allowed is at the median (4.5):
         // impure, and the left side (0..4) is all class 0.
-        let t = ClassTree::fit(
-            &x,
-            &y,
-            2,
-            TreeParams {
-                min_samples_leaf: 50,
-                ..LOOSE
-            },
-        );
+        let t = ClassTree::fit(&x, &y, 2, TreeParams { min_samples_leaf: 50, ..LOOSE });
         assert_eq!(t.nodes[0].threshold, 4.5);
         assert_eq!(t.n_nodes(), 3);
     }

@@ -87,8 +87,8 @@ use rove_scenario::Scenario;
 use rove_sim::link::AnyLink;
 use rove_sim::{Nanos, NS_PER_S};
 use sampler::ApSampler;
-use std::sync::{Arc, Mutex};
 use trainer::Trainer;
+use std::sync::{Arc, Mutex};
 use window::{loss_class, Tick, TickWindow, AP_FEATURES, N_AP_FEATURES};
 
 /// The features of a flow's cwnd regression (seed-004 Table 5, noise left out: not modelled).
@@ -135,11 +135,7 @@ struct FlowWindow {
 impl FlowWindow {
     fn push(&mut self, v: (u64, u64, u64)) {
         let old = self.arrivals[self.next];
-        self.sum = (
-            self.sum.0 - old.0 + v.0,
-            self.sum.1 - old.1 + v.1,
-            self.sum.2 - old.2 + v.2,
-        );
+        self.sum = (self.sum.0 - old.0 + v.0, self.sum.1 - old.1 + v.1, self.sum.2 - old.2 + v.2);
         self.arrivals[self.next] = v;
         self.next = (self.next + 1) % self.arrivals.len();
     }
@@ -304,12 +300,7 @@ fn err(key: &str, message: impl Into<String>) -> ComponentError {
     }
 }
 
-fn whole(
-    p: &ComponentParams,
-    key: &'static str,
-    default: usize,
-    min: usize,
-) -> Result<usize, ComponentError> {
+fn whole(p: &ComponentParams, key: &'static str, default: usize, min: usize) -> Result<usize, ComponentError> {
     match p.number(key)? {
         None => Ok(default),
         Some(v) if v.fract() == 0.0 && v >= min as f64 && v <= 1e9 => Ok(v as usize),
@@ -317,39 +308,17 @@ fn whole(
     }
 }
 
-fn load_model(
-    p: &ComponentParams,
-    key: &'static str,
-    scenario: &Scenario,
-    names: &[&str],
-) -> Result<Option<TreeModel>, ComponentError> {
+fn load_model(p: &ComponentParams, key: &'static str, scenario: &Scenario, names: &[&str]) -> Result<Option<TreeModel>, ComponentError> {
     let Some(path) = p.path(key, scenario)? else {
         return Ok(None);
     };
     let m = TreeModel::load(&path).map_err(|e| err(key, e.to_string()))?;
     if m.n_features() != names.len() {
-        return Err(err(
-            key,
-            format!(
-                "{} takes {} features; it must take {} ({})",
-                m.file(),
-                m.n_features(),
-                names.len(),
-                names.join(", ")
-            ),
-        ));
+        return Err(err(key, format!("{} takes {} features; it must take {} ({})", m.file(), m.n_features(), names.len(), names.join(", "))));
     }
     if let Some(trained) = m.feature_names() {
         if trained.iter().zip(names).any(|(a, b)| a != b) {
-            return Err(err(
-                key,
-                format!(
-                    "{} was trained on columns {}; it must be {}",
-                    m.file(),
-                    trained.join(", "),
-                    names.join(", ")
-                ),
-            ));
+            return Err(err(key, format!("{} was trained on columns {}; it must be {}", m.file(), trained.join(", "), names.join(", "))));
         }
     }
     Ok(Some(m))
@@ -357,21 +326,13 @@ fn load_model(
 
 impl Oal {
     /// The simulator's controller: the logic, and its monitor placed at the cell's entry.
-    pub fn build(
-        p: &ComponentParams,
-        scenario: &Scenario,
-    ) -> Result<Box<dyn Controller>, ComponentError> {
+    pub fn build(p: &ComponentParams, scenario: &Scenario) -> Result<Box<dyn Controller>, ComponentError> {
         let oal = Oal::new(p, scenario)?;
         let element = Placed {
             link: oal.link,
-            element: Box::new(MonitorElement {
-                shared: oal.monitor.clone(),
-            }),
+            element: Box::new(MonitorElement { shared: oal.monitor.clone() }),
         };
-        Ok(Box::new(OalController {
-            oal,
-            element: Some(element),
-        }))
+        Ok(Box::new(OalController { oal, element: Some(element) }))
     }
 
     /// The logic from the controller's keys (checked: unknown keys and bad values are errors).
@@ -379,13 +340,7 @@ impl Oal {
         let link = p.link("link", scenario)?;
         let spec = &scenario.links[link];
         if spec.kind != "wifi" {
-            return Err(err(
-                "link",
-                format!(
-                    "{:?} is a {:?} link; OAL runs on a WiFi cell (kind = \"wifi\")",
-                    spec.name, spec.kind
-                ),
-            ));
+            return Err(err("link", format!("{:?} is a {:?} link; OAL runs on a WiFi cell (kind = \"wifi\")", spec.name, spec.kind)));
         }
         // The AP it runs on (one of several on the channel: crates/sim link/wifi/bss.rs), and
         // its stations.
@@ -402,8 +357,7 @@ impl Oal {
         let own: Vec<bool> = station_ap.iter().map(|&a| a == ap).collect();
         let stations = own.iter().filter(|&&o| o).count();
         // Neighbours: the other WiFi cells' APs and the other APs on this channel.
-        let neighbours =
-            scenario.links.iter().filter(|l| l.kind == "wifi").count() - 1 + aps.len() - 1;
+        let neighbours = scenario.links.iter().filter(|l| l.kind == "wifi").count() - 1 + aps.len() - 1;
         let positive = |key: &'static str, default: Nanos| -> Result<Nanos, ComponentError> {
             match p.time(key)? {
                 None => Ok(default),
@@ -417,14 +371,7 @@ impl Oal {
         let retrain_ns = positive("retrain", NS_PER_S)?; // §5.4: every second
         for (key, ns) in [("window", window_ns), ("horizon", horizon_ns)] {
             if ns % tick_ns != 0 {
-                return Err(err(
-                    key,
-                    format!(
-                        "{} ms is not a whole number of ticks (every = {} ms)",
-                        ns as f64 / 1e6,
-                        tick_ns as f64 / 1e6
-                    ),
-                ));
+                return Err(err(key, format!("{} ms is not a whole number of ticks (every = {} ms)", ns as f64 / 1e6, tick_ns as f64 / 1e6)));
             }
         }
         let items_cap = whole(p, "items", 10_000, 1)?; // §5.4
@@ -436,14 +383,9 @@ impl Oal {
         };
         let fixed_model = load_model(p, "model", scenario, AP_FEATURES)?;
         if let Some(m) = &fixed_model {
-            let ok = m
-                .classes()
-                .is_some_and(|c| c.iter().all(|l| l.as_index().is_some_and(|k| k < 4)));
+            let ok = m.classes().is_some_and(|c| c.iter().all(|l| l.as_index().is_some_and(|k| k < 4)));
             if !ok {
-                return Err(err(
-                    "model",
-                    format!("{} is not a classifier of the loss classes 0-3", m.file()),
-                ));
+                return Err(err("model", format!("{} is not a classifier of the loss classes 0-3", m.file())));
             }
         }
         let allocation = match p.string("allocation")?.as_deref() {
@@ -452,9 +394,7 @@ impl Oal {
             Some(other) => return Err(err("allocation", format!("unknown allocation {other:?}; accepted: \"utility\" (Eq. 5), \"fraction\" (the per-class rule)"))),
         };
         let cwnd_model = load_model(p, "cwnd_model", scenario, CWND_FEATURES)?;
-        let floor_bytes = p
-            .size("min_window")?
-            .unwrap_or(2 * u64::from(rove_tcp::MSS));
+        let floor_bytes = p.size("min_window")?.unwrap_or(2 * u64::from(rove_tcp::MSS));
         let act = p.boolean("act")?.unwrap_or(true);
         let hold_ns = p.time("hold")?.unwrap_or(0);
         let record = p.boolean("record")?.unwrap_or(false);
@@ -465,11 +405,7 @@ impl Oal {
             if f.multipath.is_some() {
                 continue;
             }
-            if let Some(h) = f
-                .path
-                .iter()
-                .find(|h| h.link == link && h.port % 2 == 0 && own[h.port as usize / 2])
-            {
+            if let Some(h) = f.path.iter().find(|h| h.link == link && h.port % 2 == 0 && own[h.port as usize / 2]) {
                 flows[i] = FlowSeen {
                     tracked: true,
                     station: h.port as usize / 2,
@@ -486,10 +422,7 @@ impl Oal {
                 tracked.iter().zip(&w).for_each(|(&i, &v)| weights[i] = v)
             }
             Some(w) => {
-                let names: Vec<&str> = tracked
-                    .iter()
-                    .map(|&i| scenario.flows[i].name.as_str())
-                    .collect();
+                let names: Vec<&str> = tracked.iter().map(|&i| scenario.flows[i].name.as_str()).collect();
                 return Err(err("weights", format!("{} weights given; give one positive number per downlink flow through the cell, in order: {}", w.len(), names.join(", "))));
             }
         }
@@ -497,17 +430,12 @@ impl Oal {
         let window_ticks = (window_ns / tick_ns) as usize;
         let horizon_ticks = (horizon_ns / tick_ns) as usize;
         let record = record.then(|| {
-            let names: Vec<&'static str> =
-                AP_FEATURES.iter().chain(FLOW_COLUMNS).copied().collect();
+            let names: Vec<&'static str> = AP_FEATURES.iter().chain(FLOW_COLUMNS).copied().collect();
             FeatureLog {
                 values: vec![Vec::new(); names.len()],
                 names,
                 // Which AP's rows, when the channel has several.
-                tags: if aps.len() > 1 {
-                    vec![("ap", aps[ap].clone())]
-                } else {
-                    Vec::new()
-                },
+                tags: if aps.len() > 1 { vec![("ap", aps[ap].clone())] } else { Vec::new() },
                 ..Default::default()
             }
         });
@@ -539,19 +467,9 @@ impl Oal {
             pending: vec![None; horizon_ticks],
             pending_next: 0,
             flow_windows: (0..n_flows)
-                .map(|_| FlowWindow {
-                    arrivals: vec![(0, 0, 0); window_ticks],
-                    next: 0,
-                    sum: (0, 0, 0),
-                })
+                .map(|_| FlowWindow { arrivals: vec![(0, 0, 0); window_ticks], next: 0, sum: (0, 0, 0) })
                 .collect(),
-            items: Items {
-                x: vec![0.0; items_cap * N_AP_FEATURES],
-                y: vec![0; items_cap],
-                next: 0,
-                len: 0,
-                cap: items_cap,
-            },
+            items: Items { x: vec![0.0; items_cap * N_AP_FEATURES], y: vec![0; items_cap], next: 0, len: 0, cap: items_cap },
             tree: ClassTree::default(),
             trainer: Trainer::Inline,
             train_x: Vec::new(),
@@ -632,11 +550,7 @@ impl Oal {
             f[3],
             self.sampler.station_signal(seen.station),
             f[2],
-            if pkts > 0 {
-                retrans as f64 / pkts as f64
-            } else {
-                0.0
-            },
+            if pkts > 0 { retrans as f64 / pkts as f64 } else { 0.0 },
         ]
     }
 }
@@ -669,8 +583,7 @@ impl Controller for OalController {
     }
 
     fn tick(&mut self, now: Nanos, world: &World, _actions: &mut Vec<ActionSpec>) {
-        self.oal
-            .step(now, &world.links, Some(&|i| world.sender_view(i, 0)));
+        self.oal.step(now, &world.links, Some(&|i| world.sender_view(i, 0)));
     }
 }
 
@@ -678,12 +591,7 @@ impl Oal {
     /// One tick at `now`: samples the cell (`links[link]`), takes the monitor's counts, labels,
     /// retrains, predicts, and sets the monitor's targets. `senders` gives a flow's true state
     /// for recorded rows (the simulator's; `None`: no rows are recorded).
-    pub fn step(
-        &mut self,
-        now: Nanos,
-        links: &[AnyLink],
-        senders: Option<&dyn Fn(usize) -> SenderView>,
-    ) {
+    pub fn step(&mut self, now: Nanos, links: &[AnyLink], senders: Option<&dyn Fn(usize) -> SenderView>) {
         let mut tick = Tick::default();
         self.sampler.sample(now, links, &mut tick);
         let n_flows = self.flow_windows.len();
@@ -753,10 +661,7 @@ impl Oal {
             self.next_retrain = now + self.retrain_ns;
             if self.items.len >= self.min_items && !self.trainer.busy() {
                 self.items.ordered(&mut self.train_x, &mut self.train_y);
-                if let Some(tree) =
-                    self.trainer
-                        .start(&mut self.train_x, &mut self.train_y, self.tree_params)
-                {
+                if let Some(tree) = self.trainer.start(&mut self.train_x, &mut self.train_y, self.tree_params) {
                     self.tree = tree;
                     self.report.retrains += 1;
                 }
@@ -769,11 +674,7 @@ impl Oal {
         if self.window.is_full() && now_class <= 1 {
             self.capacity_bps = Some(self.window.sum().tx_bytes * 8.0 / self.window_s);
         }
-        let predicted = if self.window.is_full() {
-            self.predict(&f)
-        } else {
-            None
-        };
+        let predicted = if self.window.is_full() { self.predict(&f) } else { None };
         if let Some(c) = predicted {
             self.report.predictions[c as usize] += 1;
         }
@@ -812,14 +713,10 @@ impl Oal {
             for (k, &i) in self.active.iter().enumerate() {
                 let cwnd_bytes = self.cwnd_estimate(&self.cwnd_row(i, &seen[i], &f)) * mss;
                 let target = match self.allocation {
-                    Allocation::Utility => seen[i]
-                        .min_rtt_ns()
-                        .map(|rtt| self.rates[k] / 8.0 * rtt as f64 / 1e9),
+                    Allocation::Utility => seen[i].min_rtt_ns().map(|rtt| self.rates[k] / 8.0 * rtt as f64 / 1e9),
                     Allocation::Fraction => Some(fraction_window(self.held_class, cwnd_bytes, mss)),
                 };
-                let t = target
-                    .filter(|&w| w < cwnd_bytes)
-                    .map(|w| w.max(0.0) as u64);
+                let t = target.filter(|&w| w < cwnd_bytes).map(|w| w.max(0.0) as u64);
                 targets.push((i, t));
             }
         }
@@ -833,15 +730,7 @@ impl Oal {
             }
         }
         if let Some(senders) = senders {
-            self.record_rows(
-                now,
-                senders,
-                &seen,
-                &targets,
-                &f,
-                (now_ratio, now_class, predicted),
-                slot,
-            );
+            self.record_rows(now, senders, &seen, &targets, &f, (now_ratio, now_class, predicted), slot);
         }
         self.seen = seen;
         self.targets = targets;
@@ -888,11 +777,7 @@ impl Oal {
                         now_ratio,
                         f64::from(now_class),
                         predicted.map_or(f64::NAN, f64::from),
-                        if targets.iter().any(|&(j, w)| j == i && w.is_some()) {
-                            1.0
-                        } else {
-                            0.0
-                        },
+                        if targets.iter().any(|&(j, w)| j == i && w.is_some()) { 1.0 } else { 0.0 },
                     ],
                     v.cc,
                     v.mode,
@@ -906,10 +791,7 @@ impl Oal {
                 log.subflow.push(-1);
                 log.cc.push(cc);
                 log.mode.push(mode);
-                let all = f
-                    .iter()
-                    .chain(vals.iter())
-                    .chain([f64::NAN, f64::NAN].iter());
+                let all = f.iter().chain(vals.iter()).chain([f64::NAN, f64::NAN].iter());
                 for (col, x) in log.values.iter_mut().zip(all) {
                     col.push(*x);
                 }

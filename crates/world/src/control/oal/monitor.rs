@@ -240,11 +240,10 @@ impl PathElement for MonitorElement {
 
     fn on_packet(&mut self, now: Nanos, packet: &mut Packet) -> Fate {
         let mut seen = Observed::of(packet);
-        self.shared.lock().expect("the run is single-threaded").see(
-            now,
-            packet.flow as usize,
-            &mut seen,
-        );
+        self.shared
+            .lock()
+            .expect("the run is single-threaded")
+            .see(now, packet.flow as usize, &mut seen);
         packet.rwnd_bytes = seen.rwnd_bytes;
         Fate::Pass
     }

@@ -74,11 +74,7 @@ impl<const F: usize> Record<F> {
         let changed = match &self.last {
             None => F,
             // Bit equality: NaN (a signal not modelled) is "unchanged" when it stays NaN.
-            Some(old) => old
-                .iter()
-                .zip(&v)
-                .filter(|(a, b)| a.to_bits() != b.to_bits())
-                .count(),
+            Some(old) => old.iter().zip(&v).filter(|(a, b)| a.to_bits() != b.to_bits()).count(),
         };
         self.last = Some(v);
         (size * changed as u64).div_ceil(F as u64)
@@ -133,9 +129,7 @@ impl ApSampler {
     /// Samples the cell at `now`: fills the counter part of `tick` (deltas since the last
     /// call, and the state now) and accounts the records sent.
     pub fn sample(&mut self, now: Nanos, links: &[AnyLink], tick: &mut Tick) {
-        let radio = links[self.link]
-            .radio()
-            .expect("OAL's link is a WiFi cell (checked at build)");
+        let radio = links[self.link].radio().expect("OAL's link is a WiFi cell (checked at build)");
         self.rows.clear();
         radio.sample_radio(now, self.link as u32, &mut self.rows);
         let r = &self.rows;
@@ -209,23 +203,11 @@ impl ApSampler {
             }
             self.prev[port] = now_c;
         }
-        tick.signal_db = if signal_n > 0 {
-            signal_sum / signal_n as f64
-        } else {
-            f64::NAN
-        };
-        tick.tx_bitrate_mbps = if rate_n > 0 {
-            rate_sum / rate_n as f64
-        } else {
-            0.0
-        };
+        tick.signal_db = if signal_n > 0 { signal_sum / signal_n as f64 } else { f64::NAN };
+        tick.tx_bitrate_mbps = if rate_n > 0 { rate_sum / rate_n as f64 } else { 0.0 };
         if let Some(row) = first_own {
             // The AP's survey (the same on each of its rows).
-            let survey = [
-                r.survey_busy_ms[row],
-                r.survey_tx_ms[row],
-                r.survey_rx_ms[row],
-            ];
+            let survey = [r.survey_busy_ms[row], r.survey_tx_ms[row], r.survey_rx_ms[row]];
             tick.busy_ns += (survey[0] - self.prev_survey_ms[0]) * 1e6;
             tick.tx_ns += (survey[1] - self.prev_survey_ms[1]) * 1e6;
             tick.rx_ns += (survey[2] - self.prev_survey_ms[2]) * 1e6;
@@ -291,8 +273,7 @@ mod tests {
         assert!((r_s - drop_term - 283.59375).abs() < 1e-12);
         // The printed simplification: 15.625z + 15.625 + 11.718x + 0.316y + 0.0468rη + 0.0625r,
         // with 0.3125 for 0.316 and 11.71875, 0.046875 unrounded.
-        let simplified =
-            15.625 * 10.0 + 15.625 + 11.71875 + 0.3125 * 20.0 + 0.046875 * 150.0 + 0.0625 * 1500.0;
+        let simplified = 15.625 * 10.0 + 15.625 + 11.71875 + 0.3125 * 20.0 + 0.046875 * 150.0 + 0.0625 * 1500.0;
         assert!((simplified - r_s).abs() < 1e-12);
     }
 

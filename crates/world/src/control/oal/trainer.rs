@@ -57,14 +57,7 @@ impl Trainer {
                 // Ends when the trainer (its sender) is dropped.
                 while let Ok(job) = inbox.recv() {
                     let tree = ClassTree::fit(&job.x, &job.y, N_AP_FEATURES, job.params);
-                    if outbox
-                        .send(Done {
-                            tree,
-                            x: job.x,
-                            y: job.y,
-                        })
-                        .is_err()
-                    {
+                    if outbox.send(Done { tree, x: job.x, y: job.y }).is_err() {
                         return;
                     }
                 }
@@ -84,20 +77,11 @@ impl Trainer {
 
     /// Trains on the items in `x`, `y`: the tree at once (inline), or `None` and later from
     /// [`Trainer::finished`] (background; the buffers go with the items and come back).
-    pub fn start(
-        &mut self,
-        x: &mut Vec<f64>,
-        y: &mut Vec<u8>,
-        params: TreeParams,
-    ) -> Option<ClassTree> {
+    pub fn start(&mut self, x: &mut Vec<f64>, y: &mut Vec<u8>, params: TreeParams) -> Option<ClassTree> {
         match self {
             Trainer::Inline => Some(ClassTree::fit(x, y, N_AP_FEATURES, params)),
             Trainer::Background(w) => {
-                let job = Job {
-                    x: std::mem::take(x),
-                    y: std::mem::take(y),
-                    params,
-                };
+                let job = Job { x: std::mem::take(x), y: std::mem::take(y), params };
                 w.busy = w.jobs.send(job).is_ok();
                 None
             }
@@ -136,14 +120,8 @@ mod tests {
             y.push(if row[0] > 0.5 && row[5] > 0.2 { 3 } else { 0 });
             x.extend(row);
         }
-        let params = TreeParams {
-            min_samples_split: 20,
-            min_samples_leaf: 10,
-            max_depth: 8,
-        };
-        let inline = Trainer::Inline
-            .start(&mut x.clone(), &mut y.clone(), params)
-            .expect("at once");
+        let params = TreeParams { min_samples_split: 20, min_samples_leaf: 10, max_depth: 8 };
+        let inline = Trainer::Inline.start(&mut x.clone(), &mut y.clone(), params).expect("at once");
         let mut t = Trainer::background(|| {});
         let (mut bx, mut by) = (x.clone(), y.clone());
         assert!(t.start(&mut bx, &mut by, params).is_none());
@@ -153,10 +131,7 @@ mod tests {
             if let Some(tree) = t.finished(&mut bx, &mut by) {
                 break tree;
             }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the worker never finished"
-            );
+            assert!(std::time::Instant::now() < deadline, "the worker never finished");
             std::thread::sleep(std::time::Duration::from_millis(1));
         };
         assert_eq!(tree, inline);
