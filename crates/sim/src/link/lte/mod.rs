@@ -36,7 +36,10 @@
 //! sending a scheduling request at its next opportunity (`sr_period`), the eNodeB granting
 //! `grant_delay` later, the PUSCH `pusch_delay` after the grant, and grants of up to
 //! `uplink_rate` × 1 ms every `bsr_grant_interval` while the UE's buffer status reports show
-//! data.
+//! data. **Uplink HARQ** (`uplink_bler` > 0, every uplink): each transport block (a grant's, a
+//! PUSCH's, a packet's) fails a transmission with probability `uplink_bler` and is retransmitted
+//! 8 ms later, lost after `uplink_harq_max` transmissions; packets are released in sequence
+//! (`uplink_in_order`).
 //!
 //! **Channel** ([`channel`]): a fixed mean SINR (`snr`) or one from the UE's distance, moving
 //! along a line at `speed` (`backward`: away from the eNodeB, `forward`: towards it, passing it
@@ -62,7 +65,9 @@
 //!   (SINR = SNR) and no shadowing.
 //! - [GAP] a retransmission is sent exactly 8 ms after the previous transmission, ahead of new
 //!   data (the downlink HARQ is asynchronous; eNodeBs commonly retransmit at the earliest).
-//! - [GAP] the uplink is not scheduled among UEs, has no errors and no HARQ; with
+//! - [GAP] the uplink is not scheduled among UEs; its errors (`uplink_bler`, default 0: none)
+//!   are drawn independently per transmission (no combining gain), a retransmission takes no
+//!   grant capacity, no t-Reordering timer ([`Lte::ul_block`]); with
 //!   `uplink = "grants"` grants are periodic and of fixed size per UE (no scheduling request,
 //!   no buffer status report: those are `"sr_bsr"`'s, with its own [GAP]s).
 //! - [GAP] handover: decided on the mean SINR (no fading, no L3 filter, no time to trigger);
@@ -159,6 +164,10 @@ struct UeState {
     ul_bytes: u64,
     ul_grant: (Nanos, u64),
     ul_busy_until: Nanos,
+    /// Uplink HARQ (`uplink_bler` > 0): the grant being filled's transport block (its grant
+    /// instant, and its packets' release: `None` if lost), and the last release so far.
+    ul_tb: Option<(Nanos, Option<Nanos>)>,
+    ul_release: Nanos,
     /// `uplink = "sr_bsr"`: its buffer and MAC state.
     rg: RequestGrant,
     /// The eNodeB serving it (0 with one cell), and the end of its handover interruption.
@@ -216,6 +225,8 @@ pub struct Lte {
     delay_ns: Nanos,
     ues: Vec<UeState>,
     rng: Stream,
+    /// Uplink HARQ's draws (its own stream: the downlink's draws are unchanged).
+    ul_rng: Stream,
     /// The service time the model last asked for (a call at another time is stale).
     next_service: Option<Nanos>,
     /// The last TTI served (its start).
@@ -257,6 +268,8 @@ impl Lte {
                     ul_bytes: 0,
                     ul_grant: (0, 0),
                     ul_busy_until: 0,
+                    ul_tb: None,
+                    ul_release: 0,
                     rg: RequestGrant::default(),
                     serving: 0,
                     interrupted_until: 0,
@@ -278,6 +291,7 @@ impl Lte {
             delay_ns: spec.delay_ns,
             ues,
             rng: Stream::new(run_seed, &label("harq")),
+            ul_rng: Stream::new(run_seed, &label("ul_harq")),
             next_service: None,
             last_tti: None,
             ul_next: None,
@@ -634,6 +648,19 @@ impl Lte {
         self.stats.sojourn.record(sent_at - now);
         u.ul_pending.push_back((done, packet.bytes));
         u.ul_bytes += u64::from(packet.bytes);
+        // One transport block per grant (its packets share its fate) or per packet.
+        let release = match (self.p.uplink, u.ul_tb) {
+            (Uplink::Grants, Some((g, r))) if g == sent_at => r,
+            _ => {
+                let r = self.ul_block(i, done);
+                self.ues[i].ul_tb = Some((sent_at, r));
+                r
+            }
+        };
+        let Some(done) = release else {
+            self.ul_lost(i, packet.id, out);
+            return None;
+        };
         self.stats.departed_bytes += u64::from(packet.bytes);
         self.stats.departed_pkts += 1;
         self.counters[2 * i + 1].tx_packets += 1;
@@ -643,6 +670,58 @@ impl Lte {
             at: done + self.delay_ns,
         });
         None
+    }
+
+    /// Uplink HARQ (TS 36.213 8 and 9.1.2, TS 36.321 5.4.2.2: synchronous, a failed PUSCH
+    /// transmission in subframe n is NACKed on the PHICH in n + 4 and retransmitted in n + 8):
+    /// the fate of UE `i`'s transport block whose first transmission ends at `end`. Each
+    /// transmission fails with probability `uplink_bler` (independently: [GAP] no combining
+    /// gain); after `uplink_harq_max` failures the block is lost (`None`). Otherwise its packets
+    /// are released when it is decoded, and not before an earlier block's (the eNodeB's RLC
+    /// delivers in sequence, TS 36.322 5.1.2.2 and 5.1.3.2: a block sent while an earlier one is retransmitted
+    /// waits for it; `uplink_in_order = false`, the ablation: released at its own decoding).
+    /// With `uplink_bler` = 0 no draw: released at `end`.
+    fn ul_block(&mut self, i: usize, end: Nanos) -> Option<Nanos> {
+        if self.p.uplink_bler == 0.0 {
+            return Some(end);
+        }
+        let c = &mut self.counters[2 * i + 1];
+        let mut n = 1;
+        let ok = loop {
+            if self.ul_rng.uniform() >= self.p.uplink_bler {
+                break true;
+            }
+            c.phy_errors += 1;
+            if n == self.p.uplink_harq_max {
+                break false;
+            }
+            n += 1;
+        };
+        c.tx_retries += u64::from(n - 1);
+        let u = &mut self.ues[i];
+        let own = end + u64::from(n - 1) * HARQ_RTT_NS;
+        let decided = if self.p.uplink_in_order {
+            own.max(u.ul_release)
+        } else {
+            own
+        };
+        u.ul_release = decided;
+        if ok {
+            Some(decided)
+        } else {
+            c.harq_failures += 1;
+            None
+        }
+    }
+
+    /// A packet of UE `i`'s uplink in a lost transport block: a MAC drop.
+    fn ul_lost(&mut self, i: usize, id: PacketId, out: &mut Vec<LinkOutput>) {
+        out.push(LinkOutput::Drop {
+            id,
+            reason: DropReason::MacRetryLimit,
+        });
+        self.stats.mac_drops += 1;
+        self.counters[2 * i + 1].mac_drops += 1;
     }
 
     /// `sr_bsr`: buffers a packet in UE `i`'s uplink (dropped if `rlc_buffer` is full); returns
@@ -684,16 +763,29 @@ impl Lte {
         };
         self.ul_last_tti = Some(now);
         let max_grant_bytes = self.p.uplink_bps * TTI_NS / 8 / 1_000_000_000;
-        let (stats, counters, delay_ns) = (&mut self.stats, &mut self.counters, self.delay_ns);
-        for (i, u) in self.ues.iter_mut().enumerate() {
-            u.rg.tti(now, &p, max_grant_bytes, |s| {
-                stats.sojourn.record(s.sent_at - s.arrived_at);
-                stats.departed_bytes += u64::from(s.bytes);
-                stats.departed_pkts += 1;
-                counters[2 * i + 1].tx_packets += 1;
-                counters[2 * i + 1].tx_bytes += u64::from(s.bytes);
-                out.push(request_grant::delivery(&s, delay_ns));
-            });
+        let mut sent = Vec::new();
+        for i in 0..self.ues.len() {
+            sent.clear();
+            let Some(pusch) = self.ues[i]
+                .rg
+                .tti(now, &p, max_grant_bytes, |s| sent.push(s))
+            else {
+                continue;
+            };
+            // One transport block per PUSCH: its packets share its fate.
+            let release = self.ul_block(i, pusch + TTI_NS);
+            for s in &sent {
+                self.stats.sojourn.record(s.sent_at - s.arrived_at);
+                let Some(at) = release else {
+                    self.ul_lost(i, s.id, out);
+                    continue;
+                };
+                self.stats.departed_bytes += u64::from(s.bytes);
+                self.stats.departed_pkts += 1;
+                self.counters[2 * i + 1].tx_packets += 1;
+                self.counters[2 * i + 1].tx_bytes += u64::from(s.bytes);
+                out.push(request_grant::delivery(s, self.delay_ns, at));
+            }
         }
         self.ul_next = self.ues.iter().any(|u| u.rg.busy()).then_some(now + TTI_NS);
     }

@@ -31,6 +31,9 @@ const OWN_KEYS: &[&str] = &[
     "sr_grant",
     "bsr_grant_interval",
     "uplink_rate",
+    "uplink_bler",
+    "uplink_harq_max",
+    "uplink_in_order",
     "tx_power",
     "noise_figure",
     "carrier",
@@ -77,6 +80,10 @@ const DEFAULT_CQI_PERIOD_NS: u64 = 5_000_000;
 /// Default `cqi_delay`: 4 ms, the CSI reference resource's n_CQI_ref = 4 for FDD (TS 36.213
 /// 7.2.3): the report the eNodeB uses describes the channel 4 ms earlier.
 const DEFAULT_CQI_DELAY_NS: u64 = 4_000_000;
+/// [GAP] Default `uplink_harq_max`: 4 transmissions of an uplink transport block, as the
+/// downlink's `harq_max_tx` (RRC configures the UE's maxHARQ-Tx, TS 36.321 5.4.2.1, one of
+/// TS 36.331's n1-n8, n10, n12, n16, n20, n24, n28).
+const DEFAULT_UPLINK_HARQ_MAX: u32 = 4;
 /// [GAP] Default `grant_period`: 5 ms (an SR periodicity of TS 36.213 Table 10.1.5-1).
 const DEFAULT_GRANT_PERIOD_NS: u64 = 5_000_000;
 /// The `uplink = "sr_bsr"` keys (they apply to that uplink only).
@@ -153,6 +160,14 @@ pub struct LteParams {
     pub uplink: Uplink,
     pub grant_period_ns: u64,
     pub uplink_bps: u64,
+    /// Probability that a transmission of an uplink transport block fails (0: no uplink
+    /// errors, no uplink HARQ).
+    pub uplink_bler: f64,
+    /// Transmissions of an uplink transport block before it is lost.
+    pub uplink_harq_max: u32,
+    /// Uplink packets released in order (the eNodeB's RLC reordering); `false`: the ablation,
+    /// each transport block's packets released at its own decoding.
+    pub uplink_in_order: bool,
     pub tx_power_dbm: f64,
     pub noise_figure_db: f64,
     pub carrier_hz: f64,
@@ -297,6 +312,28 @@ pub fn parse(t: &Table) -> Res<LteParams> {
             ))
         }
     };
+    let uplink_bler = match t.get("uplink_bler") {
+        None => 0.0,
+        Some(Value::Float(x)) if (0.0..1.0).contains(x) => *x,
+        Some(Value::Integer(0)) => 0.0,
+        Some(v) => {
+            return Err(bad(
+                "uplink_bler",
+                v,
+                "a probability from 0 to below 1 like 0.1",
+            ))
+        }
+    };
+    let uplink_harq_max = match t.get("uplink_harq_max") {
+        None => DEFAULT_UPLINK_HARQ_MAX,
+        Some(Value::Integer(n)) if (1..=28).contains(n) => *n as u32,
+        Some(v) => return Err(bad("uplink_harq_max", v, "an integer from 1 to 28")),
+    };
+    let uplink_in_order = match t.get("uplink_in_order") {
+        None => true,
+        Some(Value::Boolean(b)) => *b,
+        Some(v) => return Err(bad("uplink_in_order", v, "true or false")),
+    };
     let tx_power_dbm = match t.get("tx_power") {
         None => DEFAULT_TX_POWER_DBM,
         Some(v) => {
@@ -409,6 +446,9 @@ pub fn parse(t: &Table) -> Res<LteParams> {
         grant_period_ns,
         sample_interval_ns,
         uplink_bps,
+        uplink_bler,
+        uplink_harq_max,
+        uplink_in_order,
         tx_power_dbm,
         noise_figure_db,
         carrier_hz,
@@ -653,6 +693,20 @@ mod tests {
         assert_eq!(e.0, "scheduler");
         let e = parse(&table("grant_period = \"2.5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
         assert_eq!(e.0, "grant_period");
+        let e = parse(&table("uplink_bler = 1.0\n[ues.u1]\nsnr = 3")).unwrap_err();
+        assert_eq!(e.0, "uplink_bler");
+        let e = parse(&table("uplink_harq_max = 0\n[ues.u1]\nsnr = 3")).unwrap_err();
+        assert_eq!(e.0, "uplink_harq_max");
+        let p = parse(&table("[ues.u1]\nsnr = 3")).unwrap();
+        assert_eq!((p.uplink_bler, p.uplink_harq_max), (0.0, 4));
+        let p = parse(&table(
+            "uplink_bler = 0.1\nuplink_harq_max = 5\n[ues.u1]\nsnr = 3",
+        ))
+        .unwrap();
+        assert_eq!((p.uplink_bler, p.uplink_harq_max), (0.1, 5));
+        assert!(p.uplink_in_order);
+        let e = parse(&table("uplink_in_order = \"no\"\n[ues.u1]\nsnr = 3")).unwrap_err();
+        assert_eq!(e.0, "uplink_in_order");
         let e = parse(&table(
             "uplink = \"sr_bsr\"\nsr_period = \"3ms\"\n[ues.u1]\nsnr = 3",
         ))

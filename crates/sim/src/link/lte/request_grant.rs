@@ -134,23 +134,26 @@ impl RequestGrant {
     }
 
     /// Runs the TTI starting at `t`; `max_grant_bytes` is `uplink_rate` × 1 ms. Packets whose
-    /// last byte leaves go to `sent`.
+    /// last byte leaves go to `sent`. Returns the start of the PUSCH TTI of the PDU built (one
+    /// transport block), if the UE had a grant.
     pub fn tti(
         &mut self,
         t: Nanos,
         p: &SrBsrParams,
         max_grant_bytes: u64,
         mut sent: impl FnMut(Sent),
-    ) {
+    ) -> Option<Nanos> {
         let grant = self.grant(t, p, max_grant_bytes);
         if grant > 0 {
             self.build_pdu(t, grant, p, &mut sent);
+            return Some(t + p.pusch_delay_ns);
         } else if self.sr_pending
             && self.sr_grant_at.is_none()
             && (t / TTI_NS).is_multiple_of(p.sr_period_ns / TTI_NS)
         {
             self.sr_grant_at = Some(t + p.grant_delay_ns);
         }
+        None
     }
 
     /// The eNodeB's grant to this UE in TTI `t`, bytes (0: none).
@@ -211,11 +214,13 @@ impl RequestGrant {
     }
 }
 
-/// Delivers a sent packet: at the end of its PUSCH TTI plus the link's delay.
-pub fn delivery(s: &Sent, delay_ns: Nanos) -> LinkOutput {
+/// Delivers a sent packet: at its release (the end of its PUSCH TTI, later after uplink HARQ
+/// retransmissions) plus the link's delay.
+pub fn delivery(s: &Sent, delay_ns: Nanos, release: Nanos) -> LinkOutput {
+    debug_assert!(release >= s.sent_at + TTI_NS);
     LinkOutput::Deliver {
         id: s.id,
-        at: s.sent_at + TTI_NS + delay_ns,
+        at: release + delay_ns,
     }
 }
 
@@ -239,7 +244,7 @@ mod tests {
     fn run(u: &mut RequestGrant, from: u64, to: u64, max_grant: u64) -> Vec<(PacketId, u64)> {
         let mut out = Vec::new();
         for ms in from..to {
-            u.tti(ms * MS, &params(), max_grant, |s| {
+            let _ = u.tti(ms * MS, &params(), max_grant, |s| {
                 out.push((s.id, s.sent_at / MS))
             });
         }
