@@ -268,7 +268,6 @@ def analyse_effect(ctx: Context) -> Section:
                            "stream losses − MAC drops"], rows,
                           "the OAL controllers' reports, mean ± s.d. (iterations)"))
     oal = runs[runs["series"] == OAL.key]
-    cub = runs[runs["series"] == CUBIC.key]
     pred = oal["predicted_poor_bad"].sum() / max(1.0, oal["ticks"].sum())
     lab = oal["labelled_poor_bad"].sum() / max(1.0, oal["labelled"].sum())
     s.paragraphs.append(
@@ -285,19 +284,10 @@ def analyse_effect(ctx: Context) -> Section:
             f"without a drop (spurious retransmissions, presumably; not checked here) count as "
             f"stream losses. The study's "
             f"congestion-loss ratio is the model's count.")
-    v_loss, t_loss = judge_less(oal["loss_ratio"].tolist(), cub["loss_ratio"].tolist())
-    ch = paired_changes(runs, "tput_mbps", OAL.key, CUBIC.key)
-    cost_ok = bool(ch) and sum(ch) / len(ch) >= -100 * THROUGHPUT_COST
-    verdict = v_loss if cost_ok or v_loss == NOT_MEASURED else (
-        PARTLY if v_loss == HOLDS else v_loss)
-    s.claims.append(Claim(
-        "rove's hypothesis (issue 19): the AP controller cuts CUBIC's congestion-loss ratio at "
-        "no more than a small throughput cost", "rove's comparison",
-        f"loss: {t_loss}; throughput change "
-        f"{(sum(ch) / len(ch)) if ch else float('nan'):+.1f} % (paired)",
-        f"OAL's loss ratio below CUBIC alone's by more than the larger s.d. over iterations "
-        f"(judge_less) and a mean throughput change of at least −{100 * THROUGHPUT_COST:g} %: "
-        f"holds; the loss cut alone, or a smaller cut: partly", verdict))
+    s.claims.append(_loss_cut_claim(
+        runs, OAL.key, "rove's hypothesis (issue 19): the AP controller cuts CUBIC's "
+        "congestion-loss ratio at no more than a small throughput cost", "rove's comparison",
+        "OAL's"))
     s.verdict = combine(c.verdict for c in s.claims)
     return s
 
@@ -347,20 +337,29 @@ def analyse_trigger(ctx: Context) -> Section:
                            "throughput (Mbit/s)", "throughput change vs CUBIC (paired)"],
                           rows, "mean ± s.d. over iterations; the controllers' reports summed "
                           "over the APs"))
-    obs = runs[runs["series"] == OAL_OBSERVED.key]
+    s.claims.append(_loss_cut_claim(
+        runs, OAL_OBSERVED.key, "rove's ablation: acting on the observed Poor/Bad class cuts "
+        "CUBIC's congestion-loss ratio at no more than a small throughput cost",
+        "rove's ablation", "its"))
+    s.verdict = combine(c.verdict for c in s.claims)
+    return s
+
+
+def _loss_cut_claim(runs, series: str, statement: str, where: str, whose: str) -> Claim:
+    """The claim that `series` cuts CUBIC alone's congestion-loss ratio (judge_less over the
+    iterations) at a mean paired throughput change of at least −THROUGHPUT_COST: holds; the
+    loss cut with a larger throughput cost: partly."""
+    cut = runs[runs["series"] == series]
     cub = runs[runs["series"] == CUBIC.key]
-    v_loss, t_loss = judge_less(obs["loss_ratio"].tolist(), cub["loss_ratio"].tolist())
-    ch = paired_changes(runs, "tput_mbps", OAL_OBSERVED.key, CUBIC.key)
+    v_loss, t_loss = judge_less(cut["loss_ratio"].tolist(), cub["loss_ratio"].tolist())
+    ch = paired_changes(runs, "tput_mbps", series, CUBIC.key)
     cost_ok = bool(ch) and sum(ch) / len(ch) >= -100 * THROUGHPUT_COST
     verdict = v_loss if cost_ok or v_loss == NOT_MEASURED else (
         PARTLY if v_loss == HOLDS else v_loss)
-    s.claims.append(Claim(
-        "rove's ablation: acting on the observed Poor/Bad class cuts CUBIC's congestion-loss "
-        "ratio at no more than a small throughput cost", "rove's ablation",
+    return Claim(
+        statement, where,
         f"loss: {t_loss}; throughput change "
         f"{(sum(ch) / len(ch)) if ch else float('nan'):+.1f} % (paired)",
-        f"its loss ratio below CUBIC alone's by more than the larger s.d. over iterations "
+        f"{whose} loss ratio below CUBIC alone's by more than the larger s.d. over iterations "
         f"(judge_less) and a mean throughput change of at least −{100 * THROUGHPUT_COST:g} %: "
-        f"holds; the loss cut alone, or a smaller cut: partly", verdict))
-    s.verdict = combine(c.verdict for c in s.claims)
-    return s
+        f"holds; the loss cut alone, or a smaller cut: partly", verdict)
