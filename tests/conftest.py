@@ -126,6 +126,38 @@ def small_scenario_dict(**top) -> dict:
     return d
 
 
+def quick_study_report(name: str, out: Path, experiments: int, files=("report.md", "report.html"),
+                       args=("--sim-only",), refused=None, unrun=lambda title: False) -> dict:
+    """Runs `rove reproduce NAME --quick` into `out` and checks what every study's quick report
+    must be: exit 0, a well-formed report.json, the named files written, one section per
+    experiment (`experiments` of them), none crashed, and every section's claims judged with no
+    verdict in `refused` (default: NOT_AVAILABLE, a series refused). A section whose title
+    `unrun` accepts (run only with the kernel) must have every claim NOT_MEASURED instead.
+    Returns the report's JSON."""
+    import json
+    from rove.cli import main as cli_main
+    from rove.reproduce.document import check_json
+    from rove.reproduce.verdicts import NOT_AVAILABLE, NOT_MEASURED
+
+    refused = (NOT_AVAILABLE,) if refused is None else refused
+    assert cli_main(["reproduce", name, "--quick", *args, "-q", "-o", str(out)]) == 0
+    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert check_json(json.dumps(doc)) == []
+    for f in files:
+        assert (out / f).stat().st_size > 0, f
+    assert len(doc["sections"]) == experiments
+    for s in doc["sections"]:
+        title = s["title"]
+        assert not s.get("error"), f"{title}: {s.get('error')}"
+        verdicts = [c["verdict"] for c in s["claims"]]
+        if unrun(title):
+            assert all(v == NOT_MEASURED for v in verdicts), f"{title}: {verdicts}"
+            continue
+        assert verdicts, title
+        assert not set(refused) & set(verdicts), f"{title}: a series was refused: {verdicts}"
+    return doc
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO

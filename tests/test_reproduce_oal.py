@@ -14,29 +14,18 @@ import json
 import pandas as pd
 import pytest
 
-from rove.cli import main as cli_main
+from conftest import quick_study_report
 from rove.reproduce import oal as study
-from rove.reproduce.document import check_json
 from rove.reproduce.oal.common import (BBR, NETWORK, OAL, judge_change, network, paired_changes,
                                        SCENARIO)
-from rove.reproduce.verdicts import FAILS, HOLDS, NOT_AVAILABLE, NOT_MEASURED, PARTLY
+from rove.reproduce.verdicts import FAILS, HOLDS, NOT_MEASURED, PARTLY
 
 
 def test_quick_oal_study_writes_a_complete_report(tmp_path):
     out = tmp_path / "oal"
-    code = cli_main(["reproduce", "oal", "--quick", "--sim-only", "-q", "-o", str(out)])
-    assert code == 0
-    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert check_json(json.dumps(doc)) == []
-    for f in ("report.md", "report.html", "schemes-iterations.png"):
-        assert (out / f).stat().st_size > 0
+    doc = quick_study_report("oal", out, len(study.EXPERIMENTS),
+                             files=("report.md", "report.html", "schemes-iterations.png"))
     sections = doc["sections"]
-    assert len(sections) == len(study.EXPERIMENTS)
-    for s in sections:
-        assert not s.get("error"), f"{s['title']}: {s.get('error')}"
-        verdicts = [c["verdict"] for c in s["claims"]]
-        assert verdicts, s["title"]
-        assert NOT_AVAILABLE not in verdicts, f"{s['title']}: a series was refused: {verdicts}"
     # Every scheme's run carries one OAL report per AP (summary.json's `controllers`).
     runs = sorted((out / "schemes" / "main").glob("*/it1/runs/*/summary.json"))
     assert len(runs) == 4

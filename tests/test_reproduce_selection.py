@@ -10,19 +10,16 @@ two seeds)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import rove
-from rove.cli import main as cli_main
+from conftest import quick_study_report
 from rove.reproduce import selection as study
-from rove.reproduce.document import check_json
 from rove.reproduce.runner import DEFAULT_SETTING, check_available, derived_spec
 from rove.reproduce.selection import mobility, switching
 from rove.reproduce.selection.common import CAPACITY, CCAS, case_info, case_key
-from rove.reproduce.verdicts import NOT_AVAILABLE
 from rove.selection import switches
 from rove.selection.tables import OPTION2
 from rove.sweeps import expand_points, load_sweep
@@ -87,18 +84,6 @@ def test_the_full_mobility_sweep_is_the_twelve_use_cases_at_ten_seeds():
 
 def test_quick_sim_only_study_writes_a_complete_report(tmp_path):
     out = tmp_path / "selection"
-    code = cli_main(["reproduce", "selection", "--quick", "--sim-only", "-q", "-o", str(out)])
-    assert code == 0
-    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert check_json(json.dumps(doc)) == []
-    for f in ("report.md", "report.html"):
-        assert (out / f).stat().st_size > 0
-    sections = doc["sections"]
-    assert len(sections) == len(study.EXPERIMENTS)
-    for s in sections:
-        assert not s.get("error"), f"{s['title']}: {s.get('error')}"
-        verdicts = [c["verdict"] for c in s["claims"]]
-        assert verdicts, s["title"]
-        assert NOT_AVAILABLE not in verdicts, f"{s['title']}: a series was refused: {verdicts}"
+    quick_study_report("selection", out, len(study.EXPERIMENTS))
     # the switching runs ran: rove's and the thesis's plans on the quick use cases
     assert any((out / "switching").iterdir())

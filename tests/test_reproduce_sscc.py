@@ -9,21 +9,19 @@ project's 2-core machine shared with six other jobs)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import rove
-from rove.cli import main as cli_main
+from conftest import quick_study_report
 from rove.reproduce import sscc as study
-from rove.reproduce.document import check_json
 from rove.reproduce.runner import DEFAULT_SETTING, check_available, derived_spec
 from rove.reproduce.sscc import fairness, performance, switching
 from rove.reproduce.sscc.common import (BALIA, LIA, OLIA, SSCC, THESIS_STATIC, WVEGAS,
                                         jain_of_run)
-from rove.reproduce.verdicts import FAILS, HOLDS, NOT_AVAILABLE, PARTLY
+from rove.reproduce.verdicts import FAILS, HOLDS, PARTLY
 from rove.sweeps import expand_points, load_sweep
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,19 +71,7 @@ def test_the_subflow_cases_give_the_connection_m_paths():
 
 def test_quick_study_writes_a_complete_report(tmp_path):
     out = tmp_path / "sscc"
-    code = cli_main(["reproduce", "sscc", "--quick", "--sim-only", "-q", "-o", str(out)])
-    assert code == 0
-    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert check_json(json.dumps(doc)) == []
-    for f in ("report.md", "report.html"):
-        assert (out / f).stat().st_size > 0
-    sections = doc["sections"]
-    assert len(sections) == len(study.EXPERIMENTS)
-    for s in sections:
-        assert not s.get("error"), f"{s['title']}: {s.get('error')}"
-        verdicts = [c["verdict"] for c in s["claims"]]
-        assert verdicts, s["title"]
-        assert NOT_AVAILABLE not in verdicts, f"{s['title']}: a series was refused: {verdicts}"
+    quick_study_report("sscc", out, len(study.EXPERIMENTS))
     assert (out / "table5-5-jain.png").stat().st_size > 0
     assert (out / "performance-throughput-delay.png").stat().st_size > 0
 

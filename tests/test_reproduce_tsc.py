@@ -10,17 +10,15 @@ two seeds)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import rove
-from rove.cli import main as cli_main
+from conftest import quick_study_report
 from rove.models import mptcp_delay as md
 from rove.reproduce import tsc as study
-from rove.reproduce.document import check_json
 from rove.reproduce.runner import DEFAULT_SETTING, check_available, derived_spec
 from rove.reproduce.tsc import baselines, capacity, lrf, spc, testbed
 from rove.reproduce.tsc.common import d_req_ms, wifi_share_below
@@ -171,18 +169,8 @@ def test_spc_criteria_on_hand_made_runs():
 
 def test_quick_study_writes_a_complete_report(tmp_path):
     out = tmp_path / "tsc"
-    assert cli_main(["reproduce", "tsc", "--quick", "-q", "-o", str(out)]) == 0
-    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert check_json(json.dumps(doc)) == []
-    for f in ("report.md", "report.html"):
-        assert (out / f).stat().st_size > 0
-    assert len(doc["sections"]) == len(study.EXPERIMENTS)
-    for s in doc["sections"]:
-        assert not s.get("error"), f"{s['title']}: {s.get('error')}"
-        verdicts = [c["verdict"] for c in s["claims"]]
-        assert verdicts, s["title"]
-        assert NOT_AVAILABLE not in verdicts and NOT_MEASURED not in verdicts, \
-            f"{s['title']}: {verdicts}"
+    doc = quick_study_report("tsc", out, len(study.EXPERIMENTS), args=(),
+                             refused=(NOT_AVAILABLE, NOT_MEASURED))
     # The testbed emulation and SPC: every claim they make, their tables and figures.
     tb = next(s for s in doc["sections"] if s["title"].startswith("Ch. 3: R-TSC"))
     ch4 = next(s for s in doc["sections"] if s["title"].startswith("Ch. 4: Subflow"))
