@@ -90,15 +90,29 @@ FEATURES_COLUMNS = ("time_s", "flow", "subflow", "cc", "mode")
 
 # Fixed Parquet settings of write_parquet (pyarrow; tables other than the results files, e.g. a
 # sweep's summary table): the same data must give the same bytes on every run and machine. The
-# results files are written from Rust with the same settings (crates/results).
+# results files are written from Rust with the same settings (crates/results): zstd level 1,
+# dictionary encoding for the string columns only (_dictionary_columns).
 _PARQUET_OPTIONS = dict(
     compression="zstd",
-    compression_level=3,
-    use_dictionary=True,
+    compression_level=1,
     write_statistics=True,
     version="2.6",
     data_page_version="1.0",
 )
+
+
+def _dictionary_columns(table: "pa.Table") -> list[str]:
+    """The columns write_parquet dictionary-encodes: the string ones (names, states), whose
+    few distinct values a dictionary stores once; a numeric column is written plain, which is
+    smaller and cheaper once zstd has compressed it (crates/results, ``properties``)."""
+    import pyarrow as pa
+
+    def stringy(t) -> bool:
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+    return [f.name for f in table.schema if stringy(f.type)]
 
 
 class ResultsError(ValueError):
@@ -531,7 +545,7 @@ def write_parquet(table: "pa.Table | RawTable | NativeTable", path: Path) -> Non
         return
     import pyarrow.parquet as pq
 
-    pq.write_table(table, str(path), **_PARQUET_OPTIONS)
+    pq.write_table(table, str(path), use_dictionary=_dictionary_columns(table), **_PARQUET_OPTIONS)
 
 
 def _as_raw(table: "pa.Table | RawTable | NativeTable") -> "RawTable | NativeTable":

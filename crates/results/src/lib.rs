@@ -6,18 +6,19 @@
 //! atomic write around these files). This crate turns named columns into one Arrow record batch and writes it with
 //! the arrow-rs Parquet writer, so the run path needs no numpy or pyarrow.
 //!
-//! The file layout follows what the previous pyarrow writer (`pq.write_table` with
-//! `compression="zstd", compression_level=3, use_dictionary=True, write_statistics=True,
-//! version="2.6", data_page_version="1.0"`) produced, column for column:
+//! The file layout follows what a pyarrow writer (`pq.write_table` with
+//! `compression="zstd", compression_level=1, use_dictionary=[the string columns],
+//! write_statistics=True, version="2.6", data_page_version="1.0"`, results.py's
+//! `write_parquet`) produces, column for column:
 //!
 //! - every column nullable (pyarrow's tables built from arrays are), in the given order;
 //! - numeric columns as their Arrow type (`f64`, `u64`, `u32`, `i32`, `i64`); unsigned ones keep
 //!   their Parquet logical type (`INT(64, false)`, ...), as format 2.6 writes them;
 //! - string columns dictionary-encoded (`dictionary<values=string, indices=int32>`), the
 //!   dictionary in order of first appearance;
-//! - zstd level 3, dictionary encoding on (plain once a dictionary page would pass 1 MiB,
-//!   both writers' default), data pages of version 1, one row group up to 1 Mi rows (both
-//!   writers' default);
+//! - zstd level 1; dictionary encoding for the string columns only (plain once a dictionary
+//!   page would pass 1 MiB, both writers' default), numeric columns plain; data pages of
+//!   version 1, one row group up to 1 Mi rows (both writers' default);
 //! - statistics in each column chunk's metadata and in each data page header, no page index
 //!   (what pyarrow wrote with `write_statistics=True` and its default `write_page_index=False`);
 //! - the Arrow schema stored in the footer (`ARROW:schema`), so Arrow readers get the dictionary
@@ -64,10 +65,13 @@ use parquet::arrow::arrow_writer::compute_leaves;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::schema::types::ColumnPath;
 
-/// zstd level of the results files: the level the pyarrow writer used (results.py,
-/// `_PARQUET_OPTIONS`), zstd's own default (`ZSTD_CLEVEL_DEFAULT` = 3 in zstd.h).
-pub const ZSTD_LEVEL: i32 = 3;
+/// zstd level of the results files (and of results.py's `_PARQUET_OPTIONS`). Level 1 (zstd's
+/// "fast" strategy) in place of zstd's default 3 (`ZSTD_CLEVEL_DEFAULT`, "dfast"): on the
+/// benchmark dumbbell's time series it compresses in 21 % fewer instructions into a file 1.3 %
+/// larger (docs/performance.md, "Writing the results files").
+pub const ZSTD_LEVEL: i32 = 1;
 
 /// The values of one column, borrowed (the engine's recorder, written in place) or owned.
 #[derive(Clone, Debug, PartialEq)]
@@ -434,18 +438,27 @@ pub fn concat_promoted(tables: Vec<Vec<Column<'_>>>) -> Result<Vec<Column<'stati
     Ok(out)
 }
 
-/// The writer's fixed settings (see the module doc).
-fn properties() -> WriterProperties {
-    WriterProperties::builder()
+/// The writer's fixed settings (see the module doc). Only the string columns of `columns` are
+/// dictionary-encoded: a name or state column has a handful of distinct values, while a
+/// numeric one (times, rates, byte counts) has nearly one per row, so its dictionary would
+/// hold every value once more and cost a hash per row; plain and compressed, the benchmark
+/// dumbbell's time series is 40 % smaller and written in 27 % fewer instructions.
+fn properties(columns: &[Column<'_>]) -> WriterProperties {
+    let mut props = WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(ZSTD_LEVEL).expect("zstd level 3 is valid"),
+            ZstdLevel::try_new(ZSTD_LEVEL).expect("zstd level 1 is valid"),
         ))
-        .set_dictionary_enabled(true)
+        .set_dictionary_enabled(false)
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_write_page_header_statistics(true)
-        .set_offset_index_disabled(true)
-        .build()
+        .set_offset_index_disabled(true);
+    for c in columns {
+        if matches!(c.values, Values::Str(_) | Values::Dict { .. }) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(c.name.as_str()), true);
+        }
+    }
+    props.build()
 }
 
 /// The Parquet file of `columns`, in memory.
@@ -478,7 +491,7 @@ fn write_table<W: Write + Send>(out: W, columns: &[Column<'_>]) -> Result<(), Er
         .map(|c| Field::new(&c.name, c.values.data_type(), true))
         .collect();
     let schema = Arc::new(Schema::new(fields));
-    let props = properties();
+    let props = properties(columns);
     let group_rows = props.max_row_group_row_count().unwrap_or(usize::MAX).max(1);
     // ArrowWriter sets up the file (schema, the Arrow schema in the footer's metadata); its
     // lower-level parts then write the row groups column by column.
@@ -535,7 +548,7 @@ mod tests {
         )
         .unwrap();
         let mut buf = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut buf, schema, Some(properties())).unwrap();
+        let mut writer = ArrowWriter::try_new(&mut buf, schema, Some(properties(columns))).unwrap();
         if rows > 0 {
             writer.write(&batch).unwrap();
         }
