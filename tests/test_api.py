@@ -214,6 +214,55 @@ def test_cli_value_parsing(text, expected):
     assert parse_value(text) == expected
 
 
+def _tomllib_value(text: str):
+    """What parse_value gave when it read values with Python's tomllib."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except Exception:
+        return text
+
+
+@given(toml_values)
+def test_cli_value_parsing_reads_toml_literals_as_tomllib_does(value):
+    """parse_value reads a value with the scenario's own TOML parser (Rust, the toml crate,
+    rove._core.parse_toml_value) rather than tomllib (a Python import on every `rove run
+    --set`): every TOML literal rove writes reads back as tomllib reads it."""
+    text = rove.toml_literal(value)
+    assert parse_value(text) == _tomllib_value(text) == value
+
+
+@given(st.text(max_size=12))
+@example("1979-05-27")  # a TOML date: tomllib gives a date, parse_value its text
+@example("1e400")  # out of f64's range: tomllib gives inf, parse_value the text
+@example("9223372036854775808")  # out of i64's range (the engine's integers)
+@example("[1, 'a']")
+def test_cli_value_parsing_agrees_with_tomllib_on_any_text(text):
+    """Any text: a TOML value where tomllib reads one, the text itself where tomllib reads
+    none. Where they differ, parse_value keeps the text: a date or time (no scenario key takes
+    one), and a number out of the engine's range (an inf or an integer past i64, which the
+    engine refused anyway)."""
+    import datetime
+
+    def differs(v) -> str | None:  # where parse_value may read v's text otherwise
+        if isinstance(v, (datetime.date, datetime.time)):
+            return "datetime"
+        if (isinstance(v, float) and math.isinf(v)) or (type(v) is int
+                                                          and not -2**63 <= v < 2**63):
+            return "range"
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, list) else ()
+        return next((d for d in map(differs, items) if d), None)
+
+    expected = _tomllib_value(text)
+    got = parse_value(text)
+    if text.strip().lower() in ("inf", "+inf", "-inf") or differs(expected) is None:
+        assert got == expected
+    elif differs(expected) == "range":
+        assert got == text
+    else:  # a date or time reads as its text, alone or inside a list or table
+        assert type(got) is (str if differs(expected) and not isinstance(expected, (list, dict))
+                             else type(expected)), (got, expected)
+
+
 # ----------------------------------------------------------------------------- units
 
 

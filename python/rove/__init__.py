@@ -22,7 +22,12 @@ import shutil as _shutil
 import sys as _sys
 import time as _time
 from pathlib import Path as _Path
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a few ms at start-up)
+
+if TYPE_CHECKING:  # annotations only
+    from typing import Any
 
 from . import _core, guards
 from ._core import CC_NAMES, ScenarioError

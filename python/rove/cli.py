@@ -20,7 +20,11 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a few ms at start-up)
+
+if TYPE_CHECKING:  # annotations only
+    from typing import Any, Sequence
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -52,14 +56,6 @@ class _Parser(argparse.ArgumentParser):
 # Option values
 
 
-def _load_toml_module():
-    try:
-        import tomllib  # Python >= 3.11
-    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-        import tomli as tomllib
-    return tomllib
-
-
 _AS_STRING = {"inf", "+inf", "-inf", "nan", "+nan", "-nan"}
 
 
@@ -72,11 +68,10 @@ def parse_value(text: str) -> Any:
     """
     if text.strip().lower() in _AS_STRING:
         return text.strip()
-    tomllib = _load_toml_module()
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except Exception:
-        return text
+    from ._core import parse_toml_value  # the scenario's TOML parser; no Python TOML module
+
+    value = parse_toml_value(text)
+    return text if value is None else value
 
 
 def _split_assignment(option: str, item: str) -> tuple[str, str]:

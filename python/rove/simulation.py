@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a few ms at start-up)
+
+if TYPE_CHECKING:  # annotations only
+    from typing import Any
 
 from . import _core
 from .units import parse_time_ns

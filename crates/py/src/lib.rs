@@ -442,6 +442,44 @@ fn to_toml(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
     }
 }
 
+/// A command-line value as TOML reads it (the value of `v = TEXT`), or `None` when `TEXT` is
+/// not a TOML value (python/rove/cli.py `parse_value` then keeps the text as a string). The
+/// scenario's own parser (the `toml` crate) reads it, so `rove run` needs no Python TOML
+/// module; a date or time (no scenario key takes one) comes back as its text.
+#[pyfunction]
+fn parse_toml_value(py: Python<'_>, text: &str) -> PyResult<Option<PyObject>> {
+    match format!("v = {text}").parse::<toml::Table>() {
+        Ok(mut table) => table.remove("v").map(|v| from_toml(py, v)).transpose(),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Converts a TOML value to Python (str, bool, int, float, list, dict), the inverse of
+/// [`to_toml`]; a datetime becomes its TOML text.
+fn from_toml(py: Python<'_>, v: toml::Value) -> PyResult<PyObject> {
+    Ok(match v {
+        toml::Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Integer(i) => i.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Boolean(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
+        toml::Value::Datetime(d) => d.to_string().into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Array(items) => {
+            let items = items
+                .into_iter()
+                .map(|x| from_toml(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any().unbind()
+        }
+        toml::Value::Table(t) => {
+            let d = PyDict::new(py);
+            for (k, x) in t {
+                d.set_item(k, from_toml(py, x)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
+}
+
 fn dict_to_table(d: &Bound<'_, PyDict>) -> PyResult<toml::Table> {
     let mut t = toml::Table::new();
     for (k, v) in d.iter() {
@@ -650,6 +688,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parquet::write_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(summary_text, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_toml_value, m)?)?;
     m.add_function(wrap_pyfunction!(synth_trace, m)?)?;
     m.add_function(wrap_pyfunction!(load_trace, m)?)?;
     m.add_function(wrap_pyfunction!(selection_phases, m)?)?;
