@@ -614,12 +614,7 @@ impl Lte {
             u.ul_bytes -= u64::from(b);
         }
         if u.ul_bytes + u64::from(packet.bytes) > self.p.rlc_buffer_bytes {
-            self.stats.queue_drops += 1;
-            self.counters[2 * i + 1].overflow_drops += 1;
-            out.push(LinkOutput::Drop {
-                id: packet.id,
-                reason: DropReason::QueueFull,
-            });
+            self.overflow(2 * i + 1, packet.id, out);
             return None;
         }
         let (sent_at, done) = match self.p.uplink {
@@ -724,6 +719,17 @@ impl Lte {
         self.counters[2 * i + 1].mac_drops += 1;
     }
 
+    /// A packet refused by a full RLC queue (`rlc_buffer`) of port `port` (2i: UE i's downlink,
+    /// 2i + 1: its uplink): a queue drop.
+    fn overflow(&mut self, port: usize, id: PacketId, out: &mut Vec<LinkOutput>) {
+        self.stats.queue_drops += 1;
+        self.counters[port].overflow_drops += 1;
+        out.push(LinkOutput::Drop {
+            id,
+            reason: DropReason::QueueFull,
+        });
+    }
+
     /// `sr_bsr`: buffers a packet in UE `i`'s uplink (dropped if `rlc_buffer` is full); returns
     /// the uplink TTI to serve when the uplink was idle.
     fn request_grant_offer(
@@ -735,12 +741,7 @@ impl Lte {
     ) -> Option<Nanos> {
         let rg = &mut self.ues[i].rg;
         if rg.buffered_bytes() + u64::from(packet.bytes) > self.p.rlc_buffer_bytes {
-            self.stats.queue_drops += 1;
-            self.counters[2 * i + 1].overflow_drops += 1;
-            out.push(LinkOutput::Drop {
-                id: packet.id,
-                reason: DropReason::QueueFull,
-            });
+            self.overflow(2 * i + 1, packet.id, out);
             return None;
         }
         rg.push(packet.id, packet.bytes, now);
@@ -808,12 +809,7 @@ impl LinkModel for Lte {
         }
         let u = &mut self.ues[i];
         if u.rlc_bytes + u64::from(packet.bytes) > self.p.rlc_buffer_bytes {
-            self.stats.queue_drops += 1;
-            self.counters[2 * i].overflow_drops += 1;
-            out.push(LinkOutput::Drop {
-                id: packet.id,
-                reason: DropReason::QueueFull,
-            });
+            self.overflow(2 * i, packet.id, out);
             return None;
         }
         u.rlc.push_back(Sdu {
