@@ -64,10 +64,16 @@ impl RadioCounters for Lte {
                 let port = 2 * i + usize::from(up);
                 let c = &self.counters[port];
                 let (backlog, qlen, rate) = if up {
+                    // Packets not yet sent: those waiting for their grant (`per_packet`,
+                    // `grants`) or in the UE's buffer (`sr_bsr`); one of the two is empty.
                     let waiting = u.ul_pending.iter().filter(|&&(at, _)| at > now);
                     let (n, bytes) =
                         waiting.fold((0u32, 0u64), |(n, b), &(_, x)| (n + 1, b + u64::from(x)));
-                    (bytes, n, self.p.uplink_bps as f64)
+                    (
+                        bytes + u.rg.buffered_bytes(),
+                        n + u.rg.buffered_packets() as u32,
+                        self.p.uplink_bps as f64,
+                    )
                 } else {
                     let rate = c.last_tbs_bits.map_or(f64::NAN, |b| f64::from(b) * 1e3);
                     (u.rlc_bytes, u.rlc.len() as u32, rate)

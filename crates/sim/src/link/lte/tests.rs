@@ -261,6 +261,28 @@ mod counters {
         assert_eq!(rows.qlen, vec![0, 0, 80, 0]);
         assert_eq!(rows.backlog_bytes[2], 120_000);
     }
+
+    /// The request-grant uplink's backlog is the UE's buffer (it was read from the grant
+    /// uplinks' queue only, so it showed 0): three 300-byte packets reach an idle UE at 0.5 ms,
+    /// and none can leave before the grant answering the SR of the 10 ms opportunity, so the
+    /// uplink row at 5 ms holds all three.
+    #[test]
+    fn the_request_grant_uplinks_backlog_is_the_ues_buffer() {
+        let mut l = cell("uplink = \"sr_bsr\"\n[ues.u1]\nsnr = 10");
+        let mut out = Vec::new();
+        for id in 0..3 {
+            let offer = Offer {
+                id,
+                bytes: 300,
+                port: 1,
+                flow: 0,
+            };
+            l.offer(TTI_NS / 2, offer, &mut out);
+        }
+        let mut rows = RadioSeries::default();
+        l.sample_radio(5 * TTI_NS, 0, &mut rows);
+        assert_eq!((rows.qlen[1], rows.backlog_bytes[1]), (3, 900));
+    }
 }
 
 mod uplink_harq {
