@@ -773,11 +773,13 @@ impl Lte {
             else {
                 continue;
             };
-            // One transport block per PUSCH: its packets share its fate.
+            // One transport block per PUSCH: its packets share its fate, and a packet
+            // segmented across blocks also its earlier segments'.
             let release = self.ul_block(i, pusch + TTI_NS);
+            self.ues[i].rg.block_decided(release);
             for s in &sent {
                 self.stats.sojourn.record(s.sent_at - s.arrived_at);
-                let Some(at) = release else {
+                let Some(at) = s.earlier.and(release) else {
                     self.ul_lost(i, s.id, out);
                     continue;
                 };

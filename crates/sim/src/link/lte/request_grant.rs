@@ -32,7 +32,9 @@
 //! - the eNodeB gives no proactive grants (none without a BSR or an SR).
 //! - the UE builds a PDU at its grant's TTI: data arriving between the grant and the PUSCH
 //!   waits for the next grant.
-//! - no uplink HARQ errors, no scheduling among UEs (each UE's uplink is its own).
+//! - no scheduling among UEs (each UE's uplink is its own); uplink HARQ (`uplink_bler`, in
+//!   mod.rs) decides each PDU's transport block, and a packet segmented across PDUs is
+//!   released with the last of its blocks and lost with any ([`SegmentFate`]).
 
 use super::TTI_NS;
 use crate::link::LinkOutput;
@@ -63,6 +65,28 @@ struct Sdu {
     /// Bytes not yet in a PDU.
     left: u32,
     arrived_at: Nanos,
+    /// The fate of the transport blocks that carried its earlier segments (RLC segments a
+    /// packet across grants; the eNodeB can reassemble it only when every segment decoded):
+    /// the latest release, and whether one was lost.
+    earlier: SegmentFate,
+}
+
+/// What a packet's transport blocks so far came to: the latest release time, or lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SegmentFate {
+    pub released_at: Nanos,
+    pub lost: bool,
+}
+
+impl SegmentFate {
+    /// This fate and one more block's (`None`: lost after its last HARQ transmission): the
+    /// packet is released with its last-decoded segment, or lost with any.
+    pub fn and(self, block: Option<Nanos>) -> Option<Nanos> {
+        match block {
+            Some(at) if !self.lost => Some(at.max(self.released_at)),
+            _ => None,
+        }
+    }
 }
 
 /// A BSR on its way to the eNodeB.
@@ -84,12 +108,17 @@ pub struct Sent {
     /// The start of its PUSCH TTI.
     pub sent_at: Nanos,
     pub arrived_at: Nanos,
+    /// Its earlier segments' blocks, when it was segmented across grants.
+    pub earlier: SegmentFate,
 }
 
 /// One UE's uplink buffer and MAC state, and the eNodeB's view of it.
 #[derive(Debug, Default)]
 pub struct RequestGrant {
     buffer: VecDeque<Sdu>,
+    /// The last PDU built ended inside the head packet: that block's fate, once decided
+    /// ([`RequestGrant::block_decided`]), belongs to the packet's earlier segments.
+    head_segmented: bool,
     /// Bytes in `buffer` not yet in a PDU.
     buffered_bytes: u64,
     /// A regular BSR is triggered and not yet sent.
@@ -129,6 +158,7 @@ impl RequestGrant {
             bytes,
             left: bytes,
             arrived_at: now,
+            earlier: SegmentFate::default(),
         });
         self.buffered_bytes += u64::from(bytes);
     }
@@ -201,16 +231,34 @@ impl RequestGrant {
                     bytes: s.bytes,
                     sent_at,
                     arrived_at: s.arrived_at,
+                    earlier: s.earlier,
                 });
                 self.buffer.pop_front();
             }
         }
+        self.head_segmented = room == 0 && self.buffer.front().is_some_and(|s| s.left < s.bytes);
         self.reports.push_back(Report {
             usable_at: sent_at + p.grant_delay_ns,
             bytes: self.buffered_bytes,
             granted_at_build: self.granted_total,
         });
         self.sr_pending = false;
+    }
+}
+
+impl RequestGrant {
+    /// The fate of the transport block last built ([`RequestGrant::tti`]'s PUSCH): its release
+    /// time, or `None` when HARQ gave it up. A packet it carried only part of keeps it for
+    /// its own release ([`SegmentFate::and`]).
+    pub fn block_decided(&mut self, release: Option<Nanos>) {
+        if !std::mem::take(&mut self.head_segmented) {
+            return;
+        }
+        let head = &mut self.buffer.front_mut().expect("a segmented head").earlier;
+        match release {
+            Some(at) => head.released_at = head.released_at.max(at),
+            None => head.lost = true,
+        }
     }
 }
 
@@ -273,6 +321,35 @@ mod tests {
         // SR at 0, grant at 4 (512 B), PUSCH at 8, BSR read at 12, grant at 12, PUSCH at 16.
         assert_eq!(run(&mut u, 0, 30, 2500), vec![(7, 16)]);
         assert_eq!(u.granted_total, 1500);
+    }
+
+    /// A packet segmented across two PDUs takes both blocks' fates: released with the later
+    /// one (its first segment's block retransmitted past the second's), lost with either.
+    #[test]
+    fn a_segmented_packet_is_released_with_its_last_block_and_lost_with_any() {
+        for (first, second, expected) in [
+            (Some(30 * MS), Some(17 * MS), Some(30 * MS)), // first block late (out of order)
+            (Some(9 * MS), Some(17 * MS), Some(17 * MS)),
+            (None, Some(17 * MS), None), // first segment lost: the packet cannot be rebuilt
+            (Some(9 * MS), None, None),
+        ] {
+            let mut u = RequestGrant::default();
+            u.push(7, 1500, 0);
+            let mut sent = Vec::new();
+            for ms in 0..30 {
+                if let Some(pusch) = u.tti(ms * MS, &params(), 2500, |s| sent.push(s)) {
+                    // SR grant at 4 (512 B, PUSCH 8) ends inside the packet; BSR grant at 12.
+                    u.block_decided(if pusch == 8 * MS { first } else { second });
+                }
+            }
+            assert_eq!(sent.len(), 1);
+            let fate = SegmentFate {
+                released_at: first.unwrap_or(0),
+                lost: first.is_none(),
+            };
+            assert_eq!(sent[0].earlier, fate);
+            assert_eq!(sent[0].earlier.and(second), expected);
+        }
     }
 
     /// While the eNodeB's estimate is above `uplink_rate` × 1 ms it grants that every TTI;
