@@ -188,3 +188,20 @@ def test_quick_study_writes_a_complete_report(tmp_path):
     for name in ("ch3-testbed-delay.png", "ch4-spc-active.png", "ch4-spc-delay.png",
                  "ch4-spc-utilisation.png"):
         assert (out / name).stat().st_size > 0, name
+
+
+def test_ch4_orderings_hold_beyond_two_percent_of_one_deterministic_run():
+    """Ch. 4's runs are deterministic (a second seed repeats the first to the byte), so each
+    scheme runs once and an ordering a < b holds beyond 2 % of the larger value, is partly
+    support when merely in the right direction, and is not measured without a run."""
+    from rove.reproduce.tsc.common import DETERMINISTIC_MARGIN, less_deterministic
+
+    assert DETERMINISTIC_MARGIN == 0.02
+    assert less_deterministic([0.910], [0.914])[0] == PARTLY   # 0.4 % (walk-2: 20 fixed vs SPC)
+    assert less_deterministic([0.80], [0.90])[0] == HOLDS      # 0.10 > 0.018
+    assert less_deterministic([0.90], [0.80])[0] == FAILS
+    assert less_deterministic([], [0.9])[0] == NOT_MEASURED
+    v, text = less_deterministic([100.0], [101.5])
+    assert v == PARTLY and "margin (2% of the larger value) 2.03" in text
+    for name in ("ch4-spc.toml", "ch4-baselines.toml"):
+        assert load_sweep(study.SWEEPS / name).seeds == [1], name

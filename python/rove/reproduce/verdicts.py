@@ -107,10 +107,12 @@ def _mean_sd(xs: Sequence[float]) -> tuple[float, float]:
 
 
 def judge_less(a: Sequence[float], b: Sequence[float], slack: float = 0.0,
-               min_seeds: int = 2) -> tuple[str, str]:
+               min_seeds: int = 2, rel_margin: float = 0.0) -> tuple[str, str]:
     """Whether ``a`` < ``b`` (plus ``slack``: "a is not above b by more than slack"), judged
     over seeds with one margin for both sides: the larger of the two samples' standard
-    deviations. :data:`HOLDS` when ``mean(b) + slack − mean(a)`` exceeds the margin;
+    deviations, and at least ``rel_margin`` × the larger of the two means' magnitudes (for
+    deterministic runs, where seeds change nothing and the s.d. is 0: one run a side, with
+    ``min_seeds=1``). :data:`HOLDS` when ``mean(b) + slack − mean(a)`` exceeds the margin;
     :data:`PARTLY` when it is positive but within the margin (the right direction, not
     separable from the noise); :data:`FAILS` otherwise; :data:`NOT_MEASURED` with fewer than
     ``min_seeds`` values on a side. Returns the verdict and the numbers as text."""
@@ -119,9 +121,14 @@ def judge_less(a: Sequence[float], b: Sequence[float], slack: float = 0.0,
     if len(a) < min_seeds or len(b) < min_seeds:
         return NOT_MEASURED, f"needs {min_seeds} seeds a side, has {len(a)} and {len(b)}"
     (ma, sa), (mb, sb) = _mean_sd(a), _mean_sd(b)
-    margin = max(sa, sb)
+    floor = rel_margin * max(abs(ma), abs(mb))
+    margin = max(sa, sb, floor)
     d = mb + slack - ma
-    text = f"difference {d:.3g}, margin (larger s.d. over {min(len(a), len(b))}+ seeds) {margin:.3g}"
+    if floor and margin == floor:
+        text = f"difference {d:.3g}, margin ({rel_margin:.0%} of the larger value) {margin:.3g}"
+    else:
+        text = (f"difference {d:.3g}, margin (larger s.d. over {min(len(a), len(b))}+ seeds) "
+                f"{margin:.3g}")
     if d > margin:
         return HOLDS, text
     if d > 0:
