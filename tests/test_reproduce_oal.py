@@ -49,6 +49,8 @@ def test_the_network_is_read_from_the_scenario():
     assert len(net.flow_ap) == 9
     assert set(net.flow_ap.values()) == set(net.aps)
     assert len(net.controller_ap) == len(net.aps)
+    # the report's introduction describes the cell from its keys (802.11n, A-MPDU on)
+    assert net.describe_cell() == "802.11n with Minstrel, A-MPDU aggregation, 30-packet DropTail queues"
 
 
 def test_three_aps_on_one_channel_are_read_per_station_and_controller(tmp_path):
@@ -97,3 +99,68 @@ def test_a_change_holds_with_the_papers_sign_size_and_beyond_its_standard_error(
     # OAL lost packets where the baseline lost none: the other direction than a cut.
     assert judge_change([0.0, float("inf")], -25.2)[0] == FAILS
     assert judge_change([12.0], 17.5)[0] == NOT_MEASURED
+
+
+def _table4(f_by_classifier: dict[str, list[float]], recall_only_good: set[str] = frozenset()):
+    """One iteration's Table 4 results: every class held out (support 10), F as given, recall
+    0 for Acceptable, Poor and Bad where the classifier predicts Good only."""
+    from rove.reproduce.oal.tables import CLASSIFIERS
+
+    out = {}
+    for name in CLASSIFIERS:
+        f = f_by_classifier.get(name, [0.5, 0.5, 0.5, 0.5])
+        recall = [1.0, 0.0, 0.0, 0.0] if name in recall_only_good else [0.5, 0.5, 0.5, 0.5]
+        out[name] = {"precision": f, "recall": recall, "f": f, "support": [10, 10, 10, 10]}
+    return {"table4": out}
+
+
+def _claims4(results):
+    from rove.reproduce.oal.tables import table4_section
+
+    _, claims = table4_section(results)
+    return {c.quote: c.verdict for c in claims}
+
+
+def test_table4_claims_judge_each_class_and_no_majority_class_predictor_wins():
+    from rove.reproduce.oal import tables
+
+    good = {"decision_tree": [0.9, 0.3, 0.2, 0.8], "random_forest": [0.9, 0.3, 0.25, 0.8]}
+    v = _claims4([_table4(good)])
+    assert v["DT and RF are nearly the same"] == HOLDS
+    assert v["DT and RF are the best of the five candidates"] == HOLDS     # 0.55 > 0.5
+    assert v["Accuracies are high for Good and Bad, low for Acceptable and Poor"] == HOLDS
+    # Bad's F low: "high for Good and Bad" does not hold, whatever the mean of Good and Bad
+    # (0.98 and 0.30: a mean of 0.64 above Acceptable's and Poor's 0.35).
+    skewed = {"decision_tree": [0.98, 0.35, 0.35, 0.30]}
+    assert _claims4([_table4(skewed)])[
+        "Accuracies are high for Good and Bad, low for Acceptable and Poor"] == FAILS
+    # Both trees predict Good only: their agreement and rank say nothing.
+    only = {"decision_tree": [0.98, 0.0, 0.0, 0.0], "random_forest": [0.98, 0.0, 0.0, 0.0]}
+    v = _claims4([_table4(only, {"decision_tree", "random_forest"})])
+    assert v["DT and RF are nearly the same"] == NOT_MEASURED
+    assert v["DT and RF are the best of the five candidates"] == NOT_MEASURED
+    assert v["Accuracies are high for Good and Bad, low for Acceptable and Poor"] == FAILS
+    # A tie with another candidate is not a win.
+    tie = {"decision_tree": [0.5, 0.5, 0.5, 0.5], "random_forest": [0.9, 0.3, 0.25, 0.8]}
+    assert _claims4([_table4(tie)])["DT and RF are the best of the five candidates"] == PARTLY
+    assert tables.CLASSIFIERS[:2] == ("decision_tree", "random_forest")
+
+
+def test_an_unbounded_change_counts_for_its_sign_only():
+    """An iteration whose baseline had no congestion loss (change +∞ when OAL lost some)
+    neither decides the claim alone nor is ignored: the finite iterations are judged, and an
+    unbounded change against the paper's sign lowers the verdict one step."""
+    # Loss cut claim (-25.2 %): two finite iterations that cut loss by about 25 %, one where
+    # the baseline lost nothing and OAL did (+inf, against): holds -> partly.
+    assert judge_change([-24.0, -26.0, float("inf")], -25.2)[0] == PARTLY
+    # The finite iterations going the wrong way: an unbounded one of the paper's sign does not
+    # rescue it (it used to decide the claim alone: partly).
+    assert judge_change([-10.0, -12.0, float("inf")], 17.5)[0] == FAILS
+    # Right sign and size, one unbounded change against: partly.
+    assert judge_change([+10.0, +12.0, float("-inf")], 17.5)[0] == PARTLY
+    # Throughput gain claim (+17.5 %): an unbounded change with the paper's sign changes nothing.
+    assert judge_change([19.0, 20.0, 21.0, float("inf")], 17.5)[0] == HOLDS
+    # Two finite changes of the wrong sign are not made partly by one of the right sign.
+    assert judge_change([-5.0, -6.0, float("inf")], 17.5)[0] == FAILS
+    _, text = judge_change([-24.0, -26.0, float("inf")], -25.2)
+    assert "X = 0 < OAL in 1 of 3 iterations (change +∞)" in text

@@ -68,8 +68,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
 def _intro(info: RunInfo) -> list[str]:
     aps = NETWORK.aps
     setting = (f"{len(aps)} APs on one channel ({', '.join(aps)})" if len(aps) > 1 else
-               "one AP (the nine stations share one cell; the paper's 3 APs x 3 stations "
-               "need the multi-AP cell, see docs/oal.md)")
+               f"one AP ({len(NETWORK.stations)} stations; the paper had 3 APs x 3 stations)")
     return [
         "Seed 004 (Lin & Jiang 2020): OAL samples an access point's queue, channel and "
         "station counters at 250 Hz, predicts the next window's congestion-loss class with a "
@@ -77,8 +76,8 @@ def _intro(info: RunInfo) -> list[str]:
         "the stations' uplink ACKs so that unmodified CUBIC senders slow down before the "
         "queue overflows. rove runs the whole loop in the engine (`[[controllers]] kind = "
         "\"oal\"`, docs/oal.md). The paper's testbed was three OpenWrt APs and nine laptops; "
-        f"here: {setting}, 802.11a with Minstrel, 30-packet DropTail queues, stations' SNR "
-        "random walks ([GAP]s, python/rove/reproduce/oal/common.py). Each of the paper's "
+        f"here: {setting}, {NETWORK.describe_cell()} (scenarios/oal/reproduce.toml), stations' "
+        "SNR random walks ([GAP]s, python/rove/reproduce/oal/common.py). Each of the paper's "
         "percentages (the body's; the abstract's differ) is a claim whose criterion is fixed "
         "in the code before the runs, the same for every scheme, judged over iterations.",
         run_line(info) + " Simulator only.",

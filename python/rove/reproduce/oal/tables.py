@@ -176,54 +176,62 @@ def table4_section(results: list[dict]) -> tuple[Table, list[Claim]]:
                   rows, "per class on the held-out 30 %, mean ± s.d. (n: iterations where the "
                   "class is in the held-out split)")
     macro = {n: mean(_macro_f(r["table4"], n) for r in results) for n in CLASSIFIERS}
+    # A classifier that predicts Good for every held-out item (recall 0 for the three other
+    # classes in every iteration) has learned nothing a comparison could speak of.
+    majority = {n: all(not any(r["table4"][n]["recall"][k] > 0 for k in (1, 2, 3))
+                       for r in results) for n in CLASSIFIERS}
+    only_good = [n for n in CLASSIFIERS if majority[n]]
     dt, rf = macro["decision_tree"], macro["random_forest"]
     claims = []
-    if is_number(dt) and is_number(rf):
-        d = abs(dt - rf)
-        v = HOLDS if d <= DT_RF_CLOSE else (PARTLY if d <= 2 * DT_RF_CLOSE else FAILS)
-        others = [macro[n] for n in CLASSIFIERS[2:] if is_number(macro[n])]
-        best = sum(all(x >= o for o in others) for x in (dt, rf))
-        v_best = HOLDS if best == 2 else (PARTLY if best == 1 else FAILS)
-        text = ", ".join(f"{n} {fmt(macro[n], '.3f')}" for n in CLASSIFIERS)
-    else:
+    text = ", ".join(f"{n} {fmt(macro[n], '.3f')}" for n in CLASSIFIERS)
+    others = [macro[n] for n in CLASSIFIERS[2:] if is_number(macro[n])]
+    if not (is_number(dt) and is_number(rf)):
         v = v_best = NOT_MEASURED
         text = "not measured"
+    elif majority["decision_tree"] and majority["random_forest"]:
+        v = v_best = NOT_MEASURED  # two majority-class predictors agree by construction
+    else:
+        d = abs(dt - rf)
+        v = HOLDS if d <= DT_RF_CLOSE else (PARTLY if d <= 2 * DT_RF_CLOSE else FAILS)
+        # best: strictly above every other candidate (a tie is not a win)
+        best = sum(all(x > o for o in others) for x in (dt, rf))
+        v_best = (NOT_MEASURED if not others
+                  else HOLDS if best == 2 else (PARTLY if best == 1 else FAILS))
     claims.append(Claim("DT and RF are nearly the same", WHERE4, f"macro-F: {text}",
                         f"|macro-F(DT) − macro-F(RF)| ≤ {DT_RF_CLOSE:g}: holds; ≤ "
-                        f"{2 * DT_RF_CLOSE:g}: partly", v))
+                        f"{2 * DT_RF_CLOSE:g}: partly; not measured when both predict Good "
+                        f"only", v))
     claims.append(Claim("DT and RF are the best of the five candidates", WHERE4,
-                        f"macro-F: {text}", "both at least every other candidate's macro-F: "
-                        "holds; one of them: partly", v_best))
-    easy, hard = [], []
+                        f"macro-F: {text}", "both strictly above every other candidate's "
+                        "macro-F: holds; one of them: partly; not measured when both predict "
+                        "Good only or no other candidate was measured", v_best))
+    if only_good:
+        for c in claims:
+            c.notes.append(f"{', '.join(only_good)} predict Good for every held-out item "
+                           f"(recall 0 for Acceptable, Poor and Bad in every iteration)")
+    wins = n_iter = 0
+    f_by_class: list[list[float]] = [[], [], [], []]
     for r in results:
         res = r["table4"]["decision_tree"]
         f, n = res["f"], res["support"]
-        e = [f[k] for k in (0, 3) if n[k] > 0]
-        h = [f[k] for k in (1, 2) if n[k] > 0]
-        if e and h:
-            easy.append(np.mean(e))
-            hard.append(np.mean(h))
-    if easy:
-        wins = sum(a > b for a, b in zip(easy, hard))
-        v = HOLDS if wins == len(easy) else (PARTLY if 2 * wins >= len(easy) else FAILS)
-        text = (f"DT's mean F of Good and Bad {np.mean(easy):.3f}, of Acceptable and Poor "
-                f"{np.mean(hard):.3f}; higher in {wins} of {len(easy)} iterations")
+        if all(n[k] > 0 for k in range(4)):
+            n_iter += 1
+            for k in range(4):
+                f_by_class[k].append(f[k])
+            wins += min(f[0], f[3]) > max(f[1], f[2])
+    if n_iter:
+        v = HOLDS if wins == n_iter else (PARTLY if 2 * wins >= n_iter else FAILS)
+        text = (f"DT's mean F: Good {np.mean(f_by_class[0]):.3f}, Bad {np.mean(f_by_class[3]):.3f}"
+                f", Acceptable {np.mean(f_by_class[1]):.3f}, Poor {np.mean(f_by_class[2]):.3f}; "
+                f"Good and Bad each above both others in {wins} of {n_iter} iterations")
     else:
         v, text = NOT_MEASURED, "a class missing from every held-out split"
-    majority = all(not any(r["table4"]["decision_tree"]["recall"][k] > 0 for k in (1, 2, 3))
-                   for r in results)
-    if majority:
-        for c in claims:
-            c.notes.append("the decision tree predicts Good for every held-out item (its recall "
-                           "of Acceptable, Poor and Bad is 0 in every iteration): this verdict "
-                           "compares classifiers that mostly predict the majority class")
     claims.append(Claim("Accuracies are high for Good and Bad, low for Acceptable and Poor",
-                        WHERE4, text, "the decision tree's mean F of Good and Bad above that "
-                        "of Acceptable and Poor in every iteration: holds; in half: partly",
-                        v))
-    if majority:
-        claims[-1].notes.append("the decision tree predicts Good only: its F of Bad is 0 too, "
-                                "so the comparison is Good's F against 0")
+                        WHERE4, text, "the decision tree's F of Good and of Bad each above its F "
+                        "of Acceptable and of Poor, in every iteration where all four classes "
+                        "are held out: holds; in half: partly", v))
+    if majority["decision_tree"]:
+        claims[-1].notes.append("the decision tree predicts Good only: its F of Bad is 0")
     return table, claims
 
 
