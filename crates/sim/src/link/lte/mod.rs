@@ -234,12 +234,20 @@ pub struct Lte {
     /// `uplink = "sr_bsr"`: the uplink TTI the model last asked for, and the last one served.
     ul_next: Option<Nanos>,
     ul_last_tti: Option<Nanos>,
+    /// `sr_bsr`: scratch for the packets one PDU completes.
+    ul_sent: Vec<request_grant::Sent>,
     rr_turn: usize,
     peak_bps: u64,
     stats: LinkStats,
     /// Per port ([`counters`]), and the PRB·TTIs every eNodeB allocated.
     counters: Vec<LteCounters>,
     cell_prbs_used: u64,
+}
+
+/// The first TTI start at or after `now`, and after the TTI `last` served.
+fn tti_after(now: Nanos, last: Option<Nanos>) -> Nanos {
+    let t = now.div_ceil(TTI_NS) * TTI_NS;
+    last.map_or(t, |last| t.max(last + TTI_NS))
 }
 
 impl Lte {
@@ -296,6 +304,7 @@ impl Lte {
             last_tti: None,
             ul_next: None,
             ul_last_tti: None,
+            ul_sent: Vec::new(),
             rr_turn: 0,
             stats: LinkStats::default(),
             counters: vec![LteCounters::default(); 2 * ues_len],
@@ -372,11 +381,7 @@ impl Lte {
 
     /// The next TTI start at or after `now` not yet served.
     fn next_tti(&self, now: Nanos) -> Nanos {
-        let t = now.div_ceil(TTI_NS) * TTI_NS;
-        match self.last_tti {
-            Some(last) => t.max(last + TTI_NS),
-            None => t,
-        }
+        tti_after(now, self.last_tti)
     }
 
     fn busy(&self) -> bool {
@@ -748,11 +753,7 @@ impl Lte {
         if self.ul_next.is_some() {
             return None; // the uplink TTIs are running
         }
-        let t = now.div_ceil(TTI_NS) * TTI_NS;
-        let t = match self.ul_last_tti {
-            Some(last) => t.max(last + TTI_NS),
-            None => t,
-        };
+        let t = tti_after(now, self.ul_last_tti);
         self.ul_next = Some(t);
         Some(t)
     }
@@ -764,7 +765,7 @@ impl Lte {
         };
         self.ul_last_tti = Some(now);
         let max_grant_bytes = self.p.uplink_bps * TTI_NS / 8 / 1_000_000_000;
-        let mut sent = Vec::new();
+        let mut sent = std::mem::take(&mut self.ul_sent);
         for i in 0..self.ues.len() {
             sent.clear();
             let Some(pusch) = self.ues[i]
@@ -791,6 +792,7 @@ impl Lte {
             }
         }
         self.ul_next = self.ues.iter().any(|u| u.rg.busy()).then_some(now + TTI_NS);
+        self.ul_sent = sent; // kept: no allocation per TTI
     }
 }
 

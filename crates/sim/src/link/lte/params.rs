@@ -288,6 +288,12 @@ pub fn parse(t: &Table) -> Res<LteParams> {
             ));
         }
     }
+    if t.contains_key("grant_period") && !matches!(uplink, Uplink::Grants) {
+        return Err((
+            "grant_period".into(),
+            "\"grant_period\" applies to uplink = \"grants\" only".into(),
+        ));
+    }
     let grant_period_ns = time(t, "grant_period", DEFAULT_GRANT_PERIOD_NS, 1_000_000)?;
     let sample_interval_ns = match t.get("sample_interval") {
         None => None,
@@ -693,6 +699,15 @@ mod tests {
         assert_eq!(e.0, "scheduler");
         let e = parse(&table("grant_period = \"2.5ms\"\n[ues.u1]\nsnr = 3")).unwrap_err();
         assert_eq!(e.0, "grant_period");
+        // The periodic grants' key with another uplink would be ignored: refused instead.
+        for uplink in ["per_packet", "sr_bsr"] {
+            let e = parse(&table(&format!(
+                "uplink = \"{uplink}\"\ngrant_period = \"5ms\"\n[ues.u1]\nsnr = 3"
+            )))
+            .unwrap_err();
+            assert_eq!(e.0, "grant_period");
+            assert!(e.1.contains("uplink = \"grants\" only"), "{}", e.1);
+        }
         let e = parse(&table("uplink_bler = 1.0\n[ues.u1]\nsnr = 3")).unwrap_err();
         assert_eq!(e.0, "uplink_bler");
         let e = parse(&table("uplink_harq_max = 0\n[ues.u1]\nsnr = 3")).unwrap_err();
