@@ -4,9 +4,10 @@
 //!
 //! - **Tick.** Every `every` (4 ms, seed-004 Table 1's 250 Hz) of emulator time, an event calls
 //!   [`Oal::step`] with the emulator's links: the AP sampler reads the emulated cell's counters
-//!   (the same `AnyLink` the simulator samples), the controller labels, retrains (in the
-//!   emulator's thread, between packets: the time each step takes is reported) or predicts with
-//!   its fixed `model`, and sets per-flow targets in its packet monitor.
+//!   (the same `AnyLink` the simulator samples), the controller labels, retrains (on a worker
+//!   thread, `rove_world::control::oal::trainer`, so the emulator's loop does not wait for a
+//!   tree: the time each step takes is reported) or predicts with its fixed `model`, and sets
+//!   per-flow targets in its packet monitor.
 //! - **Packets.** Every packet of a tracked flow offered to the cell's link (data at the AP's
 //!   downlink queue, ACKs at the station's uplink queue, as the simulator's path element sees
 //!   them) is parsed here and shown to the same monitor as an `Observed`: sequence numbers in

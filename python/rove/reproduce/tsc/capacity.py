@@ -43,19 +43,27 @@ def periodic_cycle(capacity_mbps: float) -> dict:
     return {"period": "1s", "rates": high + [_mbps(capacity_mbps * LOW_FACTOR)] * LOW_FOR_S}
 
 
-def random_walk_mbps(walk: int, duration_s: int, base_mbps: float = WALK_BASE_MBPS,
-                     low: float = WALK_LOW, high: float = WALK_HIGH,
-                     hold_s: tuple[int, int] = WALK_HOLD_S) -> list[float]:
-    """Walk number ``walk``: the capacity (Mbit/s) of each second of a ``duration_s``-second
-    run (see the module's [GAP]s)."""
+def random_walk_steps(walk: int, duration_s: int, base_mbps: float = WALK_BASE_MBPS,
+                      low: float = WALK_LOW, high: float = WALK_HIGH,
+                      hold_s: tuple[int, int] = WALK_HOLD_S) -> list[tuple[float, int]]:
+    """Walk number ``walk`` as its draws: (level in Mbit/s, hold in s), enough to cover
+    ``duration_s`` seconds (the last one may run past the end; see the module's [GAP]s)."""
     if duration_s < 1 or walk < 0:
         raise ValueError(f"duration_s >= 1 and walk >= 0 expected, got {duration_s}, {walk}")
     rng = np.random.default_rng(walk)
-    out: list[float] = []
-    while len(out) < duration_s:
+    steps: list[tuple[float, int]] = []
+    while sum(h for _, h in steps) < duration_s:
         hold = int(rng.integers(hold_s[0], hold_s[1] + 1))
         level = base_mbps * math.exp(rng.uniform(math.log(low), math.log(high)))
-        out += [round(level, 1)] * hold
+        steps.append((round(level, 1), hold))
+    return steps
+
+
+def random_walk_mbps(walk: int, duration_s: int, **kw) -> list[float]:
+    """Walk number ``walk``: the capacity (Mbit/s) of each second of a ``duration_s``-second
+    run (:func:`random_walk_steps`, each level repeated for its hold)."""
+    out = [level for level, hold in random_walk_steps(walk, duration_s, **kw)
+           for _ in range(hold)]
     return out[:duration_s]
 
 

@@ -210,7 +210,7 @@ def _episodes_claim(runs, wifis) -> Claim:
         clean = all(x == 0 for x in conv)
         verdicts.append(HOLDS if both and clean else PARTLY if some and clean else FAILS)
         parts.append(f"(40, {wifi:g}): R-TSC episodes LTE {fmt(median(lte), '.1f')}, WiFi "
-                     f"{fmt(median(wf), '.1f')} (median; fewest {fmt(min(lte + wf), '.0f')}); "
+                     f"{fmt(median(wf), '.1f')} (median; fewest {fmt(min(lte + wf, default=None), '.0f')}); "
                      f"conventional {fmt(max(conv, default=None), '.0f')} at most")
     return Claim("R-TSC holds both subflows' windows with intentional triple duplicate ACKs",
                  f"{WHERE}, Fig. 3.8", "; ".join(parts),
