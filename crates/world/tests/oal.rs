@@ -201,14 +201,17 @@ fn three_aps_without_aggregation_stream_minus_mac_is_the_models_congestion_drops
 /// after their MAC retries (the cell has no receive reorder buffer), so TCP sees reordering and
 /// retransmits segments that were never dropped. Measured: 575 congestion drops, 62 MAC drops,
 /// 827 stream losses: 827 - 62 - 575 = 190 in excess, and 192 segments reached a receiver for
-/// data it already had (every drop's cause is accounted; the excess is not drops). Pinned: the
-/// stream's excess is the receivers' duplicates less 2 (a spurious copy dropped at the AP, or a
-/// dropped segment not yet resent when the run ends).
+/// data it already had (every drop's cause is accounted; the excess is not drops). Asserted:
+/// the stream overcounts (an excess above 0), and by no more than the segments receivers got
+/// twice (each spurious retransmission that arrives is such a duplicate; one dropped at the
+/// AP, or a dropped segment not yet resent when the run ends, makes the two differ).
 #[test]
 fn three_aps_with_aggregation_stream_minus_mac_exceeds_the_model_by_spurious_retransmissions() {
     let (model, mac, stream, dup) = three_aps_counts(true);
-    assert_eq!((model, mac, stream, dup), (575, 62, 827, 192));
-    assert_eq!(stream - mac - model, dup - 2);
+    let excess = stream - mac - model;
+    assert!(excess > 0, "{model} {mac} {stream} {dup}");
+    assert!(excess <= dup, "excess {excess} above the duplicates {dup}");
+    assert!(dup - excess <= 2 + dup / 50, "excess {excess}, duplicates {dup}");
 }
 
 /// rove's ablation `trigger = "observed"` (not the paper's): a tick acts exactly when the last
