@@ -100,7 +100,7 @@ def information_gain(feature, ratio, smoothing: float = 1e-4) -> float:
     return h - cond
 
 
-def _ticks(items):
+def tick_rows(items):
     """One row per tick of each AP (its features are the same on every flow's row); with several
     OAL controllers (one per AP of a multi-AP cell) the rows of a tick are told apart by the
     ``controller`` column."""
@@ -110,7 +110,7 @@ def _ticks(items):
 def feature_table(items, target: str = "loss_ratio_next"):
     """Table 2's analogue: per AP feature, Kendall τ and IG against the next window's loss ratio
     (one row per tick of each AP)."""
-    ticks = _ticks(items)
+    ticks = tick_rows(items)
     return [
         {"feature": f, "kendall": kendall_tau(ticks[f], ticks[target]),
          "ig": information_gain(ticks[f], ticks[target])}
@@ -137,7 +137,7 @@ def compare_classifiers(items, test_size: float = 0.3, seed: int = 0):
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
 
-    ticks = _ticks(items)
+    ticks = tick_rows(items)
     x = ticks[AP_FEATURES].to_numpy(dtype=float)
     y = ticks["loss_class_next"].to_numpy(dtype=int)
     train, test = _split(len(y), test_size, seed)

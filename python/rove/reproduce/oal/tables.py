@@ -65,12 +65,6 @@ XGB_BEST_SLACK = 0.02  # "XGB best": its R² within this of the best
 WHERE2, WHERE4, WHERE6 = "§5.2, Table 2", "§5.3, Table 4, Fig. 6", "§7, Table 6"
 
 
-def _ticks(items: pd.DataFrame) -> pd.DataFrame:
-    """One row per AP tick (the AP's features repeat on every flow's row)."""
-    keys = [c for c in ("controller", "time_s") if c in items.columns]
-    return items.drop_duplicates(keys)
-
-
 def _subset(df: pd.DataFrame, seed: int) -> pd.DataFrame:
     if len(df) <= MAX_ROWS:
         return df
@@ -81,17 +75,13 @@ def _subset(df: pd.DataFrame, seed: int) -> pd.DataFrame:
 def analyse_run(path: Path, seed: int = 0) -> dict:
     """One iteration's three tables from its ``features.parquet``."""
     items = oal.read_items(path)
-    ticks = _ticks(items)
-    # rove.oal dedupes by time; one AP's ticks at a time keep the APs apart.
+    ticks = oal.tick_rows(items)
     per_ap = [g for _, g in ticks.groupby("controller")] if "controller" in ticks else [ticks]
     features = pd.concat([pd.DataFrame(oal.feature_table(g)).assign(ap=i)
                           for i, g in enumerate(per_ap)])
     table2 = features.groupby("feature", sort=False)[["kendall", "ig"]].mean()
-    # Classifiers on the ticks of every AP (time_s made unique per AP for rove.oal's dedupe).
-    pooled = ticks.copy()
-    if "controller" in pooled:
-        pooled["time_s"] = pooled["time_s"] + 1e6 * pooled["controller"].astype(float)
-    cls, _ = oal.compare_classifiers(_subset(pooled, seed), seed=seed)
+    # Classifiers on the ticks of every AP (rove.oal tells the APs' rows apart by controller).
+    cls, _ = oal.compare_classifiers(_subset(ticks, seed), seed=seed)
     reg, _ = oal.compare_regressors(_subset(items, seed).reset_index(drop=True), seed=seed)
     labels = np.bincount(ticks["loss_class_next"].astype(int), minlength=4)
     return {"table2": table2, "table4": cls, "table6": reg, "labels": labels.tolist(),
