@@ -93,7 +93,15 @@ impl Trainer {
         let Trainer::Background(w) = self else {
             return None;
         };
-        let done = w.done.lock().expect("one caller").try_recv().ok()?;
+        let done = match w.done.lock().expect("one caller").try_recv() {
+            Ok(done) => done,
+            Err(mpsc::TryRecvError::Empty) => return None,
+            // The worker died (a panic in `ClassTree::fit`): say so rather than never
+            // retraining again with `busy` stuck.
+            Err(mpsc::TryRecvError::Disconnected) => {
+                panic!("OAL's trainer thread ended without returning its tree")
+            }
+        };
         w.busy = false;
         *x = done.x;
         *y = done.y;
