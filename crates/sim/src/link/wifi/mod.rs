@@ -957,11 +957,22 @@ impl Wifi {
 }
 
 /// A cell's access points (`aps`, [`bss`]) and each station's, as an index into them, in
-/// port order: read from the cell's keys, which the scenario's parser has checked.
+/// port order: read from the cell's keys, which the scenario's parser has checked (only these
+/// keys are read: no station's SNR trace file is opened again).
 pub fn access_points(model: &toml::Table) -> (Vec<String>, Vec<usize>) {
-    let p = params::parse(model).expect("wifi keys are checked when parsed");
-    let station_ap = p.stations.iter().map(|s| s.ap).collect();
-    (p.aps, station_ap)
+    let checked = "wifi keys are checked when parsed";
+    let aps = bss::read_aps(model).expect(checked);
+    let station_ap = match model.get("stations") {
+        Some(toml::Value::Table(stations)) => stations
+            .iter()
+            .map(|(name, st)| {
+                let path = format!("stations.{name}");
+                bss::read_station_ap(&path, st.get("ap"), &aps).expect(checked)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    (aps.names, station_ap)
 }
 
 impl Wifi {
