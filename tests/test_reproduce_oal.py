@@ -1,5 +1,6 @@
 """`rove reproduce oal` end to end: the quick study writes a well-formed report in which every
-experiment ran and every claim was judged, and the controllers' reports reach summary.json;
+experiment ran and states its claims, each with a verdict ("not measured" allowed: the quick
+runs are short), and the controllers' reports reach summary.json;
 and the verdict logic on hand-made numbers (the paired percent changes, their criterion, the
 network read from the scenario).
 

@@ -218,11 +218,13 @@ def _one_subflow_delay(runs, cases) -> Claim:
 
 def _one_subflow_utilisation(runs, cases) -> Claim:
     verdicts, parts = [], []
-    for lo, hi in zip(cases[1:], cases[:-1]):
-        a, b = _values(runs, "fixed-1", lo, "busy"), _values(runs, "fixed-1", hi, "busy")
+    for larger, smaller in zip(cases[1:], cases[:-1]):   # cases by capacity, smallest first
+        a, b = (_values(runs, "fixed-1", larger, "busy"),
+                _values(runs, "fixed-1", smaller, "busy"))
         v, text = less_deterministic(a, b)
         verdicts.append(v)
-        parts.append(f"{lo} {fmt(median(a), '.2f')} < {hi} {fmt(median(b), '.2f')}: {v} ({text})")
+        parts.append(f"{larger} {fmt(median(a), '.2f')} < {smaller} {fmt(median(b), '.2f')}: "
+                     f"{v} ({text})")
     return Claim("One subflow's utilisation falls as the BDP grows (20 → 80 Mbit/s)",
                  f"{WHERE}, Fig. 4.5", "; ".join(parts) or "one capacity only",
                  f"one subflow's share of windows ≥ {NEAR_MAX} at the larger capacity below that "

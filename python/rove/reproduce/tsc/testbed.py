@@ -183,13 +183,13 @@ def _near_claim(runs, wifis) -> Claim:
 
 def _mismatch_claim(runs, wifis) -> Claim:
     verdicts, parts = [], []
-    for lo, hi in zip(wifis[1:], wifis[:-1]):
-        a, b = _values(runs, CONVENTIONAL, lo, "delay_mean_ms"), \
-            _values(runs, CONVENTIONAL, hi, "delay_mean_ms")
+    for larger, smaller in zip(wifis[1:], wifis[:-1]):   # WiFi rates, smallest first
+        a, b = _values(runs, CONVENTIONAL, larger, "delay_mean_ms"), \
+            _values(runs, CONVENTIONAL, smaller, "delay_mean_ms")
         v, text = judge_less(a, b)
         verdicts.append(v)
-        parts.append(f"c_1 {lo:g}: {fmt(median(a), '.1f')} < c_1 {hi:g}: {fmt(median(b), '.1f')} "
-                     f"ms: {v} ({text})")
+        parts.append(f"c_1 {larger:g}: {fmt(median(a), '.1f')} < c_1 {smaller:g}: "
+                     f"{fmt(median(b), '.1f')} ms: {v} ({text})")
     return Claim("Under RR with the conventional receiver, the delay grows as c_1 shrinks",
                  f"{WHERE}, Fig. 3.9", "; ".join(parts) or "one c_1 only",
                  "the conventional receiver's mean packet delay at the larger c_1 below that at "
