@@ -107,6 +107,21 @@ def test_summary_figures(tmp_path):
         assert ts.column(name).null_count == ts.num_rows, name
 
 
+def test_the_namespaces_counters_are_in_the_summary_nonzero_only(tmp_path):
+    _write_raw(tmp_path)
+    summary, _, _ = convert(tmp_path)
+    assert "netstat" not in summary  # a raw directory from before raw/netstat.json
+    (tmp_path / "netstat.json").write_text(json.dumps({
+        "sender": {"TcpExt": {"TCPHPAcks": 3668, "TCPPureAcks": 1910, "TCPTimeouts": 0},
+                   "IpExt": {"InNoRoutes": 0}, "Tcp": {"InSegs": 5598}},
+        "receiver": {"TcpExt": {"DelayedACKs": 12}}}))
+    summary, _, _ = convert(tmp_path)
+    assert summary["netstat"] == {
+        "sender": {"Tcp": {"InSegs": 5598},
+                   "TcpExt": {"TCPHPAcks": 3668, "TCPPureAcks": 1910}},
+        "receiver": {"TcpExt": {"DelayedACKs": 12}}}
+
+
 def test_srtt_fallback_without_rtt_samples(tmp_path):
     _write_raw(tmp_path, rtt=False)
     summary, _, _ = convert(tmp_path)

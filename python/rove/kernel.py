@@ -437,6 +437,9 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         # What limited each kernel sender (TCP_INFO chrono times; no simulator counterpart).
         "tcp_limits": limits_out,
     }
+    netstat = _netstat(raw)
+    if netstat is not None:
+        summary["netstat"] = netstat
     # The controllers' reports, as the simulator's summary has them (index, kind, report); the
     # emulator's extras (per-flow rewrites, step cost) stay in emu_summary.json.
     controllers = [{"index": int(o["index"]), "kind": "oal",
@@ -456,6 +459,24 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
     if warnings:
         summary["warnings"] = warnings
     return summary, timeseries, queue
+
+
+def _netstat(raw: Path) -> dict | None:
+    """The sender and receiver namespaces' MIB counters at the scenario's end
+    (``raw/netstat.json``, crates/emu/src/netstat.rs), the nonzero ones: ``{"sender": {"TcpExt":
+    {"TCPHPAcks": n, ...}, "Tcp": {...}}, "receiver": {...}}``. The namespaces are the run's own,
+    so these are the run's counts, every flow's together; ``None`` for runs made before the
+    file existed."""
+    path = raw / "netstat.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ResultsError(f"{path}: {e}") from None
+    return {side: {group: {k: v for k, v in sorted(vals.items()) if v}
+                   for group, vals in sorted(groups.items()) if any(vals.values())}
+            for side, groups in doc.items()}
 
 
 def _append_sample(ts_cols: dict, t: float, f: dict, s: dict, subflow: int,

@@ -5,7 +5,8 @@
 //! - [`topology`] and [`netns`]: the namespaces, TUN devices, addresses and routes of a run,
 //!   removed when the run ends, fails or is interrupted.
 //! - [`orchestrate`]: `rove-kernel run`: topology, emulator, traffic generators, raw results.
-//! - [`record`]: the emulator's output files; [`rtt`]: per-ACK RTT samples at the sender's side.
+//! - [`record`]: the emulator's output files; [`rtt`]: per-ACK RTT samples at the sender's side;
+//!   [`netstat`]: the namespaces' MIB counters at the end of a run.
 //! - [`traffic`]: the traffic generator (binary `rove-traffic`): real sockets with
 //!   `TCP_CONGESTION` per flow, bulk and sized transfers, `TCP_INFO` (and MPTCP subflow) samples.
 //!
@@ -22,6 +23,7 @@ pub mod dupack;
 pub mod isolate;
 pub mod link_emu;
 pub mod netns;
+pub mod netstat;
 pub mod oal;
 pub mod orchestrate;
 pub mod procs;

@@ -9,8 +9,9 @@
 //!    (`rove-emu`) with the scenario's time 0 set a moment ahead, and wait for it to be ready.
 //! 4. At each flow's start time, start `rove-traffic client` in the sender namespace: bulk flows
 //!    (`size = inf`) run `--duration` until the scenario's end, sized flows `--bytes N`.
-//! 5. At the end (plus a grace period for clients to write their last line) stop everything,
-//!    then write `raw/run.json` describing the run. The raw directory is built as
+//! 5. At the scenario's end write both namespaces' MIB counters to `raw/netstat.json`
+//!    (netstat.rs); then (after a grace period for clients to write their last line) stop
+//!    everything, and write `raw/run.json` describing the run. The raw directory is built as
 //!    `raw.partial-<pid>` and renamed to `raw` only when complete.
 //!
 //! Every stop signal (SIGINT, SIGTERM, SIGHUP) is blocked and collected at the waiting points,
@@ -585,6 +586,19 @@ fn write_cc_params(
     Ok(entries)
 }
 
+/// Writes `raw/netstat.json`: the sender and receiver namespaces' counters (netstat.rs).
+fn write_netstat(raw: &Path, topo: &Topology) -> Result<(), RunError> {
+    let read = |ns: &str| {
+        crate::netstat::read(ns)
+            .map_err(|e| RunError::Failed(format!("cannot read the namespace's counters: {e}")))
+    };
+    let doc =
+        serde_json::json!({ "sender": read(&topo.snd.name)?, "receiver": read(&topo.rcv.name)? });
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| RunError::Failed(e.to_string()))?;
+    std::fs::write(raw.join("netstat.json"), text + "\n")
+        .map_err(|e| RunError::Failed(format!("netstat.json: {e}")))
+}
+
 /// Waits until every server listens, so that no client connects to a port not yet open.
 fn wait_listening(
     ns: &str,
@@ -848,6 +862,8 @@ pub fn run(opts: &RunOptions) -> Result<PathBuf, RunError> {
         );
     }
     watch_until(t0 + sc.duration_ns, &mut procs, emu, &clients, &raw)?;
+    // The namespaces' MIB counters at the scenario's end, before the clients close (netstat.rs).
+    write_netstat(&raw, &topo)?;
 
     // Give clients a moment to finish and write their final line, then stop everything.
     let grace_end = monotonic_ns() + CLIENT_GRACE.as_nanos() as u64;

@@ -22,9 +22,11 @@
 //! rove's kernel backend (`ss -tmi`: rcvbuf steps 131072 → 244316 → 556032 → 1112064 → 1230800 B,
 //! each matching the rule above exactly, and rcv_ssthresh settling 1440 B = 2304·160/256 under
 //! the clamp).
-//! Simplified: the application reads every in-order byte at once, so only the out-of-order queue
-//! and the segment being processed occupy the buffer; no memory pressure; window scaling is not
-//! rounded (its granularity at these windows is below one segment).
+//! Simplified: the application reads every in-order byte right after the ACK its arrival
+//! triggers, so only the out-of-order queue and what that arrival made readable (the segment,
+//! or with a segment that fills a hole all the data it joined to the stream) occupy the buffer
+//! when an ACK is built (`receiver.rs`, `tuned_window`); no memory pressure; window scaling is
+//! not rounded (its granularity at these windows is below one segment).
 
 use crate::MSS;
 use rove_sim::Nanos;

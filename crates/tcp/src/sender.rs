@@ -73,6 +73,12 @@ use std::collections::VecDeque;
 const MIN_RTT_WINDOW_NS: Nanos = 300_000_000_000;
 /// tp->reordering default (sysctl_tcp_reordering, TCP_FASTRETRANS_THRESH).
 const REORDERING: u32 = 3;
+/// The window scale (RFC 7323) the sender takes its peer to announce: a Linux 6.18 receiver's
+/// with the default sysctls (tcp_select_initial_window: `ilog2(max(space, tcp_rmem[2],
+/// rmem_max)) - 15`, with tcp_rmem[2] = 32 MiB: 10; the kernel backend's SYN-ACKs carry
+/// wscale 10). rove's receivers announce none (their packets have no options) and their
+/// windows are not rounded to it; the sender reads an ACK's window field as `rwnd >> 10`.
+pub const PEER_WSCALE: u32 = crate::rcvbuf::RMEM_MAX.ilog2() - 15;
 /// TCP_RACK_RECOVERY_THRESH, include/net/tcp.h: recoveries a widened reo_wnd persists for.
 const RACK_RECOVERY_THRESH: u32 = 16;
 /// Linux paces only after the first 10 data segments (tcp_update_skb_after_send).
@@ -179,6 +185,12 @@ pub struct SenderStats {
     pub last_rtt_sample: Option<(Nanos, Nanos)>,
     /// Congestion windows restarted after idle (tcp_cwnd_restart).
     pub cwnd_restarts: u64,
+    /// ACKs that took tcp_ack's fast path (Linux's `TcpExtTCPHPAcks`, LINUX_MIB_TCPHPACKS:
+    /// header-predicted and advancing snd_una), and those that took its slow branch
+    /// (`TcpExtTCPPureAcks`: every ACK here carries no data); see `ack_path`. Their sum is
+    /// `acks` less the ACKs below snd_una (tcp_ack's `old_ack`, counted by neither).
+    pub hp_acks: u64,
+    pub pure_acks: u64,
 }
 
 pub struct TcpSender {
@@ -224,8 +236,13 @@ pub struct TcpSender {
     established: bool,
     syn_sent_at: Nanos,
     syn_retransmitted: bool,
-    /// Peer's advertised window, in segments.
+    /// Peer's advertised window, in segments (the send limit: every ACK's window).
     peer_window_segs: u64,
+    /// Header prediction's state (tcp_ack_update_window, tcp_fast_path_on): tp->snd_wnd, the
+    /// window tcp_may_update_window last accepted (bytes, the field scaled by
+    /// [`PEER_WSCALE`]), and the window field tp->pred_flags predicts (`None`: prediction off).
+    hp_snd_wnd: u64,
+    hp_pred_field: Option<u64>,
     prr_delivered: u32,
     prr_out: u32,
     undo_marker: bool,
@@ -340,6 +357,8 @@ impl TcpSender {
             syn_sent_at: 0,
             syn_retransmitted: false,
             peer_window_segs: 10,
+            hp_snd_wnd: 0,
+            hp_pred_field: None,
             prr_delivered: 0,
             prr_out: 0,
             undo_marker: false,
@@ -501,6 +520,11 @@ impl TcpSender {
         self.established = true;
         self.stats.established_at = Some(now);
         self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
+        // tcp_rcv_synsent_state_process: the SYN-ACK's window is never scaled; then
+        // tcp_finish_connect turns header prediction off when the peer scales its window
+        // (pred_flags = 0) until tcp_ack_update_window first sees the window change.
+        self.hp_snd_wnd = p.rwnd_bytes.min(u16::MAX as u64);
+        self.hp_pred_field = None;
         self.ts_recent = p.tsval;
         // The SYN-ACK gives the first RTT sample unless the SYN was retransmitted (Karn).
         if !self.syn_retransmitted {
@@ -567,7 +591,6 @@ impl TcpSender {
             return; // acks data never sent: ignore (Linux: tcp_ack returns -SKB_DROP_REASON_TCP_ACK_UNSENT_DATA)
         }
         self.stats.acks += 1;
-        let window_changed = p.rwnd_bytes / self.tp.mss_cache as u64 != self.peer_window_segs;
         self.peer_window_segs = p.rwnd_bytes / self.tp.mss_cache as u64;
         self.rcv_tsecr = p.tsecr;
         // tcp_store_ts_recent; a pure sender sees ACKs only, their timestamps never go back.
@@ -599,15 +622,9 @@ impl TcpSender {
         if !blocks.is_empty() {
             flag |= self.sacktag(blocks, &mut rs, &mut sacked_times);
         }
-        // tcp_ack's FLAG_SLOWPATH / FLAG_WIN_UPDATE, for tcp_in_ack_event below.
-        let fast_path = p.sack_len == 0 && !window_changed && p.ack > prior_snd_una;
-        let ack_flags = if fast_path {
-            CA_ACK_WIN_UPDATE
-        } else if window_changed {
-            CA_ACK_SLOWPATH | CA_ACK_WIN_UPDATE
-        } else {
-            CA_ACK_SLOWPATH
-        };
+        // tcp_rcv_established's header prediction and tcp_ack's two branches, for the flags of
+        // tcp_in_ack_event below.
+        let ack_flags = self.ack_path(p, prior_snd_una);
         // FLAG_RETRANS_DATA_ACKED: a cum-acked segment had been retransmitted.
         let mut retrans_acked = false;
         let pkts_acked = if p.ack > self.tp.snd_una {
@@ -661,7 +678,9 @@ impl TcpSender {
         // called) and before tcp_process_tlp_ack, since upstream commit 149dfb31615e, "tcp: reorganize
         // tcp_in_ack_event() and tcp_count_delivered()" (2025, in the 6.18 this machine runs; before it,
         // in_ack_event ran ahead of the retransmission queue's cleaning).
-        self.cc.in_ack_event(&mut self.tp, ack_flags);
+        if let Some(flags) = ack_flags {
+            self.cc.in_ack_event(&mut self.tp, flags);
+        }
         if pkts_acked > 0 {
             flag |= FLAG_SET_XMIT_TIMER;
         } else if let (Some(sack_rtt), Some(head)) = (sack_rtt, self.board.front()) {
@@ -699,6 +718,65 @@ impl TcpSender {
         self.cong_control(prior_snd_una, delivered, newly_lost, flag, &rs);
         self.last_rate_sample = rs;
         self.push(w);
+    }
+
+    /// Which path `p` takes through Linux 6.18's receive code (net/ipv4/tcp_input.c), and the
+    /// flags tcp_in_ack_event passes to `in_ack_event` (`None` for an ACK below snd_una, which
+    /// tcp_ack hands to `old_ack` before any of this: no counter, no in_ack_event).
+    ///
+    /// - **Header prediction** (tcp_rcv_established): an ACK takes the fast path when its flag
+    ///   word matches tp->pred_flags (`(tcp_flag_word(th) & TCP_HP_BITS) == tp->pred_flags`:
+    ///   the header length of a timestamps-only header, so no SACK or D-SACK option; only ACK
+    ///   among the flags, PSH aside; and the window field tp->pred_flags holds), its sequence
+    ///   is rcv_nxt (always, from a receiver that sends no data) and its timestamp passes PAWS
+    ///   (rove's receivers' timestamps never go back). It is then `tcp_ack(sk, skb, 0)`; every
+    ///   other ACK is `tcp_ack(sk, skb, FLAG_SLOWPATH | FLAG_UPDATE_TS_RECENT)`.
+    /// - **pred_flags** (tcp_fast_path_on: header length, ACK, `snd_wnd >> snd_wscale`) is
+    ///   zeroed by tcp_finish_connect when the peer scales its window, and set again only in
+    ///   tcp_ack_update_window, "the only place where fast path is recovered for sending
+    ///   TCP": when tcp_may_update_window accepts the ACK's window (it advances snd_una, or
+    ///   the window grew or is zero, since a receiver that sends no data never advances
+    ///   snd_wl1) and that window differs from tp->snd_wnd. The other places that zero it
+    ///   (out-of-order data, urgent data, a full receive buffer, a zero window from us) concern
+    ///   the sender's own receive side, idle here.
+    /// - **tcp_ack**: `(flag & (FLAG_SLOWPATH | FLAG_SND_UNA_ADVANCED)) ==
+    ///   FLAG_SND_UNA_ADVANCED` is the fast branch (LINUX_MIB_TCPHPACKS, FLAG_WIN_UPDATE);
+    ///   everything else the slow branch (LINUX_MIB_TCPPUREACKS for an ACK without data),
+    ///   which calls tcp_ack_update_window (FLAG_WIN_UPDATE when it accepts the window).
+    /// - **tcp_in_ack_event** (since commit 149dfb31615e, "tcp: reorganize tcp_in_ack_event()
+    ///   and tcp_count_delivered()"): `CA_ACK_WIN_UPDATE` for FLAG_WIN_UPDATE,
+    ///   `CA_ACK_SLOWPATH` for FLAG_SLOWPATH, i.e. for every ACK header prediction refused. A
+    ///   header-predicted ACK that does not advance snd_una (a duplicate ACK without SACK and
+    ///   with the same window) gets neither.
+    ///
+    /// The window field is the ACK's window in units of 2^[`PEER_WSCALE`] bytes.
+    fn ack_path(&mut self, p: &Packet, prior_snd_una: u64) -> Option<u32> {
+        if p.ack < prior_snd_una {
+            return None;
+        }
+        let field = (p.rwnd_bytes >> PEER_WSCALE).min(u16::MAX as u64);
+        let nwin = field << PEER_WSCALE;
+        let predicted = p.sack_len == 0 && self.hp_pred_field == Some(field);
+        let advanced = p.ack > prior_snd_una;
+        if predicted && advanced {
+            self.stats.hp_acks += 1;
+            return Some(CA_ACK_WIN_UPDATE);
+        }
+        self.stats.pure_acks += 1;
+        // tcp_ack_update_window / tcp_may_update_window (ack_seq == snd_wl1).
+        let mut flags = 0;
+        if advanced || nwin > self.hp_snd_wnd || nwin == 0 {
+            flags |= CA_ACK_WIN_UPDATE;
+            if self.hp_snd_wnd != nwin {
+                self.hp_snd_wnd = nwin;
+                // tp->pred_flags = 0; tcp_fast_path_check(sk).
+                self.hp_pred_field = Some(field);
+            }
+        }
+        if !predicted {
+            flags |= CA_ACK_SLOWPATH;
+        }
+        Some(flags)
     }
 
     /// tcp_check_dsack: is the first block a D-SACK (below the cumulative ACK, or inside the

@@ -478,6 +478,9 @@ fn in_ack_event_flags_follow_tcp_ack_fast_and_slow_paths() {
     use rove_tcp::state::{CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
     let (mut s, mut w, log) = logged();
     w.now = 80 * MS;
+    // The first ACK: tcp_finish_connect left header prediction off (the peer scales its
+    // window); this ACK's window differs from the SYN-ACK's unscaled one, which turns it on.
+    s.on_packet(&ack(1, &[], ts_ms(40 * MS)), &mut w);
     // A pure cumulative advance, same window, no SACK: the fast path.
     s.on_packet(&ack(2, &[], ts_ms(40 * MS)), &mut w);
     // A SACK block: the slow path.
@@ -499,6 +502,7 @@ fn in_ack_event_flags_follow_tcp_ack_fast_and_slow_paths() {
     assert_eq!(
         events,
         [
+            format!("ack_event {}", CA_ACK_SLOWPATH | CA_ACK_WIN_UPDATE),
             format!("ack_event {CA_ACK_WIN_UPDATE}"),
             format!("ack_event {CA_ACK_SLOWPATH}"),
             format!("ack_event {}", CA_ACK_SLOWPATH | CA_ACK_WIN_UPDATE),
@@ -588,4 +592,92 @@ fn a_retransmission_timeout_ends_the_loss_probe_episode() {
     w.fire(&mut s, kind, at);
     assert_eq!(s.stats.loss_probes, 2);
     assert_eq!(w.segments_since(at), vec![(at, 9)]);
+}
+
+/// An algorithm that records the flags of every `in_ack_event` (Reno otherwise).
+struct AckEvents(std::sync::Arc<std::sync::Mutex<Vec<u32>>>);
+
+impl rove_tcp::cc::CongestionControl for AckEvents {
+    fn name(&self) -> &'static str {
+        "ack_events"
+    }
+    fn ssthresh(&mut self, tp: &rove_tcp::state::TcpState) -> u32 {
+        (tp.snd_cwnd / 2).max(2)
+    }
+    fn in_ack_event(&mut self, _tp: &mut rove_tcp::state::TcpState, flags: u32) {
+        self.0.lock().unwrap().push(flags);
+    }
+}
+
+#[test]
+fn acks_take_the_fast_path_as_linux_header_prediction_allows() {
+    use rove_tcp::state::{CA_ACK_SLOWPATH as SLOW, CA_ACK_WIN_UPDATE as WIN};
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut s = TcpSender::new(
+        Box::new(AckEvents(events.clone())),
+        Segments { size_bytes: None },
+    );
+    let mut w = Script::default();
+    s.start(&mut w);
+    w.now = 40 * MS;
+    s.on_packet(
+        &Packet {
+            kind: Kind::SynAck,
+            rwnd_bytes: 6 << 20,
+            tsecr: ts_ms(0),
+            ..Default::default()
+        },
+        &mut w,
+    );
+    // The window field is rwnd >> 10 (the peer's wscale): 6 MiB is 6144 units.
+    let win = |ack_no: u64, rwnd: u64, sack: &[SeqRange]| {
+        let mut p = ack(ack_no, sack, ts_ms(0));
+        p.rwnd_bytes = rwnd;
+        p
+    };
+    let full = 6u64 << 20;
+    let steps: [(Packet, Option<u32>, &str); 8] = [
+        // tcp_finish_connect left pred_flags 0 (the peer scales its window): slow path; the
+        // window differs from the SYN-ACK's (65535, unscaled): header prediction on.
+        (win(2, full, &[]), Some(WIN | SLOW), "first ACK"),
+        (
+            win(4, full, &[]),
+            Some(WIN),
+            "same field, advances: fast path",
+        ),
+        // 1100 B less: field 6142, not 6144 (in MSS units both are 4344 segments).
+        (win(6, full - 1100, &[]), Some(WIN | SLOW), "field changed"),
+        (win(8, full - 1100, &[]), Some(WIN), "fast path again"),
+        // A SACK option changes the header length: slow path; no advance, same window: not
+        // a window update.
+        (
+            win(8, full - 1100, &[SeqRange { start: 9, end: 10 }]),
+            Some(SLOW),
+            "SACK",
+        ),
+        // Header-predicted but not advancing: tcp_ack's slow branch without FLAG_SLOWPATH.
+        (win(8, full - 1100, &[]), Some(0), "predicted duplicate ACK"),
+        // A smaller window on an ACK that does not advance: tcp_may_update_window refuses it,
+        // snd_wnd and pred_flags stay...
+        (win(8, 5 << 20, &[]), Some(SLOW), "refused window"),
+        // ...so the old field is predicted again.
+        (
+            win(10, full - 1100, &[]),
+            Some(WIN),
+            "old field still predicted",
+        ),
+    ];
+    let mut expected = Vec::new();
+    for (p, flags, what) in steps {
+        w.now += MS;
+        s.on_packet(&p, &mut w);
+        expected.extend(flags);
+        assert_eq!(*events.lock().unwrap(), expected, "{what}");
+    }
+    // An ACK below snd_una goes to tcp_ack's old_ack: no in_ack_event, no counter.
+    w.now += MS;
+    s.on_packet(&win(4, full - 1100, &[]), &mut w);
+    assert_eq!(*events.lock().unwrap(), expected, "old ACK");
+    // LINUX_MIB_TCPHPACKS / TCPPUREACKS.
+    assert_eq!((s.stats.hp_acks, s.stats.pure_acks), (3, 5));
 }

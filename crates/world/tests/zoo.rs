@@ -81,12 +81,60 @@ fn lossy_goodput(cc: &str) -> f64 {
     s.flows[0].goodput_mbps
 }
 
+/// Strict expected failure (issue 13): the factor 2 was met only while the simulator's receiver
+/// offered its whole window again on the ACK for a filled hole, so that ACK took the sender's
+/// fast path and Westwood+ counted the recovery's duplicate ACKs twice (its estimate ran 1.17×
+/// the goodput; westwood 9.03 against reno 3.42 Mbit/s in the fidelity zoo's case). With the
+/// window Linux's receiver offers there (receiver.rs, `tuned_window`) this case measures
+/// westwood 6.23 against reno 3.29 Mbit/s, 1.89×; the kernel backend 1.57× (5.07 vs 3.22 Mbit/s,
+/// tests/test_kernel_bpf.py) and 1.7× in the zoo's case (5.75-5.84 vs 3.37).
 #[test]
+#[should_panic(expected = "westwood 6.2")]
 fn westwood_keeps_more_of_a_lossy_link_than_reno() {
     let (westwood, reno) = (lossy_goodput("westwood"), lossy_goodput("reno"));
     println!("1 % loss, 20 Mbit/s: westwood {westwood:.2} Mbit/s, reno {reno:.2} Mbit/s");
     // A random loss sets cwnd to bw_est·rtt_min (the pipe), not to cwnd/2.
     assert!(westwood > 2.0 * reno, "westwood {westwood}, reno {reno}");
+}
+
+#[test]
+fn westwood_estimates_the_rate_it_gets_under_random_loss() {
+    // Westwood+'s bw_est is the bytes each ACK newly acknowledges (a duplicate ACK one MSS,
+    // taken back from the ACK that covers it: westwood_acked_count) per sampling window,
+    // through two 7/8 filters: over a run its mean is the rate at which snd_una advances, the
+    // goodput. The ACK that ends a recovery carries a smaller window (the data the
+    // retransmission joined to the stream is still unread), so it takes the slow path and the
+    // recovery's duplicate ACKs are not counted twice. Measured: 1.013 (1.172 when that ACK
+    // took the fast path).
+    let (w, s) = run(&bottleneck(
+        "30s",
+        "",
+        "rate = \"20Mbps\"\ndelay = \"20ms\"\nbuffer = \"200pkt\"\nloss = 0.01",
+        &[("a", "westwood", "")],
+    ));
+    let f = &w.recorder.flows;
+    let est = &f
+        .extra
+        .iter()
+        .find(|(n, _)| *n == "westwood_bw_est_bps")
+        .unwrap()
+        .1;
+    let rows: Vec<usize> = common::rows(f)
+        .into_iter()
+        .filter(|&i| f.time_s[i] >= 5.0)
+        .collect();
+    let (first, last) = (rows[0], *rows.last().unwrap());
+    let mean_est = rows.iter().map(|&i| est[i]).sum::<f64>() / rows.len() as f64;
+    let goodput = (f.bytes_delivered[last] - f.bytes_delivered[first]) as f64 * 8.0
+        / (f.time_s[last] - f.time_s[first]);
+    let ratio = mean_est / goodput;
+    println!(
+        "westwood, 1 % loss: bw_est mean {:.3} Mbit/s, goodput {:.3} Mbit/s (5-30 s), ratio {ratio:.3}; summary goodput {:.3}",
+        mean_est / 1e6,
+        goodput / 1e6,
+        s.flows[0].goodput_mbps
+    );
+    assert!((0.95..1.05).contains(&ratio), "bw_est / goodput = {ratio}");
 }
 
 #[test]

@@ -63,10 +63,13 @@ pub trait CongestionControl: Send + Sync {
     /// `pkts_acked`: called on every ACK (pkts_acked may be 0), with its newest RTT sample.
     fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
 
-    /// `in_ack_event`: once per ACK, with the `CA_ACK_*` flags of `state.rs` (tcp_ack →
-    /// tcp_in_ack_event): `CA_ACK_WIN_UPDATE` alone on the fast path (a pure cumulative advance
-    /// with no SACK and the same window), `CA_ACK_SLOWPATH` (plus `CA_ACK_WIN_UPDATE` if the
-    /// window changed) otherwise. rove has no header prediction; this is its approximation.
+    /// `in_ack_event`: once per ACK at or above snd_una, with the `CA_ACK_*` flags of
+    /// `state.rs` as Linux 6.18's tcp_ack → tcp_in_ack_event gives them (the sender's
+    /// `ack_path`): `CA_ACK_SLOWPATH` for every ACK header prediction refused (a SACK or D-SACK
+    /// option, a window field other than the one predicted, prediction still off after the
+    /// handshake), `CA_ACK_WIN_UPDATE` on the fast path and wherever tcp_ack_update_window
+    /// accepts the window (the ACK advances snd_una, or the window grew). A header-predicted
+    /// ACK that does not advance snd_una gets 0.
     fn in_ack_event(&mut self, _tp: &mut TcpState, _flags: u32) {}
 
     /// `release`: the algorithm is being replaced (tcp_cleanup_congestion_control).
