@@ -3,7 +3,7 @@
 //! the flow's goodput, as JSON lines: `cargo run --release -p rove-world --example ack_paths --
 //! FILE [KEY=VALUE ...]`. The kernel backend's counterpart is `netstat` in the kernel run's
 //! summary.json (the sender namespace's /proc/net/netstat at the end of the run).
-use rove_world::{load, summarize, ParseOptions};
+use rove_world::{load_file, summarize};
 use std::path::Path;
 
 fn main() {
@@ -12,11 +12,6 @@ fn main() {
         eprintln!("usage: ack_paths SCENARIO [KEY=VALUE ...]");
         std::process::exit(2);
     }
-    let path = &args[1];
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        eprintln!("{path}: {e}");
-        std::process::exit(2)
-    });
     let overrides: Vec<(String, String)> = args[2..]
         .iter()
         .map(|kv| {
@@ -27,14 +22,7 @@ fn main() {
             (k.to_string(), v.to_string())
         })
         .collect();
-    let p = Path::new(path);
-    let opts = ParseOptions {
-        source: path,
-        base_dir: p.parent(),
-        overrides: &overrides,
-        ..Default::default()
-    };
-    let mut world = load(&text, &opts).unwrap_or_else(|e| {
+    let mut world = load_file(Path::new(&args[1]), &overrides).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
     });

@@ -4,7 +4,7 @@
 //! SCENARIO OUT_DIR NAME[,NAME...]`. The eBPF ports' host replay (crates/emu/bpf/host/) reads
 //! the files; tests/test_bpf_replay.py drives both.
 use rove_tcp::cc::record;
-use rove_world::{load, ParseOptions};
+use rove_world::load_file;
 use std::path::Path;
 
 fn main() {
@@ -15,19 +15,9 @@ fn main() {
     }
     let (path, out_dir) = (&args[1], Path::new(&args[2]));
     let names: Vec<&str> = args[3].split(',').collect();
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        eprintln!("{path}: {e}");
-        std::process::exit(2)
-    });
     std::fs::create_dir_all(out_dir).expect("create OUT_DIR");
-    let p = Path::new(path);
-    let opts = ParseOptions {
-        source: path,
-        base_dir: p.parent(),
-        ..Default::default()
-    };
     record::record_to(out_dir, &names);
-    let mut world = load(&text, &opts).unwrap_or_else(|e| {
+    let mut world = load_file(Path::new(path), &[]).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
     });

@@ -1,11 +1,9 @@
 //! Prints the summary of a scenario as JSON: `cargo run --release -p rove-world --example summary -- FILE [KEY=VALUE ...]`.
-use rove_world::{load, summarize, ParseOptions};
+use rove_world::{load_file, summarize};
 use std::path::Path;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = &args[1];
-    let text = std::fs::read_to_string(path).expect("read");
     let overrides: Vec<(String, String)> = args[2..]
         .iter()
         .map(|kv| {
@@ -13,14 +11,7 @@ fn main() {
             (k.to_string(), v.to_string())
         })
         .collect();
-    let p = Path::new(path);
-    let opts = ParseOptions {
-        source: path,
-        base_dir: p.parent(),
-        overrides: &overrides,
-        ..Default::default()
-    };
-    let mut world = load(&text, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let mut world = load_file(Path::new(&args[1]), &overrides).unwrap_or_else(|e| panic!("{e}"));
     world.run();
     if std::env::var_os("ROVE_ROWS").is_some() {
         // Time-series rows, one line each (for a quick look at a run).

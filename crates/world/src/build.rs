@@ -23,6 +23,25 @@ pub fn load(text: &str, opts: &ParseOptions) -> Result<World, ScenarioError> {
     build(parse(text, opts)?)
 }
 
+/// Reads the scenario file at `path` and builds its world, trace paths resolved against the
+/// file's directory (what the examples and tools that take a scenario path need).
+pub fn load_file(
+    path: &std::path::Path,
+    overrides: &[(String, String)],
+) -> Result<World, ScenarioError> {
+    let source = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioError::new(&source, "file", format!("cannot read the scenario file: {e}"))
+    })?;
+    let opts = ParseOptions {
+        source: &source,
+        base_dir: Some(path.parent().unwrap_or(std::path::Path::new(""))),
+        overrides,
+        ..Default::default()
+    };
+    load(&text, &opts)
+}
+
 /// Parses and checks `text` against the engine's registries, without building anything (so a
 /// scenario's cost can be estimated before it is paid).
 pub fn parse(text: &str, opts: &ParseOptions) -> Result<Scenario, ScenarioError> {

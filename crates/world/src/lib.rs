@@ -18,7 +18,7 @@ pub mod window;
 pub mod workload;
 pub mod world;
 
-pub use build::{build, load, parse};
+pub use build::{build, load, load_file, parse};
 pub use estimate::{estimate, Estimate};
 pub use rove_scenario::{ParseOptions, Scenario, ScenarioError};
 pub use summary::{summarize, Summary};

@@ -412,3 +412,30 @@ fn utilization_in_a_window_counts_only_the_bytes_sent_in_it() {
     let u = s.links[0].utilization;
     assert!((u - 1.0).abs() < 1e-6, "utilization {u}");
 }
+
+#[test]
+fn load_file_resolves_traces_against_the_files_directory_and_names_a_missing_file() {
+    let dir = std::env::temp_dir().join(format!("rove-load-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A Mahimahi trace next to the scenario: one 1500-byte opportunity each millisecond (12 Mbps).
+    std::fs::write(dir.join("t.trace"), "1\n").unwrap();
+    let scenario = dir.join("s.toml");
+    std::fs::write(
+        &scenario,
+        single("2s", "trace = \"t.trace\"\ndelay = \"20ms\"", ""),
+    )
+    .unwrap();
+    let mut world = rove_world::load_file(&scenario, &[]).expect("trace beside the scenario");
+    world.run();
+    let s = rove_world::summarize(&world);
+    assert!(s.flows[0].goodput_mbps > 5.0, "goodput {}", s.flows[0].goodput_mbps);
+    let overrides = [("duration".to_string(), "\"1s\"".to_string())];
+    let mut shorter = rove_world::load_file(&scenario, &overrides).unwrap();
+    shorter.run();
+    assert!(rove_world::summarize(&shorter).flows[0].bytes_delivered < s.flows[0].bytes_delivered);
+
+    let missing = dir.join("absent.toml");
+    let e = rove_world::load_file(&missing, &[]).err().expect("no such file").to_string();
+    assert!(e.contains("absent.toml") && e.contains("cannot read"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
