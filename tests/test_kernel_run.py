@@ -150,6 +150,10 @@ def test_base_rtt_equals_configured(cubic_run):
     # samples (the handshake: 60-byte packets, 0.02 ms each at 20 Mbps), at most a full
     # 1500-byte segment's 0.6 ms; the hosts' own stacks add microseconds. 0.5 ms of slack.
     assert 40.0 <= min_rtt <= 40.0 + 0.62 + 0.5, min_rtt
+    # That bound holds because the emulator asked idle CPUs to wake at once (without the request a
+    # halted vCPU delayed the handshake by 0.7-1.4 ms; docs/kernel-backend.md "Idle CPUs").
+    summary = json.loads((cubic_run / "summary.json").read_text())
+    assert summary["emulator"]["cpu_latency_us"] == 0, summary["emulator"]
     # The per-ACK samples behind mean/p95 RTT: never below the propagation delay, never above
     # it plus a full 100-packet queue (60 ms at 20 Mbps) and a delayed ACK's 40 ms.
     flow = json.loads((cubic_run / "summary.json").read_text())["flows"][0]

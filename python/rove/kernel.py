@@ -431,8 +431,8 @@ def convert(raw: str | os.PathLike, wall_s: float = 0.0):
         "links": links_out,
         "jain_index": jain_index(goodputs),
         "emulator": {k: emu.get(k) for k in ("cpu_s", "cpu_fraction", "lateness_p99_us",
-                                              "lateness_max_us", "write_p99_us", "write_max_us",
-                                              "unclassified_pkts",
+                                              "lateness_max_us", "cpu_latency_us", "write_p99_us",
+                                              "write_max_us", "unclassified_pkts",
                                               "write_errors")},
         # What limited each kernel sender (TCP_INFO chrono times; no simulator counterpart).
         "tcp_limits": limits_out,

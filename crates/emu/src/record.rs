@@ -436,6 +436,8 @@ pub struct EmuSummary {
     /// behind the model's times the real clock was when a packet left.
     pub lateness_max_us: f64,
     pub lateness_p99_us: f64,
+    /// The CPU wake-up latency (µs) held during the run (link_emu::EmuOptions), None: none.
+    pub cpu_latency_us: Option<u32>,
     /// Time spent in one write into a TUN device (the receiving stack runs in it), max and p99.
     pub write_max_us: f64,
     pub write_p99_us: f64,

@@ -2,7 +2,7 @@
 //!
 //!     rove-emu --scenario FILE [--seed N] [--set KEY=VALUE ...] --snd-ns NS --rcv-ns NS
 //!              [--tun NAME] --t0-mono-ns T --out DIR [--stop-after-s S] [--spin-us U]
-//!              [--rt-prio P] [--min-sleep-us M] [--isolate on|off]
+//!              [--rt-prio P] [--min-sleep-us M] [--isolate on|off] [--cpu-latency-us L|off]
 //!
 //! Attaches to the TUN device NAME (default rove0) in both namespaces, prints `ready` on
 //! stdout, then moves packets until SIGTERM/SIGINT or S seconds of emulator time, and writes
@@ -11,10 +11,14 @@
 //! M (default 50) is the shortest sleep of the event loop (link_emu::DEFAULT_MIN_SLEEP_NS).
 //! `--isolate on` (default) pins the emulator to its last allowed CPU and steers the two
 //! namespaces' receive processing to the others (see rove_emu::isolate); `off` does neither.
+//! L (default 0) is the wake-up latency from idle, in µs, the emulator asks of every CPU while
+//! it runs (sys::hold_cpu_latency; `off`: no request, the CPUs' idle states as configured).
 //! Exit status: 0 done, 1 runtime failure, 2 bad arguments or scenario.
 
 use rove_emu::args::{split_set, Args};
-use rove_emu::link_emu::{EmuOptions, Emulator, DEFAULT_MIN_SLEEP_NS, DEFAULT_SPIN_NS};
+use rove_emu::link_emu::{
+    EmuOptions, Emulator, DEFAULT_CPU_LATENCY_US, DEFAULT_MIN_SLEEP_NS, DEFAULT_SPIN_NS,
+};
 use rove_emu::sys;
 use rove_emu::tun::Tun;
 use std::io::Write;
@@ -34,6 +38,7 @@ struct Cli {
     rt_prio: i32,
     min_sleep_us: u64,
     isolate: bool,
+    cpu_latency_us: Option<u32>,
 }
 
 fn need<T>(v: Option<T>, opt: &str) -> Result<T, String> {
@@ -47,6 +52,7 @@ fn parse_cli() -> Result<Cli, String> {
         (None, None, "rove0".to_string(), None, None);
     let (mut stop_after_s, mut spin_us, mut rt_prio) = (None, DEFAULT_SPIN_NS / 1000, 10);
     let (mut min_sleep_us, mut isolate) = (DEFAULT_MIN_SLEEP_NS / 1000, true);
+    let mut cpu_latency_us = Some(DEFAULT_CPU_LATENCY_US);
     while let Some(opt) = a.next_arg() {
         match opt.as_str() {
             "--scenario" => scenario = Some(PathBuf::from(a.value(&opt)?)),
@@ -68,8 +74,16 @@ fn parse_cli() -> Result<Cli, String> {
                     v => return Err(format!("--isolate {v:?}: expected on or off")),
                 }
             }
+            "--cpu-latency-us" => {
+                cpu_latency_us = match a.value(&opt)?.as_str() {
+                    "off" => None,
+                    v => Some(v.parse().map_err(|_| {
+                        format!("--cpu-latency-us {v:?}: expected microseconds >= 0 or off")
+                    })?),
+                }
+            }
             "-h" | "--help" => {
-                println!("usage: rove-emu --scenario FILE [--seed N] [--set K=V ...] --snd-ns NS --rcv-ns NS [--tun NAME] --t0-mono-ns T --out DIR [--stop-after-s S] [--spin-us U] [--rt-prio P] [--min-sleep-us M] [--isolate on|off]");
+                println!("usage: rove-emu --scenario FILE [--seed N] [--set K=V ...] --snd-ns NS --rcv-ns NS [--tun NAME] --t0-mono-ns T --out DIR [--stop-after-s S] [--spin-us U] [--rt-prio P] [--min-sleep-us M] [--isolate on|off] [--cpu-latency-us L|off]");
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other:?} (see --help)")),
@@ -89,6 +103,7 @@ fn parse_cli() -> Result<Cli, String> {
         rt_prio,
         min_sleep_us,
         isolate,
+        cpu_latency_us,
     })
 }
 
@@ -129,11 +144,20 @@ fn main() {
     let sigfd = sys::stop_signalfd().unwrap_or_else(|e| fail(1, format!("signalfd: {e}")));
     let snd = Tun::attach(&cli.snd_ns, &cli.tun).unwrap_or_else(|e| fail(1, e));
     let rcv = Tun::attach(&cli.rcv_ns, &cli.tun).unwrap_or_else(|e| fail(1, e));
+    // Held until the process exits: the kernel withdraws the request however it ends.
+    let cpu_latency = cli.cpu_latency_us.and_then(|us| match sys::hold_cpu_latency(us) {
+        Ok(f) => Some((us, f)),
+        Err(e) => {
+            eprintln!("rove-emu: warning: cannot request a {us} µs CPU wake-up latency ({e}); packets may leave late while CPUs idle");
+            None
+        }
+    });
     let opts = EmuOptions {
         t0_mono_ns: cli.t0,
         stop_at_ns: cli.stop_after_s.map(|s| (s.max(0.0) * 1e9) as u64),
         spin_ns: cli.spin_us * 1000,
         min_sleep_ns: cli.min_sleep_us * 1000,
+        cpu_latency_us: cpu_latency.as_ref().map(|(us, _)| *us),
         out_dir: cli.out,
     };
     if cli.isolate {
