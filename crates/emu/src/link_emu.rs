@@ -208,24 +208,14 @@ pub fn parse_scenario(
     overrides: &[(String, String)],
     seed: Option<u64>,
 ) -> Result<Scenario, ScenarioError> {
-    let source = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioError::new(
-            &source,
-            "file",
-            format!("cannot read the scenario file: {e}"),
-        )
-    })?;
     let kinds = link_model::kinds();
     let opts = ParseOptions {
-        source: &source,
-        base_dir: Some(path.parent().unwrap_or(std::path::Path::new(""))),
         overrides,
         seed,
         known_link_kinds: &kinds,
         ..Default::default()
     };
-    rove_scenario::parse(&text, &opts)
+    rove_scenario::with_file(path, opts, rove_scenario::parse)
 }
 
 impl Emulator {

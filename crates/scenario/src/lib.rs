@@ -14,6 +14,6 @@ pub mod trace;
 pub mod units;
 
 pub use error::ScenarioError;
-pub use parse::{parse, parse_action, parse_file, ParseOptions, MAX_SUBFLOWS};
+pub use parse::{parse, parse_action, parse_file, with_file, ParseOptions, MAX_SUBFLOWS};
 pub use seed::stream_seed;
 pub use spec::*;

@@ -239,13 +239,16 @@ pub fn parse(text: &str, opts: &ParseOptions) -> Result<Scenario, ScenarioError>
     Validator::new(opts).scenario(&doc)
 }
 
-/// Reads the scenario file at `path` and parses it, resolving trace paths against its directory.
-pub fn parse_file(
+/// Reads the scenario file at `path` and hands its text to `f` with `opts`, whose `source` is
+/// then the file's name and `base_dir` its directory (relative trace paths resolve beside the
+/// file). An unreadable file is an error naming it. Every tool that takes a scenario path
+/// reads it here, whatever it does with the text (parse_file, the world's load_file, the
+/// emulator's parse_scenario).
+pub fn with_file<T>(
     path: &Path,
-    overrides: &[(String, String)],
-    seed: Option<u64>,
-    known_cc: &[&str],
-) -> Result<Scenario, ScenarioError> {
+    opts: ParseOptions,
+    f: impl FnOnce(&str, &ParseOptions) -> Result<T, ScenarioError>,
+) -> Result<T, ScenarioError> {
     let source = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         ScenarioError::new(
@@ -257,12 +260,25 @@ pub fn parse_file(
     let opts = ParseOptions {
         source: &source,
         base_dir: Some(path.parent().unwrap_or(Path::new(""))),
+        ..opts
+    };
+    f(&text, &opts)
+}
+
+/// Reads the scenario file at `path` and parses it, resolving trace paths against its directory.
+pub fn parse_file(
+    path: &Path,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    known_cc: &[&str],
+) -> Result<Scenario, ScenarioError> {
+    let opts = ParseOptions {
         overrides,
         seed,
         known_cc,
         ..Default::default()
     };
-    parse(&text, &opts)
+    with_file(path, opts, parse)
 }
 
 /// Parses TOML, turning a syntax error into `line N: invalid TOML: ...`.

@@ -29,17 +29,11 @@ pub fn load_file(
     path: &std::path::Path,
     overrides: &[(String, String)],
 ) -> Result<World, ScenarioError> {
-    let source = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioError::new(&source, "file", format!("cannot read the scenario file: {e}"))
-    })?;
     let opts = ParseOptions {
-        source: &source,
-        base_dir: Some(path.parent().unwrap_or(std::path::Path::new(""))),
         overrides,
         ..Default::default()
     };
-    load(&text, &opts)
+    rove_scenario::with_file(path, opts, load)
 }
 
 /// Parses and checks `text` against the engine's registries, without building anything (so a
