@@ -168,8 +168,8 @@ pub fn set_min_timer_slack() {
 /// process's death, withdraws it). At 0 an idle CPU polls instead of halting. On the guests
 /// rove runs on (cpuidle `haltpoll`), a halted vCPU took hundreds of µs to wake: the hosts'
 /// stacks, steered to the other CPU (isolate.rs), answered late, and a 20 Mbit/s CUBIC run's
-/// emulator lateness p99 fell from 814-2055 µs to 68-122 µs with the request, its handshake RTT
-/// from 40.77-40.89 ms to 40.22-40.29 ms (docs/kernel-backend.md).
+/// emulator lateness p99 fell from 814-2055 µs to 68-201 µs with the request, its handshake RTT
+/// from 40.77-40.89 ms to 40.22-40.39 ms (docs/kernel-backend.md).
 pub fn hold_cpu_latency(max_us: u32) -> io::Result<std::fs::File> {
     use std::io::Write;
     let path = "/dev/cpu_dma_latency";
